@@ -1,0 +1,125 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { requestErrors } from '../../http/api-error.js';
+import type { AdminAccountService } from '../core/admin-accounts.js';
+import { toAccountInfo } from '../core/account-view.js';
+import type { AccountService } from '../core/accounts.js';
+import type { ProjectConfig, ProjectDirectory } from '../core/project-config.js';
+import type { BatchDeleteRequest, DeleteRequest, LookupRequest, SignUpRequest, UpdateRequest } from '../core/requests.js';
+import type { SessionService } from '../core/sessions.js';
+import type { CallerResolver } from './caller.js';
+import { lookupResponse, signUpResponse, updateResponse } from './responses.js';
+import * as schemas from './schemas.js';
+
+interface ProjectParams {
+  projectId: string;
+}
+
+export interface AdminServices {
+  sessions: SessionService;
+  accounts: AccountService;
+  admin: AdminAccountService;
+  projects: ProjectDirectory;
+  callers: CallerResolver;
+}
+
+const v1 = '/identitytoolkit.googleapis.com/v1/projects/:projectId';
+const v2 = '/identitytoolkit.googleapis.com/v2/projects/:projectId';
+const params = schemas.projectPathParams;
+
+/** The calls firebase-admin makes (with the admin credential), under /projects/{projectId}. */
+export function registerAdminRoutes(app: FastifyInstance, services: AdminServices): void {
+  const { sessions, accounts, admin, projects, callers } = services;
+  const caller = (request: FastifyRequest) => callers.fromPath(request, (request.params as ProjectParams).projectId);
+
+  app.post(`${v1}/accounts`, { schema: { params, body: schemas.signUpBody } }, async (request) => {
+    const result = await sessions.signUp(caller(request), request.body as SignUpRequest);
+    return signUpResponse(result);
+  });
+  app.post(`${v1}/accounts::lookup`, { schema: { params, body: schemas.lookupBody } }, async (request) =>
+    lookupResponse(await accounts.lookup(caller(request), request.body as LookupRequest)),
+  );
+  app.post(`${v1}/accounts::update`, { schema: { params, body: schemas.updateBody } }, async (request) =>
+    updateResponse(await accounts.update(caller(request), request.body as UpdateRequest)),
+  );
+  app.post(`${v1}/accounts::delete`, { schema: { params, body: schemas.deleteBody } }, async (request) => {
+    await accounts.deleteAccount(caller(request), request.body as DeleteRequest);
+    return { kind: 'identitytoolkit#DeleteAccountResponse' };
+  });
+  app.post(`${v1}/accounts::batchDelete`, { schema: { params, body: schemas.batchDeleteBody } }, async (request) => {
+    const { errors } = await admin.batchDelete(caller(request), request.body as BatchDeleteRequest);
+    return errors.length ? { errors } : {};
+  });
+  app.get(`${v1}/accounts::batchGet`, { schema: { params, querystring: schemas.listQuery } }, async (request) => {
+    const query = request.query as { maxResults?: string; nextPageToken?: string };
+    const page = await admin.list(caller(request), query.maxResults === undefined ? undefined : Number(query.maxResults), query.nextPageToken);
+    return { kind: 'identitytoolkit#DownloadAccountResponse', users: page.users.map(toAccountInfo), ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}) };
+  });
+
+  app.get(`${v2}/config`, { schema: { params } }, async (request) => {
+    const { projectId } = caller(request);
+    return configResponse(projectId, await projects.config(projectId));
+  });
+  app.patch(`${v2}/config`, { schema: { params, body: configPatchBody } }, async (request) => {
+    const { projectId } = caller(request);
+    const updateMask = (request.query as { updateMask?: string }).updateMask;
+    const next = applyConfigPatch(await projects.config(projectId), request.body as ConfigPatch, updateMask);
+    await projects.save(projectId, next);
+    return configResponse(projectId, next);
+  });
+
+  app.delete('/emulator/v1/projects/:projectId/accounts', { schema: { params } }, async (request) => {
+    await admin.deleteAll(caller(request));
+    return {};
+  });
+}
+
+type ConfigPatch = Partial<{
+  signIn: Partial<{ email: Partial<ProjectConfig['signIn']['email']>; anonymous: Partial<ProjectConfig['signIn']['anonymous']> }>;
+  authorizedDomains: string[];
+  emailPrivacyConfig: Partial<ProjectConfig['emailPrivacyConfig']>;
+  apiKeys: string[];
+}>;
+
+const boolean = { type: 'boolean' };
+const configPatchBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string' },
+    signIn: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        email: { type: 'object', additionalProperties: false, properties: { enabled: boolean, passwordRequired: boolean } },
+        anonymous: { type: 'object', additionalProperties: false, properties: { enabled: boolean } },
+      },
+    },
+    authorizedDomains: { type: 'array', items: { type: 'string', maxLength: 253 }, maxItems: 100 },
+    emailPrivacyConfig: { type: 'object', additionalProperties: false, properties: { enableImprovedEmailPrivacy: boolean } },
+    apiKeys: { type: 'array', items: { type: 'string', minLength: 8, maxLength: 128 }, maxItems: 20 },
+  },
+};
+
+/** Applies the fields named by `updateMask` (all given fields when there is none), like Google's PATCH. */
+function applyConfigPatch(current: ProjectConfig, patch: ConfigPatch, updateMask: string | undefined): ProjectConfig {
+  const paths = updateMask ? updateMask.split(',').map((p) => p.trim()) : undefined;
+  const wanted = (path: string) => (paths ? paths.some((p) => p === path || path.startsWith(`${p}.`)) : true);
+  const next: ProjectConfig = structuredClone(current);
+  const known = ['signIn.email.enabled', 'signIn.email.passwordRequired', 'signIn.anonymous.enabled', 'authorizedDomains', 'emailPrivacyConfig.enableImprovedEmailPrivacy', 'apiKeys'];
+  for (const path of paths ?? []) {
+    if (!known.some((k) => k === path || k.startsWith(`${path}.`))) throw requestErrors.invalidArgument(`Unknown field in updateMask: ${path}`);
+  }
+  if (wanted('signIn.email.enabled') && patch.signIn?.email?.enabled !== undefined) next.signIn.email.enabled = patch.signIn.email.enabled;
+  if (wanted('signIn.email.passwordRequired') && patch.signIn?.email?.passwordRequired !== undefined) next.signIn.email.passwordRequired = patch.signIn.email.passwordRequired;
+  if (wanted('signIn.anonymous.enabled') && patch.signIn?.anonymous?.enabled !== undefined) next.signIn.anonymous.enabled = patch.signIn.anonymous.enabled;
+  if (wanted('authorizedDomains') && patch.authorizedDomains) next.authorizedDomains = patch.authorizedDomains;
+  if (wanted('emailPrivacyConfig.enableImprovedEmailPrivacy') && patch.emailPrivacyConfig?.enableImprovedEmailPrivacy !== undefined) {
+    next.emailPrivacyConfig.enableImprovedEmailPrivacy = patch.emailPrivacyConfig.enableImprovedEmailPrivacy;
+  }
+  if (wanted('apiKeys') && patch.apiKeys) next.apiKeys = patch.apiKeys;
+  return next;
+}
+
+function configResponse(projectId: string, config: ProjectConfig): Record<string, unknown> {
+  return { name: `projects/${projectId}/config`, ...config };
+}

@@ -1,0 +1,101 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AccountService } from '../core/accounts.js';
+import type { ProjectDirectory } from '../core/project-config.js';
+import type {
+  Caller,
+  CreateAuthUriRequest,
+  DeleteRequest,
+  LookupRequest,
+  SignInWithPasswordRequest,
+  SignUpRequest,
+  UpdateRequest,
+} from '../core/requests.js';
+import type { SessionService } from '../core/sessions.js';
+import { authError } from '../errors.js';
+import type { CallerResolver } from './caller.js';
+import { createAuthUriResponse, lookupResponse, signInResponse, signUpResponse, updateResponse } from './responses.js';
+import * as schemas from './schemas.js';
+
+export interface IdentityServices {
+  sessions: SessionService;
+  accounts: AccountService;
+  projects: ProjectDirectory;
+  callers: CallerResolver;
+}
+
+interface Endpoint {
+  /** `accounts:<v1>` under /identitytoolkit.googleapis.com/v1/ */
+  v1: string;
+  /** `relyingparty/<v3>` under /www.googleapis.com/identitytoolkit/v3/ */
+  v3: string;
+  schema: Record<string, unknown>;
+  handle: (caller: Caller, body: never) => Promise<unknown>;
+}
+
+const v1Prefix = '/identitytoolkit.googleapis.com/v1';
+const v3Prefix = '/www.googleapis.com/identitytoolkit/v3/relyingparty';
+
+/** Tenants arrive with the multi-tenancy issue; until then a tenant id is refused, never ignored. */
+function refuseTenant(body: { tenantId?: string | null }): void {
+  if (body.tenantId) throw authError('UNSUPPORTED_TENANT_OPERATION');
+}
+
+/** The client-facing account calls, on their v1 paths and their legacy v3 names. */
+export function registerIdentityRoutes(app: FastifyInstance, services: IdentityServices): void {
+  const { sessions, accounts, projects, callers } = services;
+  const endpoints: Endpoint[] = [
+    { v1: 'signUp', v3: 'signupNewUser', schema: schemas.signUpBody, handle: async (c, b: SignUpRequest) => signUpResponse(await sessions.signUp(c, b)) },
+    {
+      v1: 'signInWithPassword',
+      v3: 'verifyPassword',
+      schema: schemas.signInWithPasswordBody,
+      handle: async (c, b: SignInWithPasswordRequest) => signInResponse(await sessions.signInWithPassword(c, b)),
+    },
+    { v1: 'lookup', v3: 'getAccountInfo', schema: schemas.lookupBody, handle: async (c, b: LookupRequest) => lookupResponse(await accounts.lookup(c, b)) },
+    { v1: 'update', v3: 'setAccountInfo', schema: schemas.updateBody, handle: async (c, b: UpdateRequest) => updateResponse(await accounts.update(c, b)) },
+    {
+      v1: 'delete',
+      v3: 'deleteAccount',
+      schema: schemas.deleteBody,
+      handle: async (c, b: DeleteRequest) => {
+        await accounts.deleteAccount(c, b);
+        return { kind: 'identitytoolkit#DeleteAccountResponse' };
+      },
+    },
+    {
+      v1: 'createAuthUri',
+      v3: 'createAuthUri',
+      schema: schemas.createAuthUriBody,
+      handle: async (c, b: CreateAuthUriRequest) => createAuthUriResponse(await accounts.createAuthUri(c, b)),
+    },
+  ];
+
+  for (const endpoint of endpoints) {
+    const handler = async (request: FastifyRequest) => {
+      const body = request.body as { tenantId?: string | null };
+      refuseTenant(body);
+      return endpoint.handle(callers.fromApiKey(request), body as never);
+    };
+    app.post(`${v1Prefix}/accounts::${endpoint.v1}`, { schema: { body: endpoint.schema } }, handler);
+    app.post(`${v3Prefix}/${endpoint.v3}`, { schema: { body: endpoint.schema } }, handler);
+  }
+
+  const projectConfig = async (request: FastifyRequest) => {
+    const caller = callers.fromApiKey(request);
+    const config = await projects.config(caller.projectId);
+    return { projectId: caller.projectId, authorizedDomains: config.authorizedDomains };
+  };
+  app.get(`${v1Prefix}/projects`, projectConfig);
+  app.get(`${v3Prefix}/getProjectConfig`, async (request) => {
+    const config = await projects.config(callers.fromApiKey(request).projectId);
+    return { ...(await projectConfig(request)), allowPasswordUser: config.signIn.email.enabled, enableAnonymousUser: config.signIn.anonymous.enabled };
+  });
+
+  // Phone sign-in is not served yet; these answers say so without pointing at an outside service.
+  const recaptchaParams = async (request: FastifyRequest) => {
+    callers.fromApiKey(request);
+    return { kind: 'identitytoolkit#GetRecaptchaParamResponse', recaptchaSiteKey: 'hearth-no-recaptcha', recaptchaStoken: 'hearth-no-recaptcha' };
+  };
+  app.get(`${v1Prefix}/recaptchaParams`, recaptchaParams);
+  app.get(`${v3Prefix}/getRecaptchaParam`, recaptchaParams);
+}

@@ -1,0 +1,111 @@
+/**
+ * JSON Schemas of the identity API's request bodies. Types are checked without coercion and an
+ * unknown field is refused, as Google does ("Unknown name ..."). Fields the SDKs send that do not
+ * change what Hearth does (client type, reCAPTCHA version, ...) are accepted and ignored.
+ */
+type JsonSchema = Record<string, unknown>;
+
+const string: JsonSchema = { type: 'string' };
+const boolean: JsonSchema = { type: 'boolean' };
+const strings: JsonSchema = { type: 'array', items: string, maxItems: 1000 };
+const ignored: JsonSchema = {};
+
+/** Sent by one SDK or another on most calls; informational for Hearth. */
+const common = {
+  clientType: ignored,
+  recaptchaVersion: ignored,
+  captchaResponse: ignored,
+  captchaChallenge: ignored,
+  instanceId: ignored,
+  delegatedProjectNumber: ignored,
+  targetProjectId: ignored,
+  tenantId: { type: ['string', 'null'] },
+  tenantProjectNumber: ignored,
+};
+
+function body(properties: Record<string, JsonSchema>): JsonSchema {
+  return { type: 'object', properties: { ...common, ...properties }, additionalProperties: false };
+}
+
+export const signUpBody = body({
+  email: string,
+  password: string,
+  displayName: string,
+  photoUrl: string,
+  idToken: string,
+  returnSecureToken: boolean,
+  localId: string,
+  emailVerified: boolean,
+  disabled: boolean,
+  phoneNumber: string,
+});
+
+export const signInWithPasswordBody = body({
+  email: string,
+  password: string,
+  returnSecureToken: boolean,
+  pendingIdToken: ignored,
+  idToken: ignored,
+});
+
+export const lookupBody = body({
+  idToken: string,
+  localId: strings,
+  email: strings,
+  phoneNumber: strings,
+  initialEmail: strings,
+});
+
+export const updateBody = body({
+  idToken: string,
+  localId: string,
+  email: string,
+  password: string,
+  displayName: string,
+  photoUrl: string,
+  deleteAttribute: { type: 'array', items: { enum: ['DISPLAY_NAME', 'PHOTO_URL', 'EMAIL', 'PASSWORD', 'PHONE_NUMBER', 'PROVIDER'] }, maxItems: 10 },
+  deleteProvider: strings,
+  returnSecureToken: boolean,
+  oobCode: string,
+  emailVerified: boolean,
+  disableUser: boolean,
+  customAttributes: string,
+  validSince: { type: ['string', 'integer'] },
+  phoneNumber: string,
+});
+
+export const deleteBody = body({ idToken: string, localId: string });
+
+export const createAuthUriBody = body({
+  identifier: string,
+  continueUri: string,
+  providerId: string,
+  oauthScope: ignored,
+  context: ignored,
+  openidRealm: ignored,
+  otaApp: ignored,
+  appId: ignored,
+  hostedDomain: ignored,
+  sessionId: ignored,
+  authFlowType: ignored,
+  customParameter: ignored,
+});
+
+export const batchDeleteBody = body({ localIds: strings, force: boolean });
+
+export const tokenBody: JsonSchema = {
+  type: 'object',
+  properties: { grant_type: string, refresh_token: string },
+  additionalProperties: false,
+};
+
+export const listQuery: JsonSchema = {
+  type: 'object',
+  properties: { maxResults: { type: 'string', pattern: '^[0-9]{1,6}$' }, nextPageToken: string, key: string },
+};
+
+export const projectPathParams: JsonSchema = {
+  type: 'object',
+  properties: { projectId: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,62}$' } },
+  required: ['projectId'],
+};

@@ -1,0 +1,61 @@
+import type { ProviderUserInfo, UserRecord } from '../../storage/store.js';
+
+/** What a caller learns about an account: everything but secrets (no password hash, no salt). */
+export interface AccountInfo {
+  localId: string;
+  email?: string;
+  emailVerified: boolean;
+  displayName?: string;
+  photoUrl?: string;
+  phoneNumber?: string;
+  passwordUpdatedAt?: number;
+  providerUserInfo: ProviderUserInfo[];
+  validSince: string;
+  disabled: boolean;
+  lastLoginAt?: string;
+  createdAt: string;
+  customAttributes?: string;
+  lastRefreshAt?: string;
+}
+
+export function toAccountInfo(user: UserRecord): AccountInfo {
+  const info: AccountInfo = {
+    localId: user.localId,
+    emailVerified: user.emailVerified,
+    providerUserInfo: user.providerUserInfo,
+    validSince: String(user.validSince),
+    disabled: user.disabled,
+    createdAt: String(user.createdAt),
+  };
+  if (user.email) info.email = user.email;
+  if (user.displayName) info.displayName = user.displayName;
+  if (user.photoUrl) info.photoUrl = user.photoUrl;
+  if (user.phoneNumber) info.phoneNumber = user.phoneNumber;
+  if (user.passwordUpdatedAt) info.passwordUpdatedAt = user.passwordUpdatedAt;
+  if (user.lastLoginAt) info.lastLoginAt = String(user.lastLoginAt);
+  if (user.customAttributes) info.customAttributes = user.customAttributes;
+  if (user.lastRefreshAt) info.lastRefreshAt = new Date(user.lastRefreshAt).toISOString();
+  return info;
+}
+
+/** The provider entries a user's own fields imply (password, phone), kept in step with them. */
+export function withDerivedProviders(user: UserRecord): UserRecord {
+  const others = user.providerUserInfo.filter((p) => p.providerId !== 'password' && p.providerId !== 'phone');
+  const derived: ProviderUserInfo[] = [];
+  if (user.passwordHash && user.email) {
+    const entry: ProviderUserInfo = { providerId: 'password', rawId: user.email, federatedId: user.email, email: user.email };
+    if (user.displayName) entry.displayName = user.displayName;
+    if (user.photoUrl) entry.photoUrl = user.photoUrl;
+    derived.push(entry);
+  }
+  if (user.phoneNumber) derived.push({ providerId: 'phone', rawId: user.phoneNumber, phoneNumber: user.phoneNumber });
+  return { ...user, providerUserInfo: [...derived, ...others] };
+}
+
+/** The sign-in methods createAuthUri reports for an email. */
+export function signInMethods(user: UserRecord): string[] {
+  const methods: string[] = [];
+  if (user.passwordHash) methods.push('password');
+  for (const p of user.providerUserInfo) if (p.providerId !== 'password' && p.providerId !== 'phone') methods.push(p.providerId);
+  return methods;
+}

@@ -1,0 +1,50 @@
+import type { Store, UserPage } from '../../storage/store.js';
+import { requestErrors } from '../../http/api-error.js';
+import { requireAdmin } from './auth-context.js';
+import type { BatchDeleteRequest, Caller } from './requests.js';
+
+const maxPageSize = 1000;
+const maxBatchDelete = 1000;
+
+export interface BatchDeleteResult {
+  errors: Array<{ index: number; localId: string; message: string }>;
+}
+
+/** Operations only the admin credential may perform over a whole project. */
+export class AdminAccountService {
+  constructor(private readonly store: Store) {}
+
+  async list(caller: Caller, maxResults: number | undefined, pageToken: string | undefined): Promise<UserPage> {
+    requireAdmin(caller);
+    const limit = maxResults ?? maxPageSize;
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > maxPageSize) {
+      throw requestErrors.invalidArgument(`maxResults must be between 1 and ${maxPageSize}.`);
+    }
+    return this.store.listUsers(caller.projectId, limit, pageToken);
+  }
+
+  async batchDelete(caller: Caller, request: BatchDeleteRequest): Promise<BatchDeleteResult> {
+    requireAdmin(caller);
+    const ids = request.localIds ?? [];
+    if (ids.length > maxBatchDelete) throw requestErrors.invalidArgument(`At most ${maxBatchDelete} accounts can be deleted at once.`);
+    const errors: BatchDeleteResult['errors'] = [];
+    const existing: string[] = [];
+    for (const [index, localId] of ids.entries()) {
+      const user = await this.store.getUser(caller.projectId, localId);
+      if (!user) continue;
+      if (!user.disabled && !request.force) {
+        errors.push({ index, localId, message: 'NOT_DISABLED : Disable the account before batch deletion.' });
+        continue;
+      }
+      existing.push(localId);
+    }
+    await this.store.commit(existing.map((localId) => ({ kind: 'deleteUser' as const, projectId: caller.projectId, localId })));
+    return { errors };
+  }
+
+  /** `DELETE /emulator/v1/projects/{p}/accounts`, which the SDK's own test suites call between tests. */
+  async deleteAll(caller: Caller): Promise<void> {
+    requireAdmin(caller);
+    await this.store.commit([{ kind: 'deleteAllUsers', projectId: caller.projectId }]);
+  }
+}

@@ -1,0 +1,46 @@
+import type { UserRecord } from '../../storage/store.js';
+import { authError } from '../errors.js';
+import type { ProjectDirectory } from './project-config.js';
+import type { Caller } from './requests.js';
+import type { FailureThrottle } from './throttle.js';
+import type { IdTokenClaims, TokenService } from './tokens.js';
+import type { UserRepository } from './user-repository.js';
+
+export interface AuthOptions {
+  /** Changing email or password, or deleting the account, needs a sign-in this recent. */
+  recentLoginSeconds: number;
+}
+
+/** What every identity operation works with. */
+export interface AuthDeps {
+  users: UserRepository;
+  tokens: TokenService;
+  projects: ProjectDirectory;
+  accountThrottle: FailureThrottle;
+  addressThrottle: FailureThrottle;
+  options: AuthOptions;
+}
+
+export interface Authenticated {
+  claims: IdTokenClaims;
+  user: UserRecord;
+}
+
+/** The user an ID token speaks for, refusing revoked, disabled and deleted accounts. */
+export async function authenticate(deps: AuthDeps, caller: Caller, idToken: string | undefined): Promise<Authenticated> {
+  if (!idToken) throw authError('MISSING_ID_TOKEN');
+  const claims = await deps.tokens.verifyIdToken(caller.projectId, idToken);
+  const user = await deps.users.get(caller.projectId, claims.sub);
+  if (!user) throw authError('USER_NOT_FOUND');
+  if (claims.iat < user.validSince) throw authError('TOKEN_EXPIRED');
+  if (user.disabled) throw authError('USER_DISABLED');
+  return { claims, user };
+}
+
+export function requireAdmin(caller: Caller): void {
+  if (!caller.isAdmin) throw authError('ADMIN_ONLY_OPERATION');
+}
+
+export function requireRecentLogin(deps: AuthDeps, claims: IdTokenClaims, now = Math.floor(Date.now() / 1000)): void {
+  if (now - claims.auth_time > deps.options.recentLoginSeconds) throw authError('CREDENTIAL_TOO_OLD_LOGIN_AGAIN');
+}

@@ -1,0 +1,92 @@
+import { randomBytes } from 'node:crypto';
+import type { Store } from '../../storage/store.js';
+
+/**
+ * A project's identity settings, in the shape of Identity Platform's `projects.config`
+ * (the one firebase-admin's projectConfigManager reads and writes), plus Hearth's `apiKeys`.
+ */
+export interface ProjectConfig {
+  signIn: {
+    email: { enabled: boolean; passwordRequired: boolean };
+    anonymous: { enabled: boolean };
+  };
+  authorizedDomains: string[];
+  emailPrivacyConfig: { enableImprovedEmailPrivacy: boolean };
+  /** Browser API keys that name this project; requests carry one as `?key=`. */
+  apiKeys: string[];
+}
+
+export function defaultProjectConfig(): ProjectConfig {
+  return {
+    signIn: { email: { enabled: true, passwordRequired: true }, anonymous: { enabled: true } },
+    authorizedDomains: ['localhost', '127.0.0.1'],
+    // New Firebase projects have had email enumeration protection on since 2023.
+    emailPrivacyConfig: { enableImprovedEmailPrivacy: true },
+    apiKeys: [`hearth-${randomBytes(16).toString('base64url')}`],
+  };
+}
+
+/** Merges a stored (possibly older) config over the defaults so new fields always exist. */
+function withDefaults(stored: Partial<ProjectConfig>, defaults: ProjectConfig): ProjectConfig {
+  return {
+    signIn: {
+      email: { ...defaults.signIn.email, ...stored.signIn?.email },
+      anonymous: { ...defaults.signIn.anonymous, ...stored.signIn?.anonymous },
+    },
+    authorizedDomains: stored.authorizedDomains ?? defaults.authorizedDomains,
+    emailPrivacyConfig: { ...defaults.emailPrivacyConfig, ...stored.emailPrivacyConfig },
+    apiKeys: stored.apiKeys ?? defaults.apiKeys,
+  };
+}
+
+/**
+ * Projects and the API keys that name them. A request's `?key=` picks its project; in dev mode an
+ * unknown key falls back to the default project, as the Firebase emulator accepts any key.
+ */
+export class ProjectDirectory {
+  private readonly configs = new Map<string, ProjectConfig>();
+  private readonly projectByKey = new Map<string, string>();
+
+  constructor(
+    private readonly store: Store,
+    readonly defaultProjectId: string,
+    private readonly acceptAnyApiKey: boolean,
+  ) {}
+
+  async load(): Promise<void> {
+    for (const project of await this.store.listProjects()) {
+      this.remember(project.projectId, withDefaults(JSON.parse(project.config) as Partial<ProjectConfig>, defaultProjectConfig()));
+    }
+    await this.config(this.defaultProjectId);
+  }
+
+  /** The project's config, created with defaults on first use (any project id works). */
+  async config(projectId: string): Promise<ProjectConfig> {
+    const known = this.configs.get(projectId);
+    if (known) return known;
+    const config = defaultProjectConfig();
+    await this.save(projectId, config);
+    return config;
+  }
+
+  async save(projectId: string, config: ProjectConfig): Promise<void> {
+    await this.store.commit([{ kind: 'putProject', project: { projectId, config: JSON.stringify(config) } }]);
+    const previous = this.configs.get(projectId);
+    for (const key of previous?.apiKeys ?? []) this.projectByKey.delete(key);
+    this.remember(projectId, config);
+  }
+
+  /** The project an API key names, or undefined when the key is unknown and keys are enforced. */
+  projectForApiKey(apiKey: string): string | undefined {
+    return this.projectByKey.get(apiKey) ?? (this.acceptAnyApiKey ? this.defaultProjectId : undefined);
+  }
+
+  isApiKeyAccepted(projectId: string, apiKey: string): boolean {
+    return this.acceptAnyApiKey || this.configs.get(projectId)?.apiKeys.includes(apiKey) === true;
+  }
+
+  private remember(projectId: string, config: ProjectConfig): void {
+    this.configs.set(projectId, config);
+    for (const key of config.apiKeys) this.projectByKey.set(key, projectId);
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Request bodies as the identity API receives them (v1 names; the v3 legacy calls use the same
+ * fields). The HTTP layer validates types and unknown fields before these reach the core.
+ */
+export interface SignUpRequest {
+  email?: string;
+  password?: string;
+  displayName?: string;
+  photoUrl?: string;
+  idToken?: string;
+  returnSecureToken?: boolean;
+  // administrator fields
+  localId?: string;
+  emailVerified?: boolean;
+  disabled?: boolean;
+  phoneNumber?: string;
+}
+
+export interface SignInWithPasswordRequest {
+  email?: string;
+  password?: string;
+  returnSecureToken?: boolean;
+}
+
+export interface LookupRequest {
+  idToken?: string;
+  localId?: string[];
+  email?: string[];
+  phoneNumber?: string[];
+}
+
+export type DeletableAttribute = 'DISPLAY_NAME' | 'PHOTO_URL' | 'EMAIL' | 'PASSWORD' | 'PHONE_NUMBER' | 'PROVIDER';
+
+export interface UpdateRequest {
+  idToken?: string;
+  email?: string;
+  password?: string;
+  displayName?: string;
+  photoUrl?: string;
+  deleteAttribute?: DeletableAttribute[];
+  deleteProvider?: string[];
+  returnSecureToken?: boolean;
+  oobCode?: string;
+  // administrator fields
+  localId?: string;
+  emailVerified?: boolean;
+  disableUser?: boolean;
+  customAttributes?: string;
+  validSince?: string | number;
+  phoneNumber?: string;
+}
+
+export interface DeleteRequest {
+  idToken?: string;
+  localId?: string;
+}
+
+export interface CreateAuthUriRequest {
+  identifier?: string;
+  continueUri?: string;
+  providerId?: string;
+}
+
+export interface RefreshRequest {
+  grant_type?: string;
+  refresh_token?: string;
+}
+
+export interface BatchDeleteRequest {
+  localIds?: string[];
+  force?: boolean;
+}
+
+/** Who is calling: the project their key or path names, and whether they hold the admin credential. */
+export interface Caller {
+  projectId: string;
+  isAdmin: boolean;
+  clientIp: string;
+}

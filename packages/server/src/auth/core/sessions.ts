@@ -1,0 +1,158 @@
+import type { UserRecord } from '../../storage/store.js';
+import { authError } from '../errors.js';
+import { authenticate, requireAdmin, type AuthDeps } from './auth-context.js';
+import { hashPassword, verifyAgainstDecoy, verifyPassword } from './passwords.js';
+import type { Caller, RefreshRequest, SignInWithPasswordRequest, SignUpRequest } from './requests.js';
+import { hashRefreshToken, idTokenLifetimeSeconds, type SignInProvider } from './tokens.js';
+import { newLocalId } from './user-repository.js';
+import { checkDisplayName, checkLocalId, checkPhotoUrl, requireEmail, requireNewPassword } from './validation.js';
+
+export interface SessionTokens {
+  idToken: string;
+  refreshToken: string;
+  expiresIn: string;
+}
+
+export interface SignUpResult {
+  user: UserRecord;
+  tokens?: SessionTokens;
+}
+
+export interface SignInResult {
+  user: UserRecord;
+  tokens: SessionTokens;
+}
+
+export interface RefreshResult {
+  projectId: string;
+  user: UserRecord;
+  idToken: string;
+  refreshToken: string;
+  expiresIn: string;
+}
+
+/** Creating sessions: sign-up (email, anonymous, linking), password sign-in, token refresh. */
+export class SessionService {
+  constructor(private readonly deps: AuthDeps) {}
+
+  async signUp(caller: Caller, request: SignUpRequest): Promise<SignUpResult> {
+    const adminFields = request.localId !== undefined || request.emailVerified !== undefined || request.disabled !== undefined || request.phoneNumber !== undefined;
+    if (adminFields) requireAdmin(caller);
+    if (request.idToken) return this.linkPassword(caller, request);
+
+    const config = await this.deps.projects.config(caller.projectId);
+    const withEmail = request.email !== undefined || request.password !== undefined;
+    if (!caller.isAdmin) {
+      if (withEmail && !config.signIn.email.enabled) throw authError('OPERATION_NOT_ALLOWED');
+      if (!withEmail && !config.signIn.anonymous.enabled) throw authError('OPERATION_NOT_ALLOWED');
+    }
+    const email = request.email !== undefined || !caller.isAdmin && withEmail ? requireEmail(request.email) : undefined;
+    const password = request.password !== undefined || !caller.isAdmin && withEmail ? requireNewPassword(request.password) : undefined;
+    const now = Date.now();
+    const user: UserRecord = {
+      localId: request.localId !== undefined ? checkLocalId(request.localId) : newLocalId(),
+      emailVerified: request.emailVerified ?? false,
+      providerUserInfo: [],
+      disabled: request.disabled ?? false,
+      createdAt: now,
+      validSince: Math.floor(now / 1000),
+      version: 1,
+    };
+    if (email) user.email = email;
+    if (password) {
+      user.passwordHash = await hashPassword(password);
+      user.passwordUpdatedAt = now;
+    }
+    if (request.displayName !== undefined) user.displayName = checkDisplayName(request.displayName);
+    if (request.photoUrl !== undefined) user.photoUrl = checkPhotoUrl(request.photoUrl);
+    if (request.phoneNumber !== undefined) user.phoneNumber = request.phoneNumber;
+
+    const wantsTokens = !caller.isAdmin || request.returnSecureToken === true;
+    if (!wantsTokens) return { user: await this.deps.users.insert(caller.projectId, user) };
+    user.lastLoginAt = now;
+    const provider: SignInProvider = email ? 'password' : 'anonymous';
+    const authTime = Math.floor(now / 1000);
+    const refresh = this.deps.tokens.newRefreshToken(caller.projectId, user.localId, authTime, provider);
+    const stored = await this.deps.users.insert(caller.projectId, user, [refresh.mutation]);
+    return { user: stored, tokens: await this.tokensFor(caller.projectId, stored, authTime, provider, refresh.token) };
+  }
+
+  /** signUp with an idToken: give the signed-in (often anonymous) user an email and password. */
+  private async linkPassword(caller: Caller, request: SignUpRequest): Promise<SignUpResult> {
+    const { user: current } = await authenticate(this.deps, caller, request.idToken);
+    const config = await this.deps.projects.config(caller.projectId);
+    if (!config.signIn.email.enabled && !caller.isAdmin) throw authError('OPERATION_NOT_ALLOWED');
+    const email = requireEmail(request.email);
+    const password = requireNewPassword(request.password);
+    if (current.passwordHash) throw authError('EMAIL_EXISTS', 'The user already has a password credential');
+    const passwordHash = await hashPassword(password);
+    const now = Date.now();
+    const authTime = Math.floor(now / 1000);
+    const refresh = this.deps.tokens.newRefreshToken(caller.projectId, current.localId, authTime, 'password');
+    const user = await this.deps.users.update(
+      caller.projectId,
+      current.localId,
+      (u) => {
+        const next: UserRecord = { ...u, email, passwordHash, passwordUpdatedAt: now, emailVerified: false, lastLoginAt: now };
+        if (request.displayName !== undefined) next.displayName = checkDisplayName(request.displayName);
+        return next;
+      },
+      () => [refresh.mutation],
+    );
+    return { user, tokens: await this.tokensFor(caller.projectId, user, authTime, 'password', refresh.token) };
+  }
+
+  async signInWithPassword(caller: Caller, request: SignInWithPasswordRequest): Promise<SignInResult> {
+    const email = requireEmail(request.email);
+    if (request.password === undefined || request.password === '') throw authError('MISSING_PASSWORD');
+    const config = await this.deps.projects.config(caller.projectId);
+    if (!config.signIn.email.enabled) throw authError('PASSWORD_LOGIN_DISABLED');
+    const accountKey = `${caller.projectId}\u0000${email}`;
+    const addressKey = `${caller.projectId}\u0000${caller.clientIp}`;
+    if (this.deps.accountThrottle.isBlocked(accountKey) || this.deps.addressThrottle.isBlocked(addressKey)) {
+      throw authError('TOO_MANY_ATTEMPTS_TRY_LATER');
+    }
+    const privacy = config.emailPrivacyConfig.enableImprovedEmailPrivacy;
+    const found = await this.deps.users.getByEmail(caller.projectId, email);
+    const passwordOk = found?.passwordHash
+      ? await verifyPassword(request.password, found.passwordHash)
+      : await verifyAgainstDecoy(request.password);
+    if (!found || !passwordOk) {
+      this.deps.accountThrottle.recordFailure(accountKey);
+      this.deps.addressThrottle.recordFailure(addressKey);
+      if (privacy) throw authError('INVALID_LOGIN_CREDENTIALS');
+      throw authError(found ? 'INVALID_PASSWORD' : 'EMAIL_NOT_FOUND');
+    }
+    if (found.disabled) throw authError('USER_DISABLED');
+    this.deps.accountThrottle.clear(accountKey);
+    return this.startSession(caller.projectId, found.localId, 'password');
+  }
+
+  /** Records a sign-in and issues a fresh ID token and refresh token for it. */
+  async startSession(projectId: string, localId: string, provider: SignInProvider): Promise<SignInResult> {
+    const now = Date.now();
+    const authTime = Math.floor(now / 1000);
+    const refresh = this.deps.tokens.newRefreshToken(projectId, localId, authTime, provider);
+    const user = await this.deps.users.update(projectId, localId, (u) => ({ ...u, lastLoginAt: now }), () => [refresh.mutation]);
+    return { user, tokens: await this.tokensFor(projectId, user, authTime, provider, refresh.token) };
+  }
+
+  async refresh(request: RefreshRequest): Promise<RefreshResult> {
+    if (!request.grant_type) throw authError('MISSING_GRANT_TYPE');
+    if (request.grant_type !== 'refresh_token') throw authError('INVALID_GRANT_TYPE');
+    if (!request.refresh_token) throw authError('MISSING_REFRESH_TOKEN');
+    const record = await this.deps.tokens.findRefreshToken(hashRefreshToken(request.refresh_token));
+    if (!record) throw authError('INVALID_REFRESH_TOKEN');
+    const user = await this.deps.users.get(record.projectId, record.localId);
+    if (!user) throw authError('USER_NOT_FOUND');
+    if (user.disabled) throw authError('USER_DISABLED');
+    if (record.issuedAt < user.validSince) throw authError('TOKEN_EXPIRED');
+    const idToken = await this.deps.tokens.signIdToken(record.projectId, user, record.authTime, record.signInProvider);
+    return { projectId: record.projectId, user, idToken, refreshToken: request.refresh_token, expiresIn: String(idTokenLifetimeSeconds) };
+  }
+
+  async tokensFor(projectId: string, user: UserRecord, authTime: number, provider: SignInProvider, refreshToken: string): Promise<SessionTokens> {
+    const idToken = await this.deps.tokens.signIdToken(projectId, user, authTime, provider);
+    return { idToken, refreshToken, expiresIn: String(idTokenLifetimeSeconds) };
+  }
+}

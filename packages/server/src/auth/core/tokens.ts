@@ -1,0 +1,140 @@
+import { SignJWT, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { createHash, randomBytes } from 'node:crypto';
+import type { Mutation, RefreshTokenRecord, Store, UserRecord } from '../../storage/store.js';
+import { authError } from '../errors.js';
+import type { SigningKeyRing } from './signing-keys.js';
+
+export const idTokenLifetimeSeconds = 3600;
+
+export type SignInProvider = 'password' | 'anonymous' | 'custom' | string;
+
+export interface IdTokenClaims extends JWTPayload {
+  sub: string;
+  aud: string;
+  iat: number;
+  exp: number;
+  auth_time: number;
+  user_id: string;
+  email?: string;
+  email_verified?: boolean;
+  name?: string;
+  picture?: string;
+  phone_number?: string;
+  firebase: { identities: Record<string, string[]>; sign_in_provider: SignInProvider };
+}
+
+/** Claims firebase-admin refuses as custom claims, because the token already uses them. */
+export const reservedClaims = new Set([
+  'acr', 'amr', 'at_hash', 'aud', 'auth_time', 'azp', 'cnf', 'c_hash', 'exp', 'firebase', 'iat', 'iss', 'jti', 'nbf', 'nonce', 'sub',
+]);
+
+export function issuerFor(projectId: string): string {
+  return `https://securetoken.google.com/${projectId}`;
+}
+
+export function hashRefreshToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+export interface IssuedTokens {
+  idToken: string;
+  refreshToken: string;
+  expiresIn: string;
+}
+
+export class TokenService {
+  constructor(
+    private readonly keys: SigningKeyRing,
+    private readonly store: Store,
+  ) {}
+
+  newSessionId(): string {
+    return randomId(15);
+  }
+
+  findRefreshToken(tokenHash: string): Promise<RefreshTokenRecord | undefined> {
+    return this.store.getRefreshToken(tokenHash);
+  }
+
+  async signIdToken(projectId: string, user: UserRecord, authTime: number, signInProvider: SignInProvider, now = nowSeconds()): Promise<string> {
+    const identities: Record<string, string[]> = {};
+    if (user.email) identities.email = [user.email];
+    if (user.phoneNumber) identities.phone = [user.phoneNumber];
+    for (const info of user.providerUserInfo) {
+      if (info.providerId === 'password' || info.providerId === 'phone') continue;
+      identities[info.providerId] = [info.rawId];
+    }
+    const custom = user.customAttributes ? (JSON.parse(user.customAttributes) as Record<string, unknown>) : {};
+    const claims: Record<string, unknown> = { ...custom };
+    if (user.displayName) claims.name = user.displayName;
+    if (user.photoUrl) claims.picture = user.photoUrl;
+    if (user.phoneNumber) claims.phone_number = user.phoneNumber;
+    if (user.email) {
+      claims.email = user.email;
+      claims.email_verified = user.emailVerified;
+    }
+    Object.assign(claims, {
+      auth_time: authTime,
+      user_id: user.localId,
+      firebase: { identities, sign_in_provider: signInProvider },
+    });
+    const key = this.keys.signingKey();
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'JWT' })
+      .setIssuer(issuerFor(projectId))
+      .setAudience(projectId)
+      .setSubject(user.localId)
+      .setIssuedAt(now)
+      .setExpirationTime(now + idTokenLifetimeSeconds)
+      .sign(key.privateKey);
+  }
+
+  /**
+   * Verifies signature (RS256 with one of our keys only), issuer, audience and expiry.
+   * Answers INVALID_ID_TOKEN for anything forged or foreign and TOKEN_EXPIRED for an old token.
+   */
+  async verifyIdToken(projectId: string, token: string): Promise<IdTokenClaims> {
+    let kid: string | undefined;
+    try {
+      kid = decodeProtectedHeader(token).kid;
+    } catch {
+      throw authError('INVALID_ID_TOKEN');
+    }
+    const key = kid ? await this.keys.publicKey(kid) : undefined;
+    if (!key) throw authError('INVALID_ID_TOKEN');
+    try {
+      const { payload } = await jwtVerify(token, key, {
+        algorithms: ['RS256'],
+        issuer: issuerFor(projectId),
+        audience: projectId,
+        requiredClaims: ['sub', 'iat', 'exp', 'auth_time'],
+      });
+      return payload as IdTokenClaims;
+    } catch (error) {
+      if (error instanceof joseErrors.JWTExpired) throw authError('TOKEN_EXPIRED');
+      throw authError('INVALID_ID_TOKEN');
+    }
+  }
+
+  /** A new opaque refresh token and the mutation that stores its hash. */
+  newRefreshToken(projectId: string, localId: string, authTime: number, signInProvider: SignInProvider): { token: string; mutation: Mutation } {
+    const token = `${randomBytes(32).toString('base64url')}`;
+    const record: RefreshTokenRecord = {
+      tokenHash: hashRefreshToken(token),
+      projectId,
+      localId,
+      issuedAt: nowSeconds(),
+      authTime,
+      signInProvider,
+    };
+    return { token, mutation: { kind: 'insertRefreshToken', token: record } };
+  }
+}
+
+export function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
+}
+
+export function randomId(bytes: number): string {
+  return randomBytes(bytes).toString('base64url');
+}

@@ -1,0 +1,82 @@
+import { randomInt } from 'node:crypto';
+import { StoreConflict, type Mutation, type Store, type UserRecord } from '../../storage/store.js';
+import { authError } from '../errors.js';
+import { withDerivedProviders } from './account-view.js';
+
+const maxAttempts = 8;
+const localIdAlphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** 28 characters from [A-Za-z0-9], the look of Firebase uids. */
+export function newLocalId(): string {
+  let id = '';
+  for (let i = 0; i < 28; i++) id += localIdAlphabet[randomInt(localIdAlphabet.length)];
+  return id;
+}
+
+/**
+ * Accounts over the store: every write is one atomic commit, and updates are read-modify-write
+ * with an optimistic version check, retried when another request wrote in between.
+ */
+export class UserRepository {
+  constructor(private readonly store: Store) {}
+
+  get(projectId: string, localId: string): Promise<UserRecord | undefined> {
+    return this.store.getUser(projectId, localId);
+  }
+
+  getByEmail(projectId: string, email: string): Promise<UserRecord | undefined> {
+    return this.store.getUserByEmail(projectId, email);
+  }
+
+  getByPhone(projectId: string, phoneNumber: string): Promise<UserRecord | undefined> {
+    return this.store.getUserByPhone(projectId, phoneNumber);
+  }
+
+  async insert(projectId: string, user: UserRecord, alongside: Mutation[] = []): Promise<UserRecord> {
+    const stored = withDerivedProviders(user);
+    try {
+      await this.store.commit([{ kind: 'insertUser', projectId, user: stored }, ...alongside]);
+    } catch (error) {
+      throw translateConflict(error);
+    }
+    return stored;
+  }
+
+  /**
+   * Applies `change` to the current record and commits it with `alongside`, atomically.
+   * `change` may run more than once (after a concurrent write), so it must not have side effects.
+   */
+  async update(
+    projectId: string,
+    localId: string,
+    change: (current: UserRecord) => UserRecord | Promise<UserRecord>,
+    alongside: (updated: UserRecord) => Mutation[] = () => [],
+  ): Promise<UserRecord> {
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.store.getUser(projectId, localId);
+      if (!current) throw authError('USER_NOT_FOUND');
+      const updated = withDerivedProviders({ ...(await change(current)), version: current.version + 1 });
+      try {
+        await this.store.commit([
+          { kind: 'updateUser', projectId, user: updated, expectedVersion: current.version },
+          ...alongside(updated),
+        ]);
+        return updated;
+      } catch (error) {
+        if (error instanceof StoreConflict && error.reason === 'version-mismatch' && attempt < maxAttempts) continue;
+        throw translateConflict(error);
+      }
+    }
+  }
+
+  async delete(projectId: string, localId: string): Promise<void> {
+    await this.store.commit([{ kind: 'deleteUser', projectId, localId }]);
+  }
+}
+
+function translateConflict(error: unknown): unknown {
+  if (!(error instanceof StoreConflict)) return error;
+  if (error.reason === 'email-taken') return authError('EMAIL_EXISTS');
+  if (error.reason === 'local-id-taken') return authError('DUPLICATE_LOCAL_ID');
+  return authError('TOO_MANY_ATTEMPTS_TRY_LATER', 'The account is being changed by another request; try again.');
+}

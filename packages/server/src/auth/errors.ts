@@ -1,0 +1,74 @@
+import { ApiError } from '../http/api-error.js';
+
+/**
+ * The identity error catalogue: every message the identity API can answer with, and its HTTP status.
+ * The messages are the ones Google's Identity Toolkit sends, so the official SDK maps them to the
+ * same `auth/*` codes (see shared/research/sdk-protocols.md §A.2).
+ */
+const catalogue = {
+  // input
+  INVALID_EMAIL: 400, // auth/invalid-email
+  MISSING_EMAIL: 400, // auth/missing-email
+  MISSING_PASSWORD: 400, // auth/missing-password
+  WEAK_PASSWORD: 400, // auth/weak-password
+  INVALID_IDENTIFIER: 400, // auth/invalid-email (createAuthUri)
+  MISSING_IDENTIFIER: 400,
+  MISSING_CONTINUE_URI: 400,
+  INVALID_CONTINUE_URI: 400,
+  MISSING_LOCAL_ID: 400,
+  INVALID_LOCAL_ID: 400,
+  MISSING_ID_TOKEN: 400,
+  MISSING_REFRESH_TOKEN: 400,
+  MISSING_GRANT_TYPE: 400,
+  INVALID_GRANT_TYPE: 400,
+  INVALID_PHOTO_URL: 400,
+  INVALID_DISPLAY_NAME: 400,
+  INVALID_CLAIMS: 400,
+  CLAIMS_TOO_LARGE: 400,
+  FORBIDDEN_CLAIM: 400,
+  INVALID_PROVIDER_ID: 400,
+  DUPLICATE_LOCAL_ID: 400,
+  INVALID_PAGE_SELECTION: 400,
+  // accounts and credentials
+  EMAIL_EXISTS: 400, // auth/email-already-in-use
+  EMAIL_NOT_FOUND: 400, // auth/user-not-found
+  USER_NOT_FOUND: 400, // auth/user-token-expired (the user behind a token is gone)
+  INVALID_PASSWORD: 400, // auth/wrong-password
+  INVALID_LOGIN_CREDENTIALS: 400, // auth/invalid-credential (email enumeration protection on)
+  USER_DISABLED: 400, // auth/user-disabled
+  CREDENTIAL_TOO_OLD_LOGIN_AGAIN: 400, // auth/requires-recent-login
+  // tokens
+  INVALID_ID_TOKEN: 400, // auth/invalid-user-token
+  TOKEN_EXPIRED: 400, // auth/user-token-expired
+  INVALID_REFRESH_TOKEN: 400, // auth/invalid-user-token... via fallback auth/invalid-refresh-token
+  // project and permissions
+  OPERATION_NOT_ALLOWED: 400, // auth/operation-not-allowed
+  PASSWORD_LOGIN_DISABLED: 400, // auth/operation-not-allowed
+  ADMIN_ONLY_OPERATION: 400, // auth/admin-restricted-operation
+  INVALID_API_KEY: 400, // auth/invalid-api-key
+  PROJECT_NOT_FOUND: 400,
+  INSUFFICIENT_PERMISSION: 403,
+  UNSUPPORTED_TENANT_OPERATION: 400, // auth/unsupported-tenant-operation
+  // throttling
+  TOO_MANY_ATTEMPTS_TRY_LATER: 400, // auth/too-many-requests
+} as const;
+
+export type AuthErrorCode = keyof typeof catalogue;
+
+/** Optional human text the SDK shows after ` : ` (e.g. for WEAK_PASSWORD). */
+const details: Partial<Record<AuthErrorCode, string>> = {
+  WEAK_PASSWORD: 'Password should be at least 6 characters',
+  INVALID_API_KEY: 'API key not valid. Please pass a valid API key.',
+  TOO_MANY_ATTEMPTS_TRY_LATER:
+    'Access to this account has been temporarily disabled due to many failed login attempts. You can immediately restore it by resetting your password or you can try again later.',
+};
+
+export function authError(code: AuthErrorCode, detail?: string): ApiError {
+  const text = detail ?? details[code];
+  const message = text ? `${code} : ${text}` : code;
+  return new ApiError(catalogue[code], message, undefined, true);
+}
+
+export function isAuthError(error: unknown, code: AuthErrorCode): boolean {
+  return error instanceof ApiError && (error.wireMessage === code || error.wireMessage.startsWith(`${code} : `));
+}

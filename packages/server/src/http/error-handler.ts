@@ -1,0 +1,57 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, requestErrors } from './api-error.js';
+
+interface ValidationIssue {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+/** The one place errors become wire answers: typed ApiErrors as they are, everything else mapped. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  const fastifyError = error as Partial<FastifyError> & { validation?: ValidationIssue[] };
+  if (fastifyError.validation?.length) return fromValidation(fastifyError.validation[0]!);
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return requestErrors.payloadTooLarge(Number(/\d+/.exec(fastifyError.message ?? '')?.[0] ?? 0));
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return requestErrors.unsupportedMediaType(fastifyError.message?.split(': ').pop() ?? 'unknown');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return requestErrors.invalidJson('The body is empty.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return requestErrors.invalidArgument('Request body size did not match Content-Length.');
+    case 'FST_ERR_BAD_URL':
+    case 'FST_ERR_ASYNC_CONSTRAINT':
+      return requestErrors.invalidArgument('The request URL is malformed.');
+  }
+  if (error instanceof SyntaxError || fastifyError.statusCode === 400) {
+    return requestErrors.invalidJson(fastifyError.message ?? 'Malformed body.');
+  }
+  if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+    return new ApiError(fastifyError.statusCode, fastifyError.message ?? 'Bad request.', 'INVALID_ARGUMENT');
+  }
+  return requestErrors.internal();
+}
+
+function fromValidation(issue: ValidationIssue): ApiError {
+  const field = issue.instancePath.replace(/^\//, '').replaceAll('/', '.');
+  if (issue.keyword === 'additionalProperties') {
+    const name = String(issue.params.additionalProperty);
+    return requestErrors.unknownField(field ? `${field}.${name}` : name);
+  }
+  if (issue.keyword === 'type') {
+    const expected = String(issue.params.type).toUpperCase();
+    return requestErrors.invalidJson(field ? `Invalid value at '${field}' (TYPE_${expected})` : `Expected a JSON ${issue.params.type}.`);
+  }
+  return requestErrors.invalidArgument(`Invalid value at '${field || 'body'}': ${issue.message ?? 'not allowed'}`);
+}
+
+export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
+  const apiError = toApiError(error);
+  if (apiError.httpStatus >= 500) {
+    request.log.error({ err: error }, 'request failed');
+  }
+  void reply.status(apiError.httpStatus).type('application/json; charset=utf-8').send(apiError.toBody());
+}

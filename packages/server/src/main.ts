@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError } from 'commander';
+import { join, resolve } from 'node:path';
+import { defaultOptions } from './config.js';
+import { createHearth, createLogger } from './server.js';
+
+function port(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('a port is a whole number from 0 to 65535');
+  return n;
+}
+
+const program = new Command('hearth').description('Self-hostable identity server and document database for Firebase SDK apps');
+
+program
+  .command('start')
+  .description('serve the identity API, the web app and the console')
+  .option('--port <port>', 'port to listen on', port, 9000)
+  .option('--host <host>', 'address to listen on', '127.0.0.1')
+  .option('--data <dir>', 'data folder (SQLite file, signing keys, admin key)', './.hearth')
+  .option('--dev', 'development mode: any API key is accepted and `Bearer owner` is an admin', false)
+  .option('--project <id>', 'default project id (the web app and unknown keys in --dev use it)', 'demo-hearth')
+  .option('--log-level <level>', 'pino log level', 'info')
+  .action(async (flags: { port: number; host: string; data: string; dev: boolean; project: string; logLevel: string }) => {
+    const options = defaultOptions({
+      port: flags.port,
+      host: flags.host,
+      dataDir: resolve(flags.data),
+      dev: flags.dev,
+      defaultProjectId: flags.project,
+      logLevel: flags.logLevel,
+      ...(process.env.HEARTH_ADMIN_KEY ? { adminKey: process.env.HEARTH_ADMIN_KEY } : {}),
+    });
+    const logger = createLogger(options.logLevel);
+    const hearth = await createHearth(options, logger);
+    const url = await hearth.listen();
+    logger.info(
+      {
+        url,
+        webApp: `${url}/`,
+        project: options.defaultProjectId,
+        apiKey: hearth.defaultApiKey,
+        adminKeyFile: process.env.HEARTH_ADMIN_KEY ? '(from HEARTH_ADMIN_KEY)' : join(options.dataDir, 'admin-key'),
+        dev: options.dev,
+        connect: `connectAuthEmulator(auth, '${url}', { disableWarnings: true }); firebase-admin: FIREBASE_AUTH_EMULATOR_HOST=${url.replace('http://', '')}`,
+      },
+      'Hearth is serving',
+    );
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, 'shutting down');
+      hearth.close().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    };
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
+  });
+
+await program.parseAsync(process.argv);

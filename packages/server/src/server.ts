@@ -1,0 +1,116 @@
+import type { FastifyInstance } from 'fastify';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pino, { type Logger } from 'pino';
+import { registerAdminRoutes } from './auth/api/admin-routes.js';
+import { CallerResolver } from './auth/api/caller.js';
+import { registerIdentityRoutes } from './auth/api/identity-routes.js';
+import { registerTokenRoutes } from './auth/api/token-routes.js';
+import { AccountService } from './auth/core/accounts.js';
+import { AdminAccountService } from './auth/core/admin-accounts.js';
+import type { AuthDeps } from './auth/core/auth-context.js';
+import { ProjectDirectory } from './auth/core/project-config.js';
+import { SessionService } from './auth/core/sessions.js';
+import { SigningKeyRing } from './auth/core/signing-keys.js';
+import { FailureThrottle } from './auth/core/throttle.js';
+import { TokenService } from './auth/core/tokens.js';
+import { UserRepository } from './auth/core/user-repository.js';
+import type { HearthOptions } from './config.js';
+import { createHttpApp } from './http/app.js';
+import { SqliteStore } from './storage/sqlite/sqlite-store.js';
+import type { Store } from './storage/store.js';
+import { registerWebRoutes } from './web/web-routes.js';
+
+const hour = 3600_000;
+
+export interface Hearth {
+  app: FastifyInstance;
+  options: HearthOptions;
+  adminKey: string;
+  defaultApiKey: string;
+  /** The address it listens on, once `listen` resolved. */
+  url: string;
+  listen(): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** Wires storage, identity services and the HTTP app together. Nothing listens until `listen`. */
+export async function createHearth(options: HearthOptions, logger: Logger = createLogger(options.logLevel)): Promise<Hearth> {
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  const store: Store = new SqliteStore(join(options.dataDir, 'hearth.sqlite'));
+  const keys = await SigningKeyRing.open(join(options.dataDir, 'signing-keys.json'), {
+    rotateAfterMs: 24 * hour,
+    prepublishMs: hour,
+    publishRetiredForMs: 2 * hour,
+  });
+  const rotation = setInterval(() => void keys.rotateIfDue().catch((err: unknown) => logger.error({ err }, 'key rotation failed')), 10 * 60_000);
+  rotation.unref();
+
+  const projects = new ProjectDirectory(store, options.defaultProjectId, options.dev);
+  await projects.load();
+  const adminKey = options.adminKey ?? loadOrCreateAdminKey(options.dataDir);
+  const callers = new CallerResolver(projects, { adminKey, acceptOwner: options.dev });
+  const deps: AuthDeps = {
+    users: new UserRepository(store),
+    tokens: new TokenService(keys, store),
+    projects,
+    accountThrottle: new FailureThrottle(options.accountThrottle),
+    addressThrottle: new FailureThrottle(options.addressThrottle),
+    options: { recentLoginSeconds: options.recentLoginSeconds },
+  };
+  const sessions = new SessionService(deps);
+  const accounts = new AccountService(deps, sessions);
+  const admin = new AdminAccountService(store);
+
+  const app = await createHttpApp(logger);
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  registerIdentityRoutes(app, { sessions, accounts, projects, callers });
+  registerAdminRoutes(app, { sessions, accounts, admin, projects, callers });
+  registerTokenRoutes(app, sessions, callers, keys);
+  await registerWebRoutes(app, options.webRoot, projects);
+
+  const defaultApiKey = (await projects.config(options.defaultProjectId)).apiKeys[0]!;
+  let closed = false;
+  const hearth: Hearth = {
+    app,
+    options,
+    adminKey,
+    defaultApiKey,
+    url: '',
+    async listen() {
+      await app.listen({ port: options.port, host: options.host });
+      const address = app.server.address();
+      const port = typeof address === 'object' && address ? address.port : options.port;
+      hearth.url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
+      return hearth.url;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      clearInterval(rotation);
+      // Fastify finishes in-flight requests first; only then is the store closed.
+      await app.close();
+      await store.close();
+    },
+  };
+  return hearth;
+}
+
+export function createLogger(level: string): Logger {
+  return pino({
+    level,
+    redact: {
+      paths: ['req.headers.authorization', 'password', '*.password', 'idToken', '*.idToken', 'refresh_token', '*.refresh_token', 'passwordHash', '*.passwordHash'],
+      censor: '[redacted]',
+    },
+  });
+}
+
+function loadOrCreateAdminKey(dataDir: string): string {
+  const file = join(dataDir, 'admin-key');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const key = randomBytes(32).toString('base64url');
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  return key;
+}

@@ -1,0 +1,45 @@
+import type { Database } from 'better-sqlite3';
+
+/** Schema steps, applied in order once each; `PRAGMA user_version` records how far a file is. */
+const migrations: string[] = [
+  `
+  CREATE TABLE users (
+    project_id TEXT NOT NULL,
+    local_id TEXT NOT NULL,
+    email TEXT,
+    phone_number TEXT,
+    version INTEGER NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (project_id, local_id)
+  ) WITHOUT ROWID;
+  CREATE UNIQUE INDEX users_email ON users (project_id, email) WHERE email IS NOT NULL;
+  CREATE INDEX users_phone ON users (project_id, phone_number) WHERE phone_number IS NOT NULL;
+
+  CREATE TABLE refresh_tokens (
+    token_hash TEXT PRIMARY KEY,
+    project_id TEXT NOT NULL,
+    local_id TEXT NOT NULL,
+    issued_at INTEGER NOT NULL,
+    auth_time INTEGER NOT NULL,
+    sign_in_provider TEXT NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX refresh_tokens_user ON refresh_tokens (project_id, local_id);
+
+  CREATE TABLE projects (
+    project_id TEXT PRIMARY KEY,
+    config TEXT NOT NULL
+  ) WITHOUT ROWID;
+  `,
+];
+
+export function migrate(db: Database): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  for (let step = current; step < migrations.length; step++) {
+    db.transaction(() => {
+      db.exec(migrations[step]!);
+      db.pragma(`user_version = ${step + 1}`);
+    })();
+  }
+}
+
+export const schemaVersion = migrations.length;

@@ -1,0 +1,189 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import {
+  StoreConflict,
+  type Mutation,
+  type ProjectRecord,
+  type RefreshTokenRecord,
+  type Store,
+  type UserPage,
+  type UserRecord,
+} from '../store.js';
+import { migrate } from './migrations.js';
+
+interface UserRow {
+  record: string;
+}
+interface TokenRow {
+  token_hash: string;
+  project_id: string;
+  local_id: string;
+  issued_at: number;
+  auth_time: number;
+  sign_in_provider: string;
+}
+interface ProjectRow {
+  project_id: string;
+  config: string;
+}
+
+/**
+ * The embedded store: one SQLite file in WAL mode with synchronous=FULL, so a commit that has
+ * resolved is on disk and survives a crash of the process or the machine.
+ */
+export class SqliteStore implements Store {
+  private readonly db: Database.Database;
+  private readonly statements;
+
+  constructor(file: string) {
+    mkdirSync(dirname(file), { recursive: true });
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = FULL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma('foreign_keys = ON');
+    migrate(this.db);
+    const db = this.db;
+    this.statements = {
+      getUser: db.prepare<[string, string], UserRow>('SELECT record FROM users WHERE project_id = ? AND local_id = ?'),
+      getUserByEmail: db.prepare<[string, string], UserRow>('SELECT record FROM users WHERE project_id = ? AND email = ?'),
+      getUserByPhone: db.prepare<[string, string], UserRow>(
+        'SELECT record FROM users WHERE project_id = ? AND phone_number = ?',
+      ),
+      listUsers: db.prepare<[string, string, number], UserRow>(
+        'SELECT record FROM users WHERE project_id = ? AND local_id > ? ORDER BY local_id LIMIT ?',
+      ),
+      insertUser: db.prepare(
+        'INSERT INTO users (project_id, local_id, email, phone_number, version, record) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
+      updateUser: db.prepare(
+        'UPDATE users SET email = ?, phone_number = ?, version = ?, record = ? WHERE project_id = ? AND local_id = ? AND version = ?',
+      ),
+      deleteUser: db.prepare('DELETE FROM users WHERE project_id = ? AND local_id = ?'),
+      deleteAllUsers: db.prepare('DELETE FROM users WHERE project_id = ?'),
+      deleteAllTokens: db.prepare('DELETE FROM refresh_tokens WHERE project_id = ?'),
+      getToken: db.prepare<[string], TokenRow>('SELECT * FROM refresh_tokens WHERE token_hash = ?'),
+      insertToken: db.prepare(
+        'INSERT INTO refresh_tokens (token_hash, project_id, local_id, issued_at, auth_time, sign_in_provider) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
+      deleteTokensOf: db.prepare('DELETE FROM refresh_tokens WHERE project_id = ? AND local_id = ?'),
+      getProject: db.prepare<[string], ProjectRow>('SELECT * FROM projects WHERE project_id = ?'),
+      listProjects: db.prepare<[], ProjectRow>('SELECT * FROM projects ORDER BY project_id'),
+      putProject: db.prepare(
+        'INSERT INTO projects (project_id, config) VALUES (?, ?) ON CONFLICT (project_id) DO UPDATE SET config = excluded.config',
+      ),
+    };
+  }
+
+  async getUser(projectId: string, localId: string): Promise<UserRecord | undefined> {
+    return parseUser(this.statements.getUser.get(projectId, localId));
+  }
+
+  async getUserByEmail(projectId: string, email: string): Promise<UserRecord | undefined> {
+    return parseUser(this.statements.getUserByEmail.get(projectId, email));
+  }
+
+  async getUserByPhone(projectId: string, phoneNumber: string): Promise<UserRecord | undefined> {
+    return parseUser(this.statements.getUserByPhone.get(projectId, phoneNumber));
+  }
+
+  async listUsers(projectId: string, limit: number, afterLocalId = ''): Promise<UserPage> {
+    const rows = this.statements.listUsers.all(projectId, afterLocalId, limit + 1);
+    const users = rows.slice(0, limit).map((row) => JSON.parse(row.record) as UserRecord);
+    const page: UserPage = { users };
+    if (rows.length > limit) page.nextPageToken = users[users.length - 1]!.localId;
+    return page;
+  }
+
+  async getRefreshToken(tokenHash: string): Promise<RefreshTokenRecord | undefined> {
+    const row = this.statements.getToken.get(tokenHash);
+    if (!row) return undefined;
+    return {
+      tokenHash: row.token_hash,
+      projectId: row.project_id,
+      localId: row.local_id,
+      issuedAt: row.issued_at,
+      authTime: row.auth_time,
+      signInProvider: row.sign_in_provider,
+    };
+  }
+
+  async getProject(projectId: string): Promise<ProjectRecord | undefined> {
+    const row = this.statements.getProject.get(projectId);
+    return row && { projectId: row.project_id, config: row.config };
+  }
+
+  async listProjects(): Promise<ProjectRecord[]> {
+    return this.statements.listProjects.all().map((row) => ({ projectId: row.project_id, config: row.config }));
+  }
+
+  async commit(mutations: Mutation[]): Promise<void> {
+    this.db.transaction(() => {
+      for (const mutation of mutations) this.apply(mutation);
+    })();
+  }
+
+  private apply(m: Mutation): void {
+    const s = this.statements;
+    switch (m.kind) {
+      case 'insertUser':
+        try {
+          s.insertUser.run(m.projectId, m.user.localId, m.user.email ?? null, m.user.phoneNumber ?? null, m.user.version, JSON.stringify(m.user));
+        } catch (error) {
+          throw translateConstraint(error);
+        }
+        return;
+      case 'updateUser': {
+        let changes: number;
+        try {
+          changes = s.updateUser.run(
+            m.user.email ?? null,
+            m.user.phoneNumber ?? null,
+            m.user.version,
+            JSON.stringify(m.user),
+            m.projectId,
+            m.user.localId,
+            m.expectedVersion,
+          ).changes;
+        } catch (error) {
+          throw translateConstraint(error);
+        }
+        if (changes !== 1) throw new StoreConflict('version-mismatch');
+        return;
+      }
+      case 'deleteUser':
+        s.deleteUser.run(m.projectId, m.localId);
+        s.deleteTokensOf.run(m.projectId, m.localId);
+        return;
+      case 'deleteAllUsers':
+        s.deleteAllUsers.run(m.projectId);
+        s.deleteAllTokens.run(m.projectId);
+        return;
+      case 'insertRefreshToken':
+        s.insertToken.run(m.token.tokenHash, m.token.projectId, m.token.localId, m.token.issuedAt, m.token.authTime, m.token.signInProvider);
+        return;
+      case 'deleteRefreshTokensOf':
+        s.deleteTokensOf.run(m.projectId, m.localId);
+        return;
+      case 'putProject':
+        s.putProject.run(m.project.projectId, m.project.config);
+        return;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}
+
+function parseUser(row: UserRow | undefined): UserRecord | undefined {
+  return row ? (JSON.parse(row.record) as UserRecord) : undefined;
+}
+
+function translateConstraint(error: unknown): unknown {
+  if (error instanceof Database.SqliteError && error.code.startsWith('SQLITE_CONSTRAINT')) {
+    return new StoreConflict(error.message.includes('users.email') ? 'email-taken' : 'local-id-taken');
+  }
+  return error;
+}

@@ -1,0 +1,95 @@
+/**
+ * The one storage interface. Callers read with the getters and write only through `commit`,
+ * which applies a list of mutations atomically: all of them or none. SQLite implements it now;
+ * a PostgreSQL implementation can follow without touching callers.
+ */
+
+export interface ProviderUserInfo {
+  providerId: string;
+  rawId: string;
+  federatedId?: string;
+  email?: string;
+  displayName?: string;
+  photoUrl?: string;
+  phoneNumber?: string;
+}
+
+export interface UserRecord {
+  localId: string;
+  email?: string;
+  emailVerified: boolean;
+  displayName?: string;
+  photoUrl?: string;
+  phoneNumber?: string;
+  /** `scrypt$N$r$p$salt$hash`; never leaves the server. */
+  passwordHash?: string;
+  passwordUpdatedAt?: number;
+  providerUserInfo: ProviderUserInfo[];
+  /** JSON object text of custom claims, as firebase-admin sends it. */
+  customAttributes?: string;
+  disabled: boolean;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+  lastLoginAt?: number;
+  lastRefreshAt?: number;
+  /** Seconds since the epoch; tokens issued before it are revoked. */
+  validSince: number;
+  /** Optimistic concurrency: bumped on every write. */
+  version: number;
+}
+
+export interface RefreshTokenRecord {
+  /** SHA-256 of the opaque token, hex. The token itself is never stored. */
+  tokenHash: string;
+  projectId: string;
+  localId: string;
+  /** Seconds since the epoch. */
+  issuedAt: number;
+  /** The original sign-in time carried into refreshed ID tokens (auth_time). */
+  authTime: number;
+  signInProvider: string;
+}
+
+export interface ProjectRecord {
+  projectId: string;
+  /** JSON configuration; its shape belongs to the auth domain. */
+  config: string;
+}
+
+export type Mutation =
+  | { kind: 'insertUser'; projectId: string; user: UserRecord }
+  /** Fails with a conflict when the stored version is not `expectedVersion`. */
+  | { kind: 'updateUser'; projectId: string; user: UserRecord; expectedVersion: number }
+  | { kind: 'deleteUser'; projectId: string; localId: string }
+  | { kind: 'deleteAllUsers'; projectId: string }
+  | { kind: 'insertRefreshToken'; token: RefreshTokenRecord }
+  | { kind: 'deleteRefreshTokensOf'; projectId: string; localId: string }
+  | { kind: 'putProject'; project: ProjectRecord };
+
+export type ConflictReason = 'email-taken' | 'local-id-taken' | 'version-mismatch' | 'not-found';
+
+/** Raised by `commit` when a precondition fails; nothing of the commit is applied. */
+export class StoreConflict extends Error {
+  constructor(readonly reason: ConflictReason) {
+    super(`store conflict: ${reason}`);
+    this.name = 'StoreConflict';
+  }
+}
+
+export interface UserPage {
+  users: UserRecord[];
+  nextPageToken?: string;
+}
+
+export interface Store {
+  getUser(projectId: string, localId: string): Promise<UserRecord | undefined>;
+  getUserByEmail(projectId: string, email: string): Promise<UserRecord | undefined>;
+  getUserByPhone(projectId: string, phoneNumber: string): Promise<UserRecord | undefined>;
+  listUsers(projectId: string, limit: number, afterLocalId?: string): Promise<UserPage>;
+  getRefreshToken(tokenHash: string): Promise<RefreshTokenRecord | undefined>;
+  getProject(projectId: string): Promise<ProjectRecord | undefined>;
+  listProjects(): Promise<ProjectRecord[]>;
+  /** Applies every mutation or none, durably, before resolving. */
+  commit(mutations: Mutation[]): Promise<void>;
+  close(): Promise<void>;
+}
