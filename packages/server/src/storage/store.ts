@@ -45,6 +45,8 @@ export interface RefreshTokenRecord {
   localId: string;
   /** Seconds since the epoch. */
   issuedAt: number;
+  /** The account's createdAt (ms): a token never speaks for a later account that reuses the uid. */
+  userCreatedAt: number;
   /** The original sign-in time carried into refreshed ID tokens (auth_time). */
   authTime: number;
   signInProvider: string;
@@ -60,10 +62,11 @@ export type Mutation =
   | { kind: 'insertUser'; projectId: string; user: UserRecord }
   /** Fails with a conflict when the stored version is not `expectedVersion`. */
   | { kind: 'updateUser'; projectId: string; user: UserRecord; expectedVersion: number }
+  /** Leaves the user's refresh tokens: refreshing one then answers USER_NOT_FOUND, as Firebase does. */
   | { kind: 'deleteUser'; projectId: string; localId: string }
   | { kind: 'deleteAllUsers'; projectId: string }
   | { kind: 'insertRefreshToken'; token: RefreshTokenRecord }
-  | { kind: 'deleteRefreshTokensOf'; projectId: string; localId: string }
+  | { kind: 'deleteRefreshToken'; tokenHash: string }
   | { kind: 'putProject'; project: ProjectRecord };
 
 export type ConflictReason = 'email-taken' | 'local-id-taken' | 'version-mismatch' | 'not-found';

@@ -36,7 +36,7 @@ const v1Prefix = '/identitytoolkit.googleapis.com/v1';
 const v3Prefix = '/www.googleapis.com/identitytoolkit/v3/relyingparty';
 
 /** Tenants arrive with the multi-tenancy issue; until then a tenant id is refused, never ignored. */
-function refuseTenant(body: { tenantId?: string | null }): void {
+function refuseTenant(body: { tenantId?: unknown }): void {
   if (body.tenantId) throw authError('UNSUPPORTED_TENANT_OPERATION');
 }
 
@@ -72,7 +72,7 @@ export function registerIdentityRoutes(app: FastifyInstance, services: IdentityS
 
   for (const endpoint of endpoints) {
     const handler = async (request: FastifyRequest) => {
-      const body = request.body as { tenantId?: string | null };
+      const body = schemas.withoutNulls(request.body as Record<string, unknown>, endpoint.v1 === 'update' ? schemas.updateNullDeletes : {});
       refuseTenant(body);
       return endpoint.handle(callers.fromApiKey(request), body as never);
     };

@@ -5,9 +5,10 @@
  */
 type JsonSchema = Record<string, unknown>;
 
-const string: JsonSchema = { type: 'string' };
-const boolean: JsonSchema = { type: 'boolean' };
-const strings: JsonSchema = { type: 'array', items: string, maxItems: 1000 };
+// proto3 JSON reads null as "not set", so every field may be null (see withoutNulls).
+const string: JsonSchema = { type: ['string', 'null'] };
+const boolean: JsonSchema = { type: ['boolean', 'null'] };
+const strings: JsonSchema = { type: ['array', 'null'], items: { type: 'string' }, maxItems: 1000 };
 const ignored: JsonSchema = {};
 
 /** Sent by one SDK or another on most calls; informational for Hearth. */
@@ -63,14 +64,14 @@ export const updateBody = body({
   password: string,
   displayName: string,
   photoUrl: string,
-  deleteAttribute: { type: 'array', items: { enum: ['DISPLAY_NAME', 'PHOTO_URL', 'EMAIL', 'PASSWORD', 'PHONE_NUMBER', 'PROVIDER'] }, maxItems: 10 },
+  deleteAttribute: { type: ['array', 'null'], items: { enum: ['DISPLAY_NAME', 'PHOTO_URL', 'EMAIL', 'PASSWORD', 'PHONE_NUMBER', 'PROVIDER'] }, maxItems: 10 },
   deleteProvider: strings,
   returnSecureToken: boolean,
   oobCode: string,
   emailVerified: boolean,
   disableUser: boolean,
   customAttributes: string,
-  validSince: { type: ['string', 'integer'] },
+  validSince: { type: ['string', 'integer', 'null'] },
   phoneNumber: string,
 });
 
@@ -92,6 +93,23 @@ export const createAuthUriBody = body({
 });
 
 export const batchDeleteBody = body({ localIds: strings, force: boolean });
+
+/**
+ * Drops null fields. In an update, a null display name or photo URL is the SDK's way of saying
+ * "remove it" (updateProfile({displayName: null})), so those become deleteAttribute entries.
+ */
+export function withoutNulls(body: Record<string, unknown>, nullDeletes: Record<string, string> = {}): Record<string, unknown> {
+  const result: Record<string, unknown> = {};
+  const deletions: string[] = [];
+  for (const [name, value] of Object.entries(body)) {
+    if (value !== null) result[name] = value;
+    else if (nullDeletes[name]) deletions.push(nullDeletes[name]);
+  }
+  if (deletions.length) result.deleteAttribute = [...((result.deleteAttribute as string[] | undefined) ?? []), ...deletions];
+  return result;
+}
+
+export const updateNullDeletes = { displayName: 'DISPLAY_NAME', photoUrl: 'PHOTO_URL' };
 
 export const tokenBody: JsonSchema = {
   type: 'object',

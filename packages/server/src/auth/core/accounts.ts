@@ -1,4 +1,4 @@
-import type { Mutation, UserRecord } from '../../storage/store.js';
+import type { UserRecord } from '../../storage/store.js';
 import { requestErrors } from '../../http/api-error.js';
 import { authError } from '../errors.js';
 import { signInMethods } from './account-view.js';
@@ -61,8 +61,10 @@ export class AccountService {
 
     let localId: string;
     let signInProvider = 'password';
+    let owner: UserRecord | undefined;
     if (request.idToken !== undefined) {
-      const { claims } = await authenticate(this.deps, caller, request.idToken);
+      const { claims, user: current } = await authenticate(this.deps, caller, request.idToken);
+      owner = current;
       const sensitive = request.email !== undefined || request.password !== undefined;
       if (sensitive && !caller.isAdmin && claims.firebase.sign_in_provider !== 'anonymous') requireRecentLogin(this.deps, claims);
       localId = claims.sub;
@@ -82,9 +84,8 @@ export class AccountService {
     const photoUrl = request.photoUrl ? checkPhotoUrl(request.photoUrl) : undefined;
     const now = Date.now();
     const revokes = passwordHash !== undefined || validSince !== undefined;
-    const owner = request.idToken !== undefined && !caller.isAdmin;
-    const issuesTokens = owner && (request.returnSecureToken === true || email !== undefined || passwordHash !== undefined);
-    const refresh = issuesTokens ? this.deps.tokens.newRefreshToken(caller.projectId, localId, Math.floor(now / 1000), signInProvider) : undefined;
+    const issuesTokens = owner !== undefined && !caller.isAdmin && (request.returnSecureToken === true || email !== undefined || passwordHash !== undefined);
+    const refresh = issuesTokens ? this.deps.tokens.newRefreshToken(caller.projectId, owner!, Math.floor(now / 1000), signInProvider) : undefined;
 
     const user = await this.deps.users.update(
       caller.projectId,
@@ -126,12 +127,7 @@ export class AccountService {
         if (revokes) next.validSince = validSince ?? Math.floor(now / 1000);
         return next;
       },
-      () => {
-        const mutations: Mutation[] = [];
-        if (revokes) mutations.push({ kind: 'deleteRefreshTokensOf', projectId: caller.projectId, localId });
-        if (refresh) mutations.push(refresh.mutation);
-        return mutations;
-      },
+      () => (refresh ? [refresh.mutation] : []),
     );
     if (!refresh) return { user };
     const tokens = await this.sessions.tokensFor(caller.projectId, user, Math.floor(now / 1000), signInProvider, refresh.token);

@@ -72,7 +72,7 @@ export class SessionService {
     user.lastLoginAt = now;
     const provider: SignInProvider = email ? 'password' : 'anonymous';
     const authTime = Math.floor(now / 1000);
-    const refresh = this.deps.tokens.newRefreshToken(caller.projectId, user.localId, authTime, provider);
+    const refresh = this.deps.tokens.newRefreshToken(caller.projectId, user, authTime, provider);
     const stored = await this.deps.users.insert(caller.projectId, user, [refresh.mutation]);
     return { user: stored, tokens: await this.tokensFor(caller.projectId, stored, authTime, provider, refresh.token) };
   }
@@ -88,7 +88,7 @@ export class SessionService {
     const passwordHash = await hashPassword(password);
     const now = Date.now();
     const authTime = Math.floor(now / 1000);
-    const refresh = this.deps.tokens.newRefreshToken(caller.projectId, current.localId, authTime, 'password');
+    const refresh = this.deps.tokens.newRefreshToken(caller.projectId, current, authTime, 'password');
     const user = await this.deps.users.update(
       caller.projectId,
       current.localId,
@@ -125,15 +125,15 @@ export class SessionService {
     }
     if (found.disabled) throw authError('USER_DISABLED');
     this.deps.accountThrottle.clear(accountKey);
-    return this.startSession(caller.projectId, found.localId, 'password');
+    return this.startSession(caller.projectId, found, 'password');
   }
 
   /** Records a sign-in and issues a fresh ID token and refresh token for it. */
-  async startSession(projectId: string, localId: string, provider: SignInProvider): Promise<SignInResult> {
+  async startSession(projectId: string, account: UserRecord, provider: SignInProvider): Promise<SignInResult> {
     const now = Date.now();
     const authTime = Math.floor(now / 1000);
-    const refresh = this.deps.tokens.newRefreshToken(projectId, localId, authTime, provider);
-    const user = await this.deps.users.update(projectId, localId, (u) => ({ ...u, lastLoginAt: now }), () => [refresh.mutation]);
+    const refresh = this.deps.tokens.newRefreshToken(projectId, account, authTime, provider);
+    const user = await this.deps.users.update(projectId, account.localId, (u) => ({ ...u, lastLoginAt: now }), () => [refresh.mutation]);
     return { user, tokens: await this.tokensFor(projectId, user, authTime, provider, refresh.token) };
   }
 
@@ -141,12 +141,20 @@ export class SessionService {
     if (!request.grant_type) throw authError('MISSING_GRANT_TYPE');
     if (request.grant_type !== 'refresh_token') throw authError('INVALID_GRANT_TYPE');
     if (!request.refresh_token) throw authError('MISSING_REFRESH_TOKEN');
-    const record = await this.deps.tokens.findRefreshToken(hashRefreshToken(request.refresh_token));
+    const tokenHash = hashRefreshToken(request.refresh_token);
+    const record = await this.deps.tokens.findRefreshToken(tokenHash);
     if (!record) throw authError('INVALID_REFRESH_TOKEN');
     const user = await this.deps.users.get(record.projectId, record.localId);
-    if (!user) throw authError('USER_NOT_FOUND');
+    // A dead token answers once with the reason (the SDK signs its user out on these codes), then is dropped.
+    if (!user || user.createdAt !== record.userCreatedAt) {
+      await this.deps.tokens.forgetRefreshToken(tokenHash);
+      throw authError('USER_NOT_FOUND');
+    }
+    if (record.issuedAt < user.validSince) {
+      await this.deps.tokens.forgetRefreshToken(tokenHash);
+      throw authError('TOKEN_EXPIRED');
+    }
     if (user.disabled) throw authError('USER_DISABLED');
-    if (record.issuedAt < user.validSince) throw authError('TOKEN_EXPIRED');
     const idToken = await this.deps.tokens.signIdToken(record.projectId, user, record.authTime, record.signInProvider);
     return { projectId: record.projectId, user, idToken, refreshToken: request.refresh_token, expiresIn: String(idTokenLifetimeSeconds) };
   }

@@ -56,6 +56,10 @@ export class TokenService {
     return this.store.getRefreshToken(tokenHash);
   }
 
+  forgetRefreshToken(tokenHash: string): Promise<void> {
+    return this.store.commit([{ kind: 'deleteRefreshToken', tokenHash }]);
+  }
+
   async signIdToken(projectId: string, user: UserRecord, authTime: number, signInProvider: SignInProvider, now = nowSeconds()): Promise<string> {
     const identities: Record<string, string[]> = {};
     if (user.email) identities.email = [user.email];
@@ -117,12 +121,13 @@ export class TokenService {
   }
 
   /** A new opaque refresh token and the mutation that stores its hash. */
-  newRefreshToken(projectId: string, localId: string, authTime: number, signInProvider: SignInProvider): { token: string; mutation: Mutation } {
+  newRefreshToken(projectId: string, user: Pick<UserRecord, 'localId' | 'createdAt'>, authTime: number, signInProvider: SignInProvider): { token: string; mutation: Mutation } {
     const token = `${randomBytes(32).toString('base64url')}`;
     const record: RefreshTokenRecord = {
       tokenHash: hashRefreshToken(token),
       projectId,
-      localId,
+      localId: user.localId,
+      userCreatedAt: user.createdAt,
       issuedAt: nowSeconds(),
       authTime,
       signInProvider,

@@ -19,6 +19,7 @@ const migrations: string[] = [
     token_hash TEXT PRIMARY KEY,
     project_id TEXT NOT NULL,
     local_id TEXT NOT NULL,
+    user_created_at INTEGER NOT NULL,
     issued_at INTEGER NOT NULL,
     auth_time INTEGER NOT NULL,
     sign_in_provider TEXT NOT NULL

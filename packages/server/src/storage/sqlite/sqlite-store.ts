@@ -19,6 +19,7 @@ interface TokenRow {
   token_hash: string;
   project_id: string;
   local_id: string;
+  user_created_at: number;
   issued_at: number;
   auth_time: number;
   sign_in_provider: string;
@@ -65,9 +66,9 @@ export class SqliteStore implements Store {
       deleteAllTokens: db.prepare('DELETE FROM refresh_tokens WHERE project_id = ?'),
       getToken: db.prepare<[string], TokenRow>('SELECT * FROM refresh_tokens WHERE token_hash = ?'),
       insertToken: db.prepare(
-        'INSERT INTO refresh_tokens (token_hash, project_id, local_id, issued_at, auth_time, sign_in_provider) VALUES (?, ?, ?, ?, ?, ?)',
+        'INSERT INTO refresh_tokens (token_hash, project_id, local_id, user_created_at, issued_at, auth_time, sign_in_provider) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
-      deleteTokensOf: db.prepare('DELETE FROM refresh_tokens WHERE project_id = ? AND local_id = ?'),
+      deleteToken: db.prepare('DELETE FROM refresh_tokens WHERE token_hash = ?'),
       getProject: db.prepare<[string], ProjectRow>('SELECT * FROM projects WHERE project_id = ?'),
       listProjects: db.prepare<[], ProjectRow>('SELECT * FROM projects ORDER BY project_id'),
       putProject: db.prepare(
@@ -103,6 +104,7 @@ export class SqliteStore implements Store {
       tokenHash: row.token_hash,
       projectId: row.project_id,
       localId: row.local_id,
+      userCreatedAt: row.user_created_at,
       issuedAt: row.issued_at,
       authTime: row.auth_time,
       signInProvider: row.sign_in_provider,
@@ -154,17 +156,16 @@ export class SqliteStore implements Store {
       }
       case 'deleteUser':
         s.deleteUser.run(m.projectId, m.localId);
-        s.deleteTokensOf.run(m.projectId, m.localId);
         return;
       case 'deleteAllUsers':
         s.deleteAllUsers.run(m.projectId);
         s.deleteAllTokens.run(m.projectId);
         return;
       case 'insertRefreshToken':
-        s.insertToken.run(m.token.tokenHash, m.token.projectId, m.token.localId, m.token.issuedAt, m.token.authTime, m.token.signInProvider);
+        s.insertToken.run(m.token.tokenHash, m.token.projectId, m.token.localId, m.token.userCreatedAt, m.token.issuedAt, m.token.authTime, m.token.signInProvider);
         return;
-      case 'deleteRefreshTokensOf':
-        s.deleteTokensOf.run(m.projectId, m.localId);
+      case 'deleteRefreshToken':
+        s.deleteToken.run(m.tokenHash);
         return;
       case 'putProject':
         s.putProject.run(m.project.projectId, m.project.config);

@@ -1,0 +1,119 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { defaultOptions, type HearthOptions } from '../../packages/server/src/config.js';
+import { createHearth, createLogger, type Hearth } from '../../packages/server/src/server.js';
+
+export const repoRoot = resolve(import.meta.dirname, '../..');
+
+export interface TestHearth {
+  hearth: Hearth;
+  /** http://127.0.0.1:PORT */
+  url: string;
+  /** 127.0.0.1:PORT, for FIREBASE_AUTH_EMULATOR_HOST */
+  hostPort: string;
+  projectId: string;
+  apiKey: string;
+  adminKey: string;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+export function tempDataDir(): string {
+  return mkdtempSync(join(tmpdir(), 'hearth-test-'));
+}
+
+/** Starts Hearth in this process on a free port with a fresh data folder. */
+export async function startHearth(overrides: Partial<HearthOptions> = {}): Promise<TestHearth> {
+  const dataDir = overrides.dataDir ?? tempDataDir();
+  const options = defaultOptions({ port: 0, dataDir, dev: true, defaultProjectId: 'demo-test', logLevel: 'silent', webRoot: undefined, ...overrides });
+  const hearth = await createHearth(options, createLogger(options.logLevel));
+  const url = await hearth.listen();
+  return {
+    hearth,
+    url,
+    hostPort: url.replace('http://', ''),
+    projectId: options.defaultProjectId,
+    apiKey: hearth.defaultApiKey,
+    adminKey: hearth.adminKey,
+    dataDir,
+    async close() {
+      await hearth.close();
+      if (!overrides.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface SpawnedHearth {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `hearth start` as its own process, as a user would, and waits for /healthz. */
+export async function spawnHearth(args: string[], env: NodeJS.ProcessEnv = {}): Promise<SpawnedHearth> {
+  const portIndex = args.indexOf('--port');
+  const port = portIndex >= 0 ? args[portIndex + 1] : '9000';
+  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'packages/server/src/main.ts'), 'start', ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`hearth exited early (${child.exitCode}):\n${output}`);
+    try {
+      const response = await fetch(`${url}/healthz`);
+      if (response.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`hearth did not become healthy:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    child,
+    url,
+    output: () => output,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** POSTs JSON and returns status and parsed body. */
+export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // leave as text; the caller's assertion will show it
+  }
+  return { status: response.status, body: parsed };
+}
