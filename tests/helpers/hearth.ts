@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { Logger } from 'pino';
 import { defaultOptions, type HearthOptions } from '../../packages/server/src/config.js';
 import { createHearth, createLogger, type Hearth } from '../../packages/server/src/server.js';
 
@@ -25,10 +26,10 @@ export function tempDataDir(): string {
 }
 
 /** Starts Hearth in this process on a free port with a fresh data folder. */
-export async function startHearth(overrides: Partial<HearthOptions> = {}): Promise<TestHearth> {
+export async function startHearth(overrides: Partial<HearthOptions> = {}, logger?: Logger): Promise<TestHearth> {
   const dataDir = overrides.dataDir ?? tempDataDir();
   const options = defaultOptions({ port: 0, dataDir, dev: true, defaultProjectId: 'demo-test', logLevel: 'silent', webRoot: undefined, ...overrides });
-  const hearth = await createHearth(options, createLogger(options.logLevel));
+  const hearth = await createHearth(options, logger ?? createLogger(options.logLevel));
   const url = await hearth.listen();
   return {
     hearth,
