@@ -10,6 +10,23 @@ function port(value: string): number {
   return n;
 }
 
+function count(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('a whole number of 1 or more');
+  return n;
+}
+
+interface StartFlags {
+  port: number;
+  host: string;
+  data: string;
+  dev: boolean;
+  project: string;
+  logLevel: string;
+  maxFailedSignins: number;
+  recentLogin: number;
+}
+
 const program = new Command('hearth').description('Self-hostable identity server and document database for Firebase SDK apps');
 
 program
@@ -21,7 +38,10 @@ program
   .option('--dev', 'development mode: any API key is accepted and `Bearer owner` is an admin', false)
   .option('--project <id>', 'default project id (the web app and unknown keys in --dev use it)', 'demo-hearth')
   .option('--log-level <level>', 'pino log level', 'info')
-  .action(async (flags: { port: number; host: string; data: string; dev: boolean; project: string; logLevel: string }) => {
+  .option('--max-failed-signins <n>', 'failed password sign-ins per account in 15 minutes before too-many-requests', count, 10)
+  .option('--recent-login <seconds>', 'how recent a sign-in must be to change email or password or delete the account', count, 300)
+  .action(async (flags: StartFlags) => {
+    const defaults = defaultOptions();
     const options = defaultOptions({
       port: flags.port,
       host: flags.host,
@@ -29,22 +49,28 @@ program
       dev: flags.dev,
       defaultProjectId: flags.project,
       logLevel: flags.logLevel,
+      recentLoginSeconds: flags.recentLogin,
+      accountThrottle: { ...defaults.accountThrottle, maxFailures: flags.maxFailedSignins },
+      addressThrottle: { ...defaults.addressThrottle, maxFailures: flags.maxFailedSignins * 10 },
       ...(process.env.HEARTH_ADMIN_KEY ? { adminKey: process.env.HEARTH_ADMIN_KEY } : {}),
     });
     const logger = createLogger(options.logLevel);
     const hearth = await createHearth(options, logger);
     const url = await hearth.listen();
-    logger.info(
-      {
-        url,
-        webApp: `${url}/`,
-        project: options.defaultProjectId,
-        apiKey: hearth.defaultApiKey,
-        adminKeyFile: process.env.HEARTH_ADMIN_KEY ? '(from HEARTH_ADMIN_KEY)' : join(options.dataDir, 'admin-key'),
-        dev: options.dev,
-        connect: `connectAuthEmulator(auth, '${url}', { disableWarnings: true }); firebase-admin: FIREBASE_AUTH_EMULATOR_HOST=${url.replace('http://', '')}`,
-      },
-      'Hearth is serving',
+    logger.info({ url, project: options.defaultProjectId, dev: options.dev }, 'Hearth is serving');
+    const adminKeyFrom = process.env.HEARTH_ADMIN_KEY ? 'HEARTH_ADMIN_KEY' : join(options.dataDir, 'admin-key');
+    process.stderr.write(
+      [
+        '',
+        `  Hearth is serving ${url}${options.dev ? '  (dev mode)' : ''}`,
+        `    web app        ${url}/`,
+        `    project        ${options.defaultProjectId}   API key ${hearth.defaultApiKey}`,
+        `    admin key      in ${adminKeyFrom}`,
+        `    connect        connectAuthEmulator(auth, '${url}', { disableWarnings: true })`,
+        `    firebase-admin FIREBASE_AUTH_EMULATOR_HOST=${url.replace('http://', '')} (with --dev)`,
+        '',
+        '',
+      ].join('\n'),
     );
     let stopping = false;
     const stop = (signal: string) => {
