@@ -1,0 +1,110 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defaultOptions } from '../packages/server/src/config.js';
+import { createHearth, type Hearth } from '../packages/server/src/server.js';
+
+export interface BenchUser {
+  email: string;
+  password: string;
+  localId: string;
+  idToken: string;
+  refreshToken: string;
+}
+
+export interface BenchHearth {
+  hearth: Hearth;
+  url: string;
+  apiKey: string;
+  close(): Promise<void>;
+}
+
+/** Hearth in this process, on a free port, with a temporary data folder and throttles out of the way. */
+export async function startBenchHearth(): Promise<BenchHearth> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-bench-'));
+  try {
+    const options = defaultOptions({
+      port: 0,
+      dataDir,
+      dev: true,
+      logLevel: 'silent',
+      webRoot: undefined,
+      accountThrottle: { maxFailures: 1e9, windowMs: 1 },
+      addressThrottle: { maxFailures: 1e9, windowMs: 1 },
+    });
+    const hearth = await createHearth(options);
+    const url = await hearth.listen();
+    return {
+      hearth,
+      url,
+      apiKey: hearth.defaultApiKey,
+      async close() {
+        try {
+          await hearth.close();
+        } finally {
+          rmSync(dataDir, { recursive: true, force: true });
+        }
+      },
+    };
+  } catch (error) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+type Json = Record<string, unknown>;
+
+/** POSTs and insists on a 2xx JSON answer. */
+export async function post(url: string, body: string, contentType: string): Promise<Json> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': contentType }, body });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`POST ${url.split('?')[0]} answered ${response.status}: ${text}`);
+  return JSON.parse(text) as Json;
+}
+
+function text(json: Json, field: string): string {
+  const value = json[field];
+  if (typeof value !== 'string' || value === '') throw new Error(`response lacks "${field}": ${JSON.stringify(json)}`);
+  return value;
+}
+
+/** Signs `count` users up, `concurrency` at a time. */
+export async function createUsers(target: BenchHearth, count: number, concurrency: number): Promise<BenchUser[]> {
+  const users: BenchUser[] = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < count; i = next++) {
+      const email = `bench-${i}@example.com`;
+      const password = `bench-password-${i}`;
+      const json = await post(`${target.url}/identitytoolkit.googleapis.com/v1/accounts:signUp?key=${target.apiKey}`, JSON.stringify({ email, password, returnSecureToken: true }), 'application/json');
+      users[i] = { email, password, localId: text(json, 'localId'), idToken: text(json, 'idToken'), refreshToken: text(json, 'refreshToken') };
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return users;
+}
+
+export const paths = {
+  signIn: (apiKey: string) => `/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=${apiKey}`,
+  refresh: (apiKey: string) => `/securetoken.googleapis.com/v1/token?key=${apiKey}`,
+  lookup: (apiKey: string) => `/identitytoolkit.googleapis.com/v1/accounts:lookup?key=${apiKey}`,
+};
+
+export const bodies = {
+  signIn: (user: BenchUser) => JSON.stringify({ email: user.email, password: user.password, returnSecureToken: true }),
+  refresh: (user: BenchUser) => new URLSearchParams({ grant_type: 'refresh_token', refresh_token: user.refreshToken }).toString(),
+  lookup: (user: BenchUser) => JSON.stringify({ idToken: user.idToken }),
+};
+
+/** One request of each kind, checked by content, so the load runs hit working endpoints. */
+export async function smokeTest(target: BenchHearth, user: BenchUser): Promise<void> {
+  const signIn = await post(target.url + paths.signIn(target.apiKey), bodies.signIn(user), 'application/json');
+  if (text(signIn, 'localId') !== user.localId) throw new Error('signInWithPassword answered another user');
+  text(signIn, 'idToken');
+  const refresh = await post(target.url + paths.refresh(target.apiKey), bodies.refresh(user), 'application/x-www-form-urlencoded');
+  if (text(refresh, 'user_id') !== user.localId) throw new Error('token refresh answered another user');
+  text(refresh, 'id_token');
+  const lookup = await post(target.url + paths.lookup(target.apiKey), bodies.lookup(user), 'application/json');
+  const found = lookup.users;
+  if (!Array.isArray(found) || found.length !== 1 || (found[0] as Json).localId !== user.localId) throw new Error(`lookup answered ${JSON.stringify(lookup)}`);
+}
