@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import type { OobLifetimes } from './auth/core/oob-codes.js';
 import type { ThrottleLimits } from './auth/core/throttle.js';
 
 export interface HearthOptions {
@@ -18,6 +19,13 @@ export interface HearthOptions {
   recentLoginSeconds: number;
   accountThrottle: ThrottleLimits;
   addressThrottle: ThrottleLimits;
+  /** Action mails per recipient address. */
+  mailThrottle: ThrottleLimits;
+  oobLifetimes: OobLifetimes;
+  /** Deliver mail by SMTP (`smtp://user:pass@host:port`); without it mail goes to the outbox. */
+  smtpUrl?: string;
+  /** The origin action links point at; defaults to the address Hearth listens on. */
+  publicUrl?: string;
 }
 
 export const defaultWebRoot = resolve(import.meta.dirname, '../../web/dist');
@@ -34,6 +42,8 @@ export function defaultOptions(overrides: Partial<HearthOptions> = {}): HearthOp
     recentLoginSeconds: 5 * 60,
     accountThrottle: { maxFailures: 10, windowMs: 15 * 60_000 },
     addressThrottle: { maxFailures: 100, windowMs: 15 * 60_000 },
+    mailThrottle: { maxFailures: 10, windowMs: 60 * 60_000 },
+    oobLifetimes: { defaultMs: 3600_000, emailSignInMs: 6 * 3600_000 },
     ...overrides,
   };
 }

@@ -25,6 +25,8 @@ interface StartFlags {
   logLevel: string;
   maxFailedSignins: number;
   recentLogin: number;
+  smtpUrl?: string;
+  publicUrl?: string;
 }
 
 const program = new Command('hearth').description('Self-hostable identity server and document database for Firebase SDK apps');
@@ -39,6 +41,8 @@ program
   .option('--project <id>', 'default project id (the web app and unknown keys in --dev use it)', 'demo-hearth')
   .option('--log-level <level>', 'pino log level', 'info')
   .option('--max-failed-signins <n>', 'failed password sign-ins per account in 15 minutes before too-many-requests', count, 10)
+  .option('--smtp-url <url>', 'deliver mail by SMTP, e.g. smtp://user:pass@mail.example:587 (or HEARTH_SMTP_URL); otherwise mail goes to the outbox')
+  .option('--public-url <url>', 'the origin action links in mails point at (default: the listening address)')
   .option('--recent-login <seconds>', 'how recent a sign-in must be to change email or password or delete the account', count, 300)
   .action(async (flags: StartFlags) => {
     const defaults = defaultOptions();
@@ -50,6 +54,8 @@ program
       defaultProjectId: flags.project,
       logLevel: flags.logLevel,
       recentLoginSeconds: flags.recentLogin,
+      ...(flags.smtpUrl || process.env.HEARTH_SMTP_URL ? { smtpUrl: flags.smtpUrl ?? process.env.HEARTH_SMTP_URL } : {}),
+      ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}),
       accountThrottle: { ...defaults.accountThrottle, maxFailures: flags.maxFailedSignins },
       addressThrottle: { ...defaults.addressThrottle, maxFailures: flags.maxFailedSignins * 10 },
       ...(process.env.HEARTH_ADMIN_KEY ? { adminKey: process.env.HEARTH_ADMIN_KEY } : {}),

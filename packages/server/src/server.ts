@@ -6,7 +6,12 @@ import pino, { type Logger } from 'pino';
 import { registerAdminRoutes } from './auth/api/admin-routes.js';
 import { CallerResolver } from './auth/api/caller.js';
 import { registerIdentityRoutes } from './auth/api/identity-routes.js';
+import { registerActionRoutes } from './auth/api/action-routes.js';
 import { registerTokenRoutes } from './auth/api/token-routes.js';
+import { ActionCodeService } from './auth/core/action-codes.js';
+import { ActionMailer } from './auth/core/action-mail.js';
+import { OobCodes } from './auth/core/oob-codes.js';
+import { MailDelivery } from './auth/mail/mailer.js';
 import { AccountService } from './auth/core/accounts.js';
 import { AdminAccountService } from './auth/core/admin-accounts.js';
 import type { AuthDeps } from './auth/core/auth-context.js';
@@ -60,12 +65,22 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     options: { recentLoginSeconds: options.recentLoginSeconds },
   };
   const sessions = new SessionService(deps);
-  const accounts = new AccountService(deps, sessions);
   const admin = new AdminAccountService(store);
+  const oobCodes = new OobCodes(store, options.oobLifetimes);
+  const mail = new MailDelivery(store, { ...(options.smtpUrl ? { smtpUrl: options.smtpUrl } : {}), keepInOutbox: options.dev }, logger);
+  let publicUrl = options.publicUrl ?? '';
+  const mailer = new ActionMailer(deps, oobCodes, mail, new FailureThrottle(options.mailThrottle), { publicUrl: () => publicUrl }, logger);
+  const actions = new ActionCodeService(deps, oobCodes, sessions, mailer);
+  const accounts = new AccountService(deps, sessions, (caller, user, oldEmail) =>
+    void projects.config(caller.projectId).then((config) => mailer.recoverEmailLater(caller, user, oldEmail, config)),
+  );
+  const sweep = setInterval(() => void oobCodes.sweep().catch((err: unknown) => logger.error({ err }, 'code sweep failed')), 3600_000);
+  sweep.unref();
 
   const app = await createHttpApp(logger);
   app.get('/healthz', async () => ({ status: 'ok' }));
-  registerIdentityRoutes(app, { sessions, accounts, projects, callers });
+  registerIdentityRoutes(app, { sessions, accounts, actions, projects, callers });
+  registerActionRoutes(app, { mailer, actions, callers, mail, store, dev: options.dev });
   registerAdminRoutes(app, { sessions, accounts, admin, projects, callers });
   registerTokenRoutes(app, sessions, callers, keys);
   await registerWebRoutes(app, options.webRoot, projects);
@@ -83,14 +98,18 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : options.port;
       hearth.url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
+      publicUrl ||= hearth.url;
       return hearth.url;
     },
     async close() {
       if (closed) return;
       closed = true;
       clearInterval(rotation);
-      // Fastify finishes in-flight requests first; only then is the store closed.
+      clearInterval(sweep);
+      // Fastify finishes in-flight requests first, then mails being issued; only then is the store closed.
       await app.close();
+      await mailer.drain();
+      mail.close();
       await store.close();
     },
   };

@@ -37,6 +37,16 @@ const catalogue = {
   INVALID_LOGIN_CREDENTIALS: 400, // auth/invalid-credential (email enumeration protection on)
   USER_DISABLED: 400, // auth/user-disabled
   CREDENTIAL_TOO_OLD_LOGIN_AGAIN: 400, // auth/requires-recent-login
+  // action codes (email links)
+  MISSING_REQ_TYPE: 400,
+  INVALID_REQ_TYPE: 400, // auth/invalid-req-type
+  MISSING_OOB_CODE: 400,
+  INVALID_OOB_CODE: 400, // auth/invalid-action-code
+  EXPIRED_OOB_CODE: 400, // auth/expired-action-code
+  UNAUTHORIZED_DOMAIN: 400, // auth/unauthorized-continue-uri
+  MISSING_NEW_EMAIL: 400,
+  RESET_PASSWORD_EXCEED_LIMIT: 400, // auth/too-many-requests
+  QUOTA_EXCEEDED: 400, // auth/quota-exceeded
   // tokens
   INVALID_ID_TOKEN: 400, // auth/invalid-user-token
   TOKEN_EXPIRED: 400, // auth/user-token-expired

@@ -32,6 +32,8 @@ export interface UserRecord {
   createdAt: number;
   lastLoginAt?: number;
   lastRefreshAt?: number;
+  /** Signed in (or verified) through an email link: counts as the password provider without a password. */
+  emailLinkSignin?: boolean;
   /** Seconds since the epoch; tokens issued before it are revoked. */
   validSince: number;
   /** Optimistic concurrency: bumped on every write. */
@@ -52,6 +54,40 @@ export interface RefreshTokenRecord {
   signInProvider: string;
 }
 
+export type OobRequestType = 'PASSWORD_RESET' | 'VERIFY_EMAIL' | 'EMAIL_SIGNIN' | 'VERIFY_AND_CHANGE_EMAIL' | 'RECOVER_EMAIL';
+
+/** An action code (email link). Only its hash is kept; the code itself lives in the mail. */
+export interface OobCodeRecord {
+  codeHash: string;
+  projectId: string;
+  requestType: OobRequestType;
+  /** The address the code was sent to (for VERIFY_AND_CHANGE_EMAIL, the current one). */
+  email: string;
+  /** VERIFY_AND_CHANGE_EMAIL: the address to change to. RECOVER_EMAIL: the address to undo. */
+  newEmail?: string;
+  localId?: string;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+  expiresAt: number;
+  /** The account's passwordUpdatedAt when issued: a password change kills the code. */
+  passwordUpdatedAt?: number;
+}
+
+/** A message handed to the outbox: kept in the store so developers and tests can follow links. */
+export interface OutboxMessage {
+  id: number;
+  projectId: string;
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+  requestType: OobRequestType;
+  oobCode: string;
+  oobLink: string;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+}
+
 export interface ProjectRecord {
   projectId: string;
   /** JSON configuration; its shape belongs to the auth domain. */
@@ -67,9 +103,15 @@ export type Mutation =
   | { kind: 'deleteAllUsers'; projectId: string }
   | { kind: 'insertRefreshToken'; token: RefreshTokenRecord }
   | { kind: 'deleteRefreshToken'; tokenHash: string }
-  | { kind: 'putProject'; project: ProjectRecord };
+  | { kind: 'putProject'; project: ProjectRecord }
+  | { kind: 'insertOobCode'; code: OobCodeRecord }
+  /** Fails with a `code-used` conflict when the code is already gone: codes are single use. */
+  | { kind: 'deleteOobCode'; codeHash: string }
+  | { kind: 'deleteExpiredOobCodes'; expiredBefore: number }
+  | { kind: 'insertOutboxMessage'; message: Omit<OutboxMessage, 'id'> }
+  | { kind: 'clearOutbox'; projectId: string };
 
-export type ConflictReason = 'email-taken' | 'local-id-taken' | 'version-mismatch' | 'not-found';
+export type ConflictReason = 'email-taken' | 'local-id-taken' | 'version-mismatch' | 'code-used';
 
 /** Raised by `commit` when a precondition fails; nothing of the commit is applied. */
 export class StoreConflict extends Error {
@@ -91,6 +133,9 @@ export interface Store {
   listUsers(projectId: string, limit: number, afterLocalId?: string): Promise<UserPage>;
   getRefreshToken(tokenHash: string): Promise<RefreshTokenRecord | undefined>;
   getProject(projectId: string): Promise<ProjectRecord | undefined>;
+  getOobCode(codeHash: string): Promise<OobCodeRecord | undefined>;
+  /** Newest last. */
+  listOutbox(projectId: string, limit: number): Promise<OutboxMessage[]>;
   listProjects(): Promise<ProjectRecord[]>;
   /** Applies every mutation or none, durably, before resolving. */
   commit(mutations: Mutation[]): Promise<void>;

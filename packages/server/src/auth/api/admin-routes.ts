@@ -78,6 +78,7 @@ type ConfigPatch = Partial<{
   authorizedDomains: string[];
   emailPrivacyConfig: Partial<ProjectConfig['emailPrivacyConfig']>;
   apiKeys: string[];
+  mail: Partial<ProjectConfig['mail']>;
 }>;
 
 const boolean = { type: 'boolean' };
@@ -97,6 +98,11 @@ const configPatchBody = {
     authorizedDomains: { type: 'array', items: { type: 'string', maxLength: 253 }, maxItems: 100 },
     emailPrivacyConfig: { type: 'object', additionalProperties: false, properties: { enableImprovedEmailPrivacy: boolean } },
     apiKeys: { type: 'array', items: { type: 'string', minLength: 8, maxLength: 128 }, maxItems: 20 },
+    mail: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { projectName: { type: 'string', minLength: 1, maxLength: 100 }, from: { type: 'string', minLength: 3, maxLength: 320, pattern: '^[^\\r\\n]+$' } },
+    },
   },
 };
 
@@ -105,7 +111,16 @@ function applyConfigPatch(current: ProjectConfig, patch: ConfigPatch, updateMask
   const paths = updateMask ? updateMask.split(',').map((p) => p.trim()) : undefined;
   const wanted = (path: string) => (paths ? paths.some((p) => p === path || path.startsWith(`${p}.`)) : true);
   const next: ProjectConfig = structuredClone(current);
-  const known = ['signIn.email.enabled', 'signIn.email.passwordRequired', 'signIn.anonymous.enabled', 'authorizedDomains', 'emailPrivacyConfig.enableImprovedEmailPrivacy', 'apiKeys'];
+  const known = [
+    'signIn.email.enabled',
+    'signIn.email.passwordRequired',
+    'signIn.anonymous.enabled',
+    'authorizedDomains',
+    'emailPrivacyConfig.enableImprovedEmailPrivacy',
+    'apiKeys',
+    'mail.projectName',
+    'mail.from',
+  ];
   for (const path of paths ?? []) {
     if (!known.some((k) => k === path || k.startsWith(`${path}.`))) throw requestErrors.invalidArgument(`Unknown field in updateMask: ${path}`);
   }
@@ -117,6 +132,8 @@ function applyConfigPatch(current: ProjectConfig, patch: ConfigPatch, updateMask
     next.emailPrivacyConfig.enableImprovedEmailPrivacy = patch.emailPrivacyConfig.enableImprovedEmailPrivacy;
   }
   if (wanted('apiKeys') && patch.apiKeys) next.apiKeys = patch.apiKeys;
+  if (wanted('mail.projectName') && patch.mail?.projectName !== undefined) next.mail.projectName = patch.mail.projectName;
+  if (wanted('mail.from') && patch.mail?.from !== undefined) next.mail.from = patch.mail.from;
   return next;
 }
 

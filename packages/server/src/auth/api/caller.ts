@@ -32,19 +32,19 @@ export class CallerResolver {
     const isAdmin = this.isAdmin(request);
     const key = apiKeyOf(request);
     if (key === undefined) {
-      if (isAdmin) return { projectId: this.projects.defaultProjectId, isAdmin, clientIp: request.ip };
+      if (isAdmin) return { projectId: this.projects.defaultProjectId, isAdmin, clientIp: request.ip, ...locale(request) };
       throw new ApiError(403, 'The request is missing a valid API key.', 'PERMISSION_DENIED');
     }
     const projectId = this.projects.projectForApiKey(key);
     if (projectId === undefined) throw authError('INVALID_API_KEY');
-    return { projectId, isAdmin, clientIp: request.ip };
+    return { projectId, isAdmin, clientIp: request.ip, apiKey: key, ...locale(request) };
   }
 
   /** For `/projects/{projectId}/...` calls: administrators only. */
   fromPath(request: FastifyRequest, projectId: string): Caller {
     const isAdmin = this.isAdmin(request);
     if (!isAdmin) throw authError('ADMIN_ONLY_OPERATION');
-    return { projectId, isAdmin, clientIp: request.ip };
+    return { projectId, isAdmin, clientIp: request.ip, ...locale(request) };
   }
 
   /** A key is checked but names no project (the token endpoint: the refresh token does). */
@@ -54,6 +54,11 @@ export class CallerResolver {
     if (key === undefined) throw new ApiError(403, 'The request is missing a valid API key.', 'PERMISSION_DENIED');
     if (!this.projects.isApiKeyAccepted(projectId, key)) throw authError('INVALID_API_KEY');
   }
+}
+
+function locale(request: FastifyRequest): { languageCode?: string } {
+  const header = request.headers['x-firebase-locale'];
+  return typeof header === 'string' && /^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$/.test(header) ? { languageCode: header } : {};
 }
 
 function apiKeyOf(request: FastifyRequest): string | undefined {

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ActionCodeService } from '../core/action-codes.js';
 import type { AccountService } from '../core/accounts.js';
 import type { ProjectDirectory } from '../core/project-config.js';
 import type {
@@ -19,6 +20,7 @@ import * as schemas from './schemas.js';
 export interface IdentityServices {
   sessions: SessionService;
   accounts: AccountService;
+  actions: ActionCodeService;
   projects: ProjectDirectory;
   callers: CallerResolver;
 }
@@ -42,7 +44,7 @@ function refuseTenant(body: { tenantId?: unknown }): void {
 
 /** The client-facing account calls, on their v1 paths and their legacy v3 names. */
 export function registerIdentityRoutes(app: FastifyInstance, services: IdentityServices): void {
-  const { sessions, accounts, projects, callers } = services;
+  const { sessions, accounts, actions, projects, callers } = services;
   const endpoints: Endpoint[] = [
     { v1: 'signUp', v3: 'signupNewUser', schema: schemas.signUpBody, handle: async (c, b: SignUpRequest) => signUpResponse(await sessions.signUp(c, b)) },
     {
@@ -52,7 +54,13 @@ export function registerIdentityRoutes(app: FastifyInstance, services: IdentityS
       handle: async (c, b: SignInWithPasswordRequest) => signInResponse(await sessions.signInWithPassword(c, b)),
     },
     { v1: 'lookup', v3: 'getAccountInfo', schema: schemas.lookupBody, handle: async (c, b: LookupRequest) => lookupResponse(await accounts.lookup(c, b)) },
-    { v1: 'update', v3: 'setAccountInfo', schema: schemas.updateBody, handle: async (c, b: UpdateRequest) => updateResponse(await accounts.update(c, b)) },
+    {
+      v1: 'update',
+      v3: 'setAccountInfo',
+      schema: schemas.updateBody,
+      handle: async (c, b: UpdateRequest) =>
+        b.oobCode !== undefined ? updateResponse({ user: await actions.apply(c, b.oobCode) }) : updateResponse(await accounts.update(c, b)),
+    },
     {
       v1: 'delete',
       v3: 'deleteAccount',

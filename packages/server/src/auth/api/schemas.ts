@@ -92,6 +92,32 @@ export const createAuthUriBody = body({
   customParameter: ignored,
 });
 
+export const sendOobCodeBody = body({
+  requestType: string,
+  email: string,
+  idToken: string,
+  newEmail: string,
+  continueUrl: string,
+  canHandleCodeInApp: boolean,
+  returnOobLink: boolean,
+  iOSBundleId: ignored,
+  iOSAppStoreId: ignored,
+  androidPackageName: ignored,
+  androidInstallApp: ignored,
+  androidMinimumVersionCode: ignored,
+  androidMinimumVersion: ignored,
+  dynamicLinkDomain: ignored,
+  linkDomain: ignored,
+  captchaResp: ignored,
+  userIp: ignored,
+  challenge: ignored,
+  kind: ignored,
+});
+
+export const resetPasswordBody = body({ oobCode: string, newPassword: string, email: string, oldPassword: ignored });
+
+export const emailLinkSignInBody = body({ email: string, oobCode: string, idToken: string, returnSecureToken: ignored });
+
 export const batchDeleteBody = body({ localIds: strings, force: boolean });
 
 /**

@@ -42,7 +42,7 @@ export function toAccountInfo(user: UserRecord): AccountInfo {
 export function withDerivedProviders(user: UserRecord): UserRecord {
   const others = user.providerUserInfo.filter((p) => p.providerId !== 'password' && p.providerId !== 'phone');
   const derived: ProviderUserInfo[] = [];
-  if (user.passwordHash && user.email) {
+  if ((user.passwordHash || user.emailLinkSignin) && user.email) {
     const entry: ProviderUserInfo = { providerId: 'password', rawId: user.email, federatedId: user.email, email: user.email };
     if (user.displayName) entry.displayName = user.displayName;
     if (user.photoUrl) entry.photoUrl = user.photoUrl;
@@ -56,6 +56,7 @@ export function withDerivedProviders(user: UserRecord): UserRecord {
 export function signInMethods(user: UserRecord): string[] {
   const methods: string[] = [];
   if (user.passwordHash) methods.push('password');
+  if (user.emailLinkSignin) methods.push('emailLink');
   for (const p of user.providerUserInfo) if (p.providerId !== 'password' && p.providerId !== 'phone') methods.push(p.providerId);
   return methods;
 }

@@ -24,10 +24,14 @@ export interface CreateAuthUriResult {
 }
 
 /** Reading, changing and deleting accounts, by their owner (ID token) or an administrator. */
+export type EmailChangedHook = (caller: Caller, user: UserRecord, oldEmail: string) => void;
+
 export class AccountService {
   constructor(
     private readonly deps: AuthDeps,
     private readonly sessions: SessionService,
+    /** Told when an owner changed their email directly, to mail the old address a way back. */
+    private readonly onEmailChanged: EmailChangedHook = () => undefined,
   ) {}
 
   async lookup(caller: Caller, request: LookupRequest): Promise<UserRecord[]> {
@@ -57,7 +61,7 @@ export class AccountService {
       request.phoneNumber !== undefined ||
       (request.localId !== undefined && request.idToken === undefined);
     if (adminFields) requireAdmin(caller);
-    if (request.oobCode !== undefined) throw authError('OPERATION_NOT_ALLOWED', 'Action codes are not supported yet.');
+    if (request.oobCode !== undefined) throw authError('INVALID_OOB_CODE'); // applied by ActionCodeService
 
     let localId: string;
     let signInProvider = 'password';
@@ -87,10 +91,12 @@ export class AccountService {
     const issuesTokens = owner !== undefined && !caller.isAdmin && (request.returnSecureToken === true || email !== undefined || passwordHash !== undefined);
     const refresh = issuesTokens ? this.deps.tokens.newRefreshToken(caller.projectId, owner!, Math.floor(now / 1000), signInProvider) : undefined;
 
+    let previousEmail: string | undefined;
     const user = await this.deps.users.update(
       caller.projectId,
       localId,
       (current) => {
+        previousEmail = current.email;
         const next: UserRecord = { ...current, providerUserInfo: [...current.providerUserInfo] };
         if (email !== undefined && email !== current.email) {
           next.email = email;
@@ -129,6 +135,7 @@ export class AccountService {
       },
       () => (refresh ? [refresh.mutation] : []),
     );
+    if (owner && !caller.isAdmin && previousEmail && user.email && previousEmail !== user.email) this.onEmailChanged(caller, user, previousEmail);
     if (!refresh) return { user };
     const tokens = await this.sessions.tokensFor(caller.projectId, user, Math.floor(now / 1000), signInProvider, refresh.token);
     return { user, tokens };

@@ -14,15 +14,20 @@ export interface ProjectConfig {
   emailPrivacyConfig: { enableImprovedEmailPrivacy: boolean };
   /** Browser API keys that name this project; requests carry one as `?key=`. */
   apiKeys: string[];
+  /** How action mails present the project. */
+  mail: { projectName: string; from: string };
 }
 
-export function defaultProjectConfig(): ProjectConfig {
+export function defaultProjectConfig(projectId: string): ProjectConfig {
   return {
-    signIn: { email: { enabled: true, passwordRequired: true }, anonymous: { enabled: true } },
+    // passwordRequired: false is Identity Platform's switch for email-link sign-in; on, so the
+    // "send me a sign-in link" flow works out of the box through the outbox.
+    signIn: { email: { enabled: true, passwordRequired: false }, anonymous: { enabled: true } },
     authorizedDomains: ['localhost', '127.0.0.1'],
     // New Firebase projects have had email enumeration protection on since 2023.
     emailPrivacyConfig: { enableImprovedEmailPrivacy: true },
     apiKeys: [`hearth-${randomBytes(16).toString('base64url')}`],
+    mail: { projectName: projectId, from: `"${projectId}" <noreply@${projectId}.hearth.localhost>` },
   };
 }
 
@@ -36,6 +41,7 @@ function withDefaults(stored: Partial<ProjectConfig>, defaults: ProjectConfig): 
     authorizedDomains: stored.authorizedDomains ?? defaults.authorizedDomains,
     emailPrivacyConfig: { ...defaults.emailPrivacyConfig, ...stored.emailPrivacyConfig },
     apiKeys: stored.apiKeys ?? defaults.apiKeys,
+    mail: { ...defaults.mail, ...stored.mail },
   };
 }
 
@@ -55,7 +61,7 @@ export class ProjectDirectory {
 
   async load(): Promise<void> {
     for (const project of await this.store.listProjects()) {
-      this.remember(project.projectId, withDefaults(JSON.parse(project.config) as Partial<ProjectConfig>, defaultProjectConfig()));
+      this.remember(project.projectId, withDefaults(JSON.parse(project.config) as Partial<ProjectConfig>, defaultProjectConfig(project.projectId)));
     }
     await this.config(this.defaultProjectId);
   }
@@ -64,7 +70,7 @@ export class ProjectDirectory {
   async config(projectId: string): Promise<ProjectConfig> {
     const known = this.configs.get(projectId);
     if (known) return known;
-    const config = defaultProjectConfig();
+    const config = defaultProjectConfig(projectId);
     await this.save(projectId, config);
     return config;
   }

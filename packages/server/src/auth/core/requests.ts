@@ -71,9 +71,36 @@ export interface BatchDeleteRequest {
   force?: boolean;
 }
 
+export interface SendOobCodeRequest {
+  requestType?: string;
+  email?: string;
+  idToken?: string;
+  newEmail?: string;
+  continueUrl?: string;
+  canHandleCodeInApp?: boolean;
+  /** Administrators: answer with the link instead of mailing it. */
+  returnOobLink?: boolean;
+}
+
+export interface ResetPasswordRequest {
+  oobCode?: string;
+  newPassword?: string;
+  email?: string;
+}
+
+export interface EmailLinkSignInRequest {
+  email?: string;
+  oobCode?: string;
+  idToken?: string;
+}
+
 /** Who is calling: the project their key or path names, and whether they hold the admin credential. */
 export interface Caller {
   projectId: string;
   isAdmin: boolean;
   clientIp: string;
+  /** The API key the request carried, for links mailed back to the same app. */
+  apiKey?: string;
+  /** From `X-Firebase-Locale`: the language of mails sent on this request. */
+  languageCode?: string;
 }

@@ -78,5 +78,6 @@ function translateConflict(error: unknown): unknown {
   if (!(error instanceof StoreConflict)) return error;
   if (error.reason === 'email-taken') return authError('EMAIL_EXISTS');
   if (error.reason === 'local-id-taken') return authError('DUPLICATE_LOCAL_ID');
+  if (error.reason === 'code-used') return authError('INVALID_OOB_CODE');
   return authError('TOO_MANY_ATTEMPTS_TRY_LATER', 'The account is being changed by another request; try again.');
 }

@@ -31,6 +31,23 @@ const migrations: string[] = [
     config TEXT NOT NULL
   ) WITHOUT ROWID;
   `,
+  `
+  CREATE TABLE oob_codes (
+    code_hash TEXT PRIMARY KEY,
+    project_id TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    record TEXT NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX oob_codes_expiry ON oob_codes (expires_at);
+
+  CREATE TABLE outbox (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    project_id TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    message TEXT NOT NULL
+  );
+  CREATE INDEX outbox_project ON outbox (project_id, id);
+  `,
 ];
 
 export function migrate(db: Database): void {

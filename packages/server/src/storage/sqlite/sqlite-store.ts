@@ -4,6 +4,8 @@ import { dirname } from 'node:path';
 import {
   StoreConflict,
   type Mutation,
+  type OobCodeRecord,
+  type OutboxMessage,
   type ProjectRecord,
   type RefreshTokenRecord,
   type Store,
@@ -71,6 +73,15 @@ export class SqliteStore implements Store {
       deleteToken: db.prepare('DELETE FROM refresh_tokens WHERE token_hash = ?'),
       getProject: db.prepare<[string], ProjectRow>('SELECT * FROM projects WHERE project_id = ?'),
       listProjects: db.prepare<[], ProjectRow>('SELECT * FROM projects ORDER BY project_id'),
+      getOobCode: db.prepare<[string], { record: string }>('SELECT record FROM oob_codes WHERE code_hash = ?'),
+      insertOobCode: db.prepare('INSERT INTO oob_codes (code_hash, project_id, expires_at, record) VALUES (?, ?, ?, ?)'),
+      deleteOobCode: db.prepare('DELETE FROM oob_codes WHERE code_hash = ?'),
+      deleteExpiredOobCodes: db.prepare('DELETE FROM oob_codes WHERE expires_at < ?'),
+      listOutbox: db.prepare<[string, number], { id: number; message: string }>(
+        'SELECT id, message FROM (SELECT id, message FROM outbox WHERE project_id = ? ORDER BY id DESC LIMIT ?) ORDER BY id',
+      ),
+      insertOutbox: db.prepare('INSERT INTO outbox (project_id, created_at, message) VALUES (?, ?, ?)'),
+      clearOutbox: db.prepare('DELETE FROM outbox WHERE project_id = ?'),
       putProject: db.prepare(
         'INSERT INTO projects (project_id, config) VALUES (?, ?) ON CONFLICT (project_id) DO UPDATE SET config = excluded.config',
       ),
@@ -114,6 +125,15 @@ export class SqliteStore implements Store {
   async getProject(projectId: string): Promise<ProjectRecord | undefined> {
     const row = this.statements.getProject.get(projectId);
     return row && { projectId: row.project_id, config: row.config };
+  }
+
+  async getOobCode(codeHash: string): Promise<OobCodeRecord | undefined> {
+    const row = this.statements.getOobCode.get(codeHash);
+    return row ? (JSON.parse(row.record) as OobCodeRecord) : undefined;
+  }
+
+  async listOutbox(projectId: string, limit: number): Promise<OutboxMessage[]> {
+    return this.statements.listOutbox.all(projectId, limit).map((row) => ({ ...(JSON.parse(row.message) as Omit<OutboxMessage, 'id'>), id: row.id }));
   }
 
   async listProjects(): Promise<ProjectRecord[]> {
@@ -169,6 +189,21 @@ export class SqliteStore implements Store {
         return;
       case 'putProject':
         s.putProject.run(m.project.projectId, m.project.config);
+        return;
+      case 'insertOobCode':
+        s.insertOobCode.run(m.code.codeHash, m.code.projectId, m.code.expiresAt, JSON.stringify(m.code));
+        return;
+      case 'deleteOobCode':
+        if (s.deleteOobCode.run(m.codeHash).changes !== 1) throw new StoreConflict('code-used');
+        return;
+      case 'deleteExpiredOobCodes':
+        s.deleteExpiredOobCodes.run(m.expiredBefore);
+        return;
+      case 'insertOutboxMessage':
+        s.insertOutbox.run(m.message.projectId, m.message.createdAt, JSON.stringify(m.message));
+        return;
+      case 'clearOutbox':
+        s.clearOutbox.run(m.projectId);
         return;
     }
   }

@@ -1,0 +1,80 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ActionCodeService } from '../core/action-codes.js';
+import type { ActionMailer } from '../core/action-mail.js';
+import type { Caller, EmailLinkSignInRequest, ResetPasswordRequest, SendOobCodeRequest } from '../core/requests.js';
+import type { MailDelivery } from '../mail/mailer.js';
+import type { Store } from '../../storage/store.js';
+import { authError } from '../errors.js';
+import type { CallerResolver } from './caller.js';
+import * as schemas from './schemas.js';
+
+export interface ActionServices {
+  mailer: ActionMailer;
+  actions: ActionCodeService;
+  callers: CallerResolver;
+  mail: MailDelivery;
+  store: Store;
+  /** In dev mode the emulator's oobCodes list is open, as the Firebase emulator's is. */
+  dev: boolean;
+}
+
+const v1 = '/identitytoolkit.googleapis.com/v1';
+const v3 = '/www.googleapis.com/identitytoolkit/v3/relyingparty';
+const maxOutbox = 500;
+
+function bodyOf(request: FastifyRequest): Record<string, unknown> {
+  const body = schemas.withoutNulls(request.body as Record<string, unknown>);
+  if (body.tenantId) throw authError('UNSUPPORTED_TENANT_OPERATION');
+  return body;
+}
+
+/** Email actions: send a code, check or use it, sign in by link; and the outbox for developers. */
+export function registerActionRoutes(app: FastifyInstance, services: ActionServices): void {
+  const { mailer, actions, callers, store } = services;
+
+  const send = async (caller: Caller, request: FastifyRequest) => {
+    const result = await mailer.send(caller, bodyOf(request) as SendOobCodeRequest);
+    return { kind: 'identitytoolkit#GetOobConfirmationCodeResponse', ...result };
+  };
+  const sendOptions = { schema: { body: schemas.sendOobCodeBody } };
+  app.post(`${v1}/accounts::sendOobCode`, sendOptions, (request) => send(callers.fromApiKey(request), request));
+  app.post(`${v3}/getOobConfirmationCode`, sendOptions, (request) => send(callers.fromApiKey(request), request));
+  app.post(`${v1}/projects/:projectId/accounts::sendOobCode`, { schema: { params: schemas.projectPathParams, body: schemas.sendOobCodeBody } }, (request) =>
+    send(callers.fromPath(request, (request.params as { projectId: string }).projectId), request),
+  );
+
+  const resetPassword = async (request: FastifyRequest) => {
+    const info = await actions.resetPassword(callers.fromApiKey(request), bodyOf(request) as ResetPasswordRequest);
+    return { kind: 'identitytoolkit#ResetPasswordResponse', ...info };
+  };
+  app.post(`${v1}/accounts::resetPassword`, { schema: { body: schemas.resetPasswordBody } }, resetPassword);
+  app.post(`${v3}/resetPassword`, { schema: { body: schemas.resetPasswordBody } }, resetPassword);
+
+  const emailLink = async (request: FastifyRequest) => {
+    const { user, tokens, isNewUser } = await actions.signInWithEmailLink(callers.fromApiKey(request), bodyOf(request) as EmailLinkSignInRequest);
+    return { kind: 'identitytoolkit#EmailLinkSigninResponse', localId: user.localId, email: user.email, isNewUser, ...tokens };
+  };
+  app.post(`${v1}/accounts::signInWithEmailLink`, { schema: { body: schemas.emailLinkSignInBody } }, emailLink);
+  app.post(`${v3}/emailLinkSignin`, { schema: { body: schemas.emailLinkSignInBody } }, emailLink);
+
+  // What the Firebase emulator serves at this path, so its test helpers and the SDK's own suites work.
+  app.get('/emulator/v1/projects/:projectId/oobCodes', { schema: { params: schemas.projectPathParams } }, async (request) => {
+    const { projectId } = request.params as { projectId: string };
+    if (!services.dev) callers.fromPath(request, projectId);
+    const messages = await store.listOutbox(projectId, maxOutbox);
+    return { oobCodes: messages.map((m) => ({ email: m.to, requestType: m.requestType, oobCode: m.oobCode, oobLink: m.oobLink })) };
+  });
+
+  const outboxPath = '/hearth/v1/projects/:projectId/outbox';
+  app.get(outboxPath, { schema: { params: schemas.projectPathParams } }, async (request) => {
+    const { projectId } = request.params as { projectId: string };
+    callers.fromPath(request, projectId);
+    return { messages: await store.listOutbox(projectId, maxOutbox), delivery: services.mail.usesOutbox ? 'outbox' : 'smtp' };
+  });
+  app.delete(outboxPath, { schema: { params: schemas.projectPathParams } }, async (request) => {
+    const { projectId } = request.params as { projectId: string };
+    callers.fromPath(request, projectId);
+    await store.commit([{ kind: 'clearOutbox', projectId }]);
+    return {};
+  });
+}

@@ -1,0 +1,132 @@
+import type { OobRequestType, UserRecord } from '../../storage/store.js';
+import { authError } from '../errors.js';
+import type { ActionMailer } from './action-mail.js';
+import { authenticate, type AuthDeps } from './auth-context.js';
+import type { OobCodes } from './oob-codes.js';
+import { hashPassword } from './passwords.js';
+import type { Caller, EmailLinkSignInRequest, ResetPasswordRequest } from './requests.js';
+import type { SessionService, SessionTokens } from './sessions.js';
+import { newLocalId } from './user-repository.js';
+import { requireEmail, requireNewPassword } from './validation.js';
+
+export interface CodeInfo {
+  requestType: OobRequestType;
+  email: string;
+  newEmail?: string;
+}
+
+export interface EmailLinkResult {
+  user: UserRecord;
+  tokens: SessionTokens;
+  isNewUser: boolean;
+}
+
+/** Using action codes: check one, reset a password, apply a verification or change, sign in by link. */
+export class ActionCodeService {
+  constructor(
+    private readonly deps: AuthDeps,
+    private readonly codes: OobCodes,
+    private readonly sessions: SessionService,
+    private readonly mailer: ActionMailer,
+  ) {}
+
+  /** resetPassword with only an oobCode: what the code is for, without using it (checkActionCode). */
+  async inspect(caller: Caller, oobCode: string | undefined): Promise<CodeInfo> {
+    const { record } = await this.codes.find(caller.projectId, oobCode);
+    // For a recovery, `email` is the address being restored and `newEmail` the one it replaces.
+    const info: CodeInfo = { requestType: record.requestType, email: record.email };
+    if (record.newEmail !== undefined) info.newEmail = record.newEmail;
+    return info;
+  }
+
+  async resetPassword(caller: Caller, request: ResetPasswordRequest): Promise<CodeInfo> {
+    if (request.newPassword === undefined) return this.inspect(caller, request.oobCode);
+    const { record, user } = await this.codes.find(caller.projectId, request.oobCode);
+    if (record.requestType !== 'PASSWORD_RESET' || !user) throw authError('INVALID_OOB_CODE');
+    if (user.disabled) throw authError('USER_DISABLED');
+    const passwordHash = await hashPassword(requireNewPassword(request.newPassword));
+    const now = Date.now();
+    await this.deps.users.update(
+      caller.projectId,
+      user.localId,
+      // Following the mailed link proves the address; the reset signs out every session.
+      (u) => ({ ...u, passwordHash, passwordUpdatedAt: now, emailVerified: true, validSince: Math.floor(now / 1000) }),
+      () => [this.codes.consume(record)],
+    );
+    return { requestType: 'PASSWORD_RESET', email: record.email };
+  }
+
+  /** accounts:update with an oobCode (applyActionCode): verify an email, change it, or undo a change. */
+  async apply(caller: Caller, oobCode: string): Promise<UserRecord> {
+    const { record, user } = await this.codes.find(caller.projectId, oobCode);
+    if (!user) throw authError('INVALID_OOB_CODE');
+    if (user.disabled) throw authError('USER_DISABLED');
+    const now = Date.now();
+    const consume = () => [this.codes.consume(record)];
+    switch (record.requestType) {
+      case 'VERIFY_EMAIL':
+        return this.deps.users.update(caller.projectId, user.localId, (u) => ({ ...u, emailVerified: true }), consume);
+      case 'VERIFY_AND_CHANGE_EMAIL': {
+        const oldEmail = user.email;
+        const changed = await this.deps.users.update(
+          caller.projectId,
+          user.localId,
+          (u) => ({ ...u, email: record.newEmail!, emailVerified: true, validSince: Math.floor(now / 1000) }),
+          consume,
+        );
+        if (oldEmail) this.mailer.recoverEmailLater(caller, changed, oldEmail, await this.deps.projects.config(caller.projectId));
+        return changed;
+      }
+      case 'RECOVER_EMAIL':
+        return this.deps.users.update(
+          caller.projectId,
+          user.localId,
+          (u) => ({ ...u, email: record.email, emailVerified: true, validSince: Math.floor(now / 1000) }),
+          consume,
+        );
+      default:
+        throw authError('INVALID_OOB_CODE');
+    }
+  }
+
+  /** signInWithEmailLink / emailLinkSignin: sign in, sign up, or (with an ID token) link the address. */
+  async signInWithEmailLink(caller: Caller, request: EmailLinkSignInRequest): Promise<EmailLinkResult> {
+    const email = requireEmail(request.email);
+    const { record } = await this.codes.find(caller.projectId, request.oobCode);
+    if (record.requestType !== 'EMAIL_SIGNIN') throw authError('INVALID_OOB_CODE');
+    if (record.email !== email) throw authError('INVALID_EMAIL', 'The email provided does not match the sign-in email address.');
+    const config = await this.deps.projects.config(caller.projectId);
+    if (config.signIn.email.passwordRequired || !config.signIn.email.enabled) throw authError('OPERATION_NOT_ALLOWED');
+    const now = Date.now();
+    const authTime = Math.floor(now / 1000);
+    const verified = (u: UserRecord): UserRecord => ({ ...u, email, emailVerified: true, emailLinkSignin: true, lastLoginAt: now });
+
+    let account: UserRecord | undefined;
+    if (request.idToken !== undefined) {
+      account = (await authenticate(this.deps, caller, request.idToken)).user;
+      const owner = await this.deps.users.getByEmail(caller.projectId, email);
+      if (owner && owner.localId !== account.localId) throw authError('EMAIL_EXISTS');
+    } else {
+      account = await this.deps.users.getByEmail(caller.projectId, email);
+      if (account?.disabled) throw authError('USER_DISABLED');
+    }
+
+    if (account) {
+      const refresh = this.deps.tokens.newRefreshToken(caller.projectId, account, authTime, 'password');
+      const user = await this.deps.users.update(caller.projectId, account.localId, verified, () => [this.codes.consume(record), refresh.mutation]);
+      return { user, tokens: await this.sessions.tokensFor(caller.projectId, user, authTime, 'password', refresh.token), isNewUser: false };
+    }
+    const fresh = verified({
+      localId: newLocalId(),
+      emailVerified: true,
+      providerUserInfo: [],
+      disabled: false,
+      createdAt: now,
+      validSince: authTime,
+      version: 1,
+    });
+    const refresh = this.deps.tokens.newRefreshToken(caller.projectId, fresh, authTime, 'password');
+    const user = await this.deps.users.insert(caller.projectId, fresh, [this.codes.consume(record), refresh.mutation]);
+    return { user, tokens: await this.sessions.tokensFor(caller.projectId, user, authTime, 'password', refresh.token), isNewUser: true };
+  }
+}

@@ -1,0 +1,187 @@
+import type { Logger } from 'pino';
+import type { OobRequestType, UserRecord } from '../../storage/store.js';
+import { authError } from '../errors.js';
+import type { MailDelivery } from '../mail/mailer.js';
+import { pickLanguage, renderMail } from '../mail/templates.js';
+import { authenticate, requireRecentLogin, type AuthDeps } from './auth-context.js';
+import { modeFor, type OobCodes } from './oob-codes.js';
+import type { ProjectConfig } from './project-config.js';
+import type { Caller, SendOobCodeRequest } from './requests.js';
+import type { FailureThrottle } from './throttle.js';
+import { requireEmail } from './validation.js';
+
+const requestTypes = new Set<OobRequestType>(['PASSWORD_RESET', 'VERIFY_EMAIL', 'EMAIL_SIGNIN', 'VERIFY_AND_CHANGE_EMAIL']);
+
+export interface SendResult {
+  email: string;
+  /** Only for administrators who asked for the link instead of a mail. */
+  oobLink?: string;
+  oobCode?: string;
+}
+
+interface Planned {
+  requestType: OobRequestType;
+  /** Where the mail goes. */
+  recipient: string;
+  /** The account's current address (what the code is bound to). */
+  email: string;
+  user: UserRecord | undefined;
+  newEmail?: string;
+  /** Nothing to send, but answer as if there were (enumeration protection). */
+  silent: boolean;
+}
+
+export interface ActionMailOptions {
+  /** The origin links point at (`--public-url`); never taken from a request's Host header. */
+  publicUrl: () => string;
+}
+
+/** sendOobCode / getOobConfirmationCode: issues an action code and mails its link. */
+export class ActionMailer {
+  private readonly pending = new Set<Promise<void>>();
+
+  constructor(
+    private readonly deps: AuthDeps,
+    private readonly codes: OobCodes,
+    private readonly mail: MailDelivery,
+    private readonly sendThrottle: FailureThrottle,
+    private readonly options: ActionMailOptions,
+    private readonly logger: Logger,
+  ) {}
+
+  async send(caller: Caller, request: SendOobCodeRequest): Promise<SendResult> {
+    if (!request.requestType) throw authError('MISSING_REQ_TYPE');
+    if (!requestTypes.has(request.requestType as OobRequestType)) throw authError('INVALID_REQ_TYPE');
+    if (request.returnOobLink && !caller.isAdmin) throw authError('ADMIN_ONLY_OPERATION');
+    const config = await this.deps.projects.config(caller.projectId);
+    const continueUrl = checkContinueUrl(request, config);
+    const plan = await this.plan(caller, request as SendOobCodeRequest & { requestType: OobRequestType }, config);
+
+    // Throttled per recipient whether or not an account exists, so the limit tells nothing either.
+    if (!request.returnOobLink) {
+      const key = `${caller.projectId}\u0000${plan.recipient}`;
+      if (this.sendThrottle.isBlocked(key)) throw authError(plan.requestType === 'PASSWORD_RESET' ? 'RESET_PASSWORD_EXCEED_LIMIT' : 'QUOTA_EXCEEDED');
+      this.sendThrottle.recordFailure(key);
+    }
+    const work = () => this.issueAndDeliver(caller, plan, config, continueUrl, !request.returnOobLink);
+    // With enumeration protection on, the answer must not wait on work only a real account causes.
+    if (config.emailPrivacyConfig.enableImprovedEmailPrivacy && !request.returnOobLink) {
+      this.inBackground(work);
+      return { email: plan.email };
+    }
+    const issued = await work();
+    return request.returnOobLink && issued ? { email: plan.email, oobLink: issued.link, oobCode: issued.code } : { email: plan.email };
+  }
+
+  /** Mails an email-change recovery link to the old address (after a change was applied). */
+  recoverEmailLater(caller: Caller, user: UserRecord, oldEmail: string, config: ProjectConfig): void {
+    const plan: Planned = { requestType: 'RECOVER_EMAIL', recipient: oldEmail, email: oldEmail, newEmail: user.email!, user, silent: false };
+    this.inBackground(() => this.issueAndDeliver(caller, plan, config, undefined, true));
+  }
+
+  /** Waits for mails still being issued (shutdown loses nothing). */
+  async drain(): Promise<void> {
+    while (this.pending.size) await Promise.allSettled([...this.pending]);
+  }
+
+  private async plan(caller: Caller, request: SendOobCodeRequest & { requestType: OobRequestType }, config: ProjectConfig): Promise<Planned> {
+    const { users } = this.deps;
+    const privacy = config.emailPrivacyConfig.enableImprovedEmailPrivacy && !caller.isAdmin;
+    switch (request.requestType) {
+      case 'PASSWORD_RESET': {
+        const email = requireEmail(request.email);
+        const user = await users.getByEmail(caller.projectId, email);
+        if (!user && !privacy) throw authError('EMAIL_NOT_FOUND');
+        if (user?.disabled && !privacy) throw authError('USER_DISABLED');
+        return { requestType: 'PASSWORD_RESET', recipient: email, email, user, silent: !user || user.disabled };
+      }
+      case 'EMAIL_SIGNIN': {
+        if (config.signIn.email.passwordRequired || !config.signIn.email.enabled) throw authError('OPERATION_NOT_ALLOWED');
+        if (!request.continueUrl) throw authError('MISSING_CONTINUE_URI');
+        const email = requireEmail(request.email);
+        const user = await users.getByEmail(caller.projectId, email);
+        if (user?.disabled && !privacy) throw authError('USER_DISABLED');
+        return { requestType: 'EMAIL_SIGNIN', recipient: email, email, user: undefined, silent: user?.disabled === true };
+      }
+      case 'VERIFY_EMAIL': {
+        const user = await this.subject(caller, request);
+        if (!user.email) throw authError('MISSING_EMAIL');
+        return { requestType: 'VERIFY_EMAIL', recipient: user.email, email: user.email, user, silent: false };
+      }
+      case 'VERIFY_AND_CHANGE_EMAIL': {
+        const user = await this.subject(caller, request, true);
+        if (!request.newEmail) throw authError('MISSING_NEW_EMAIL');
+        const newEmail = requireEmail(request.newEmail);
+        if (await users.getByEmail(caller.projectId, newEmail)) throw authError('EMAIL_EXISTS');
+        return { requestType: 'VERIFY_AND_CHANGE_EMAIL', recipient: newEmail, email: user.email ?? '', newEmail, user, silent: false };
+      }
+      default:
+        throw authError('INVALID_REQ_TYPE');
+    }
+  }
+
+  /** The account a verification concerns: the ID token's owner, or for administrators an email. */
+  private async subject(caller: Caller, request: SendOobCodeRequest, sensitive = false): Promise<UserRecord> {
+    if (request.idToken !== undefined || !caller.isAdmin) {
+      const { claims, user } = await authenticate(this.deps, caller, request.idToken);
+      if (sensitive && claims.firebase.sign_in_provider !== 'anonymous') requireRecentLogin(this.deps, claims);
+      return user;
+    }
+    const user = await this.deps.users.getByEmail(caller.projectId, requireEmail(request.email));
+    if (!user) throw authError('EMAIL_NOT_FOUND');
+    return user;
+  }
+
+  private async issueAndDeliver(caller: Caller, plan: Planned, config: ProjectConfig, continueUrl: string | undefined, mailIt: boolean): Promise<{ code: string; link: string } | undefined> {
+    if (plan.silent) return undefined;
+    const issued = this.codes.issue(caller.projectId, plan.requestType, plan.email, plan.user, plan.newEmail);
+    await this.codes.save(issued);
+    const language = pickLanguage(caller.languageCode);
+    const link = this.linkFor(plan.requestType, issued.code, caller, config, language, continueUrl);
+    if (mailIt) {
+      const content = renderMail({
+        requestType: plan.requestType,
+        language,
+        projectName: config.mail.projectName,
+        email: plan.requestType === 'RECOVER_EMAIL' ? plan.newEmail! : plan.recipient,
+        link,
+      });
+      await this.mail.deliver({ ...content, from: config.mail.from, to: plan.recipient, projectId: caller.projectId, requestType: plan.requestType, oobCode: issued.code, oobLink: link });
+    }
+    return { code: issued.code, link };
+  }
+
+  private linkFor(requestType: OobRequestType, code: string, caller: Caller, config: ProjectConfig, language: string, continueUrl: string | undefined): string {
+    const url = new URL('/__/auth/action', this.options.publicUrl());
+    url.searchParams.set('mode', modeFor[requestType]);
+    url.searchParams.set('oobCode', code);
+    url.searchParams.set('apiKey', caller.apiKey ?? config.apiKeys[0] ?? '');
+    url.searchParams.set('lang', language);
+    if (continueUrl) url.searchParams.set('continueUrl', continueUrl);
+    return url.toString();
+  }
+
+  private inBackground(work: () => Promise<unknown>): void {
+    const job = work().then(
+      () => undefined,
+      (err: unknown) => this.logger.error({ err: { message: (err as Error).message } }, 'action mail failed'),
+    );
+    this.pending.add(job);
+    void job.finally(() => this.pending.delete(job));
+  }
+}
+
+/** continueUrl must be an absolute http(s) URL on one of the project's authorized domains. */
+function checkContinueUrl(request: SendOobCodeRequest, config: ProjectConfig): string | undefined {
+  if (request.continueUrl === undefined || request.continueUrl === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(request.continueUrl);
+  } catch {
+    throw authError('INVALID_CONTINUE_URI');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw authError('INVALID_CONTINUE_URI');
+  if (!config.authorizedDomains.map((d) => d.toLowerCase()).includes(url.hostname.toLowerCase())) throw authError('UNAUTHORIZED_DOMAIN');
+  return url.toString();
+}
+
