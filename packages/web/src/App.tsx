@@ -1,0 +1,91 @@
+import type { Auth } from 'firebase/auth';
+import { signOut } from 'firebase/auth';
+import { useState } from 'react';
+import { BrowserRouter, Link, NavLink, Route, Routes, useNavigate } from 'react-router';
+import { AuthProvider, useAuthState } from './auth-context';
+import { ErrorAlert } from './components/ErrorAlert';
+import { Account } from './pages/Account';
+import { Home } from './pages/Home';
+import { SignIn } from './pages/SignIn';
+import { SignUp } from './pages/SignUp';
+
+export function App({ auth }: { auth: Auth }) {
+  return (
+    <AuthProvider auth={auth}>
+      {/* Plain (non-transition) navigation, so leaving a page and signing out land in one predictable order. */}
+      <BrowserRouter useTransitions={false}>
+        <Header />
+        <main>
+          <Pages />
+        </main>
+      </BrowserRouter>
+    </AuthProvider>
+  );
+}
+
+function Pages() {
+  const { user } = useAuthState();
+  if (user === undefined) return <p className="loading">Loading…</p>;
+  return (
+    <Routes>
+      <Route path="/" element={<Home />} />
+      <Route path="/signup" element={<SignUp />} />
+      <Route path="/signin" element={<SignIn />} />
+      <Route path="/account" element={<Account />} />
+      <Route path="*" element={<NotFound />} />
+    </Routes>
+  );
+}
+
+function Header() {
+  const { auth, user } = useAuthState();
+  const navigate = useNavigate();
+  const [error, setError] = useState<unknown>(null);
+  async function onSignOut() {
+    setError(null);
+    // Leave first: a page that needs a user would otherwise see it vanish and send us to /signin.
+    await navigate('/');
+    try {
+      await signOut(auth);
+    } catch (caught: unknown) {
+      setError(caught);
+    }
+  }
+  return (
+    <header>
+      <Link to="/" className="brand">
+        Hearth
+      </Link>
+      <nav aria-label="Main">
+        <NavLink to="/" end>
+          Home
+        </NavLink>
+        {user ? (
+          <>
+            <NavLink to="/account">Account</NavLink>
+            <button type="button" onClick={() => void onSignOut()}>
+              Sign out
+            </button>
+          </>
+        ) : user === null ? (
+          <>
+            <NavLink to="/signin">Sign in</NavLink>
+            <NavLink to="/signup">Create account</NavLink>
+          </>
+        ) : null}
+      </nav>
+      <ErrorAlert error={error} />
+    </header>
+  );
+}
+
+function NotFound() {
+  return (
+    <section>
+      <h1>Page not found</h1>
+      <p>
+        <Link to="/">Go home</Link>
+      </p>
+    </section>
+  );
+}

@@ -1,0 +1,40 @@
+/** Plain sentences for the Auth SDK's error codes. Every message the UI shows comes from here. */
+const messages: Record<string, string> = {
+  'auth/invalid-email': 'That email address is not valid.',
+  'auth/missing-email': 'Please enter your email address.',
+  'auth/missing-password': 'Please enter your password.',
+  'auth/weak-password': 'That password is too weak. Use at least 6 characters.',
+  'auth/email-already-in-use': 'An account with that email address already exists.',
+  'auth/wrong-password': 'Wrong password.',
+  'auth/invalid-credential': 'Wrong email or password.',
+  'auth/invalid-login-credentials': 'Wrong email or password.',
+  'auth/user-not-found': 'There is no account with that email address.',
+  'auth/user-disabled': 'This account has been disabled.',
+  'auth/too-many-requests': 'Too many attempts. Please wait a while and try again.',
+  'auth/requires-recent-login': 'For your security, please sign in again before doing that.',
+  'auth/operation-not-allowed': 'Signing in with email and password is turned off for this site.',
+  'auth/network-request-failed': 'Could not reach the server. Check your connection and try again.',
+  'auth/invalid-api-key': 'This site is set up with an API key the server does not accept.',
+  'auth/api-key-not-valid.-please-pass-a-valid-api-key.': 'This site is set up with an API key the server does not accept.',
+  'auth/admin-restricted-operation': 'New accounts cannot be created here right now.',
+  'auth/user-token-expired': 'Your session has expired. Please sign in again.',
+  'auth/invalid-user-token': 'Your session is no longer valid. Please sign in again.',
+  'auth/user-mismatch': 'That password belongs to a different account.',
+  'auth/quota-exceeded': 'The server is busy. Please try again later.',
+  'auth/internal-error': 'Something went wrong on the server. Please try again.',
+  'auth/password-does-not-meet-requirements': 'That password does not meet this site’s password rules.',
+};
+
+const fallback = 'Something went wrong. Please try again.';
+
+function codeOf(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null || !('code' in error)) return undefined;
+  const code = (error as { code: unknown }).code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** A sentence for a FirebaseError (or anything thrown); never the raw code. */
+export function describeAuthError(error: unknown): string {
+  const code = codeOf(error);
+  return (code !== undefined && messages[code.toLowerCase()]) || fallback;
+}

@@ -1,0 +1,155 @@
+import {
+  EmailAuthProvider,
+  deleteUser,
+  reauthenticateWithCredential,
+  signOut,
+  updatePassword,
+  updateProfile,
+  type User,
+} from 'firebase/auth';
+import { useState } from 'react';
+import { Navigate, useLocation, useNavigate } from 'react-router';
+import { useAuthState } from '../auth-context';
+import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
+import { Field } from '../components/Field';
+import { useAction } from '../components/useAction';
+
+/** Sensitive changes need a fresh sign-in: prove the password again first. */
+async function reauthenticate(user: User, password: string): Promise<void> {
+  await reauthenticateWithCredential(user, EmailAuthProvider.credential(user.email ?? '', password));
+}
+
+export function Account() {
+  const { user } = useAuthState();
+  const location = useLocation();
+  // Set while the account is being deleted: the user then vanishes on purpose, so go home.
+  const [deleting, setDeleting] = useState(false);
+  if (user === undefined) return <p>Loading…</p>;
+  if (user === null) return deleting ? <Navigate to="/" replace /> : <Navigate to="/signin" replace state={{ from: location.pathname }} />;
+  return (
+    <section>
+      <h1>Your account</h1>
+      <dl className="facts">
+        <dt>Email</dt>
+        <dd data-testid="account-email">{user.email}</dd>
+        <dt>Display name</dt>
+        <dd data-testid="account-name">{user.displayName || '(none)'}</dd>
+        <dt>User ID</dt>
+        <dd data-testid="account-uid">
+          <code>{user.uid}</code>
+        </dd>
+      </dl>
+      <NameForm user={user} />
+      <PasswordForm user={user} />
+      <DeleteForm user={user} onDeleting={setDeleting} />
+      <SignOutSection />
+    </section>
+  );
+}
+
+function NameForm({ user }: { user: User }) {
+  const { refresh } = useAuthState();
+  const [name, setName] = useState(user.displayName ?? '');
+  const [done, setDone] = useState<string | null>(null);
+  const { busy, error, onSubmit } = useAction(async () => {
+    setDone(null);
+    const trimmed = name.trim();
+    await updateProfile(user, { displayName: trimmed || null });
+    refresh();
+    setDone(trimmed ? 'Your name was saved.' : 'Your name was removed.');
+  });
+  return (
+    <section className="card" aria-labelledby="name-heading">
+      <h2 id="name-heading">Display name</h2>
+      <form onSubmit={onSubmit}>
+        <Field label="Display name" type="text" autoComplete="name" value={name} onChange={setName} />
+        <ErrorAlert error={error} />
+        <StatusMessage>{done}</StatusMessage>
+        <button type="submit" disabled={busy}>
+          Save name
+        </button>
+      </form>
+    </section>
+  );
+}
+
+function PasswordForm({ user }: { user: User }) {
+  const [current, setCurrent] = useState('');
+  const [next, setNext] = useState('');
+  const [done, setDone] = useState<string | null>(null);
+  const { busy, error, onSubmit } = useAction(async () => {
+    setDone(null);
+    await reauthenticate(user, current);
+    await updatePassword(user, next);
+    setCurrent('');
+    setNext('');
+    setDone('Your password was changed.');
+  });
+  return (
+    <section className="card" aria-labelledby="password-heading">
+      <h2 id="password-heading">Password</h2>
+      <form onSubmit={onSubmit}>
+        <Field label="Current password" type="password" autoComplete="current-password" required value={current} onChange={setCurrent} />
+        <Field label="New password" type="password" autoComplete="new-password" required value={next} onChange={setNext} />
+        <ErrorAlert error={error} />
+        <StatusMessage>{done}</StatusMessage>
+        <button type="submit" disabled={busy}>
+          Change password
+        </button>
+      </form>
+    </section>
+  );
+}
+
+function DeleteForm({ user, onDeleting }: { user: User; onDeleting: (deleting: boolean) => void }) {
+  const [password, setPassword] = useState('');
+  const [confirmed, setConfirmed] = useState(false);
+  const { busy, error, onSubmit } = useAction(async () => {
+    await reauthenticate(user, password);
+    onDeleting(true);
+    try {
+      // On success the user signs out, and Account's guard sends us home.
+      await deleteUser(user);
+    } catch (error: unknown) {
+      onDeleting(false);
+      throw error;
+    }
+  });
+  return (
+    <section className="card danger" aria-labelledby="delete-heading">
+      <h2 id="delete-heading">Delete account</h2>
+      <form onSubmit={onSubmit}>
+        <p>This removes your account for good. It cannot be undone.</p>
+        <Field label="Password" type="password" autoComplete="current-password" required value={password} onChange={setPassword} />
+        <label className="choice">
+          <input type="checkbox" checked={confirmed} onChange={(event) => setConfirmed(event.target.checked)} />I understand my account will be deleted
+        </label>
+        <ErrorAlert error={error} />
+        <button type="submit" className="danger" disabled={busy || !confirmed}>
+          Delete account
+        </button>
+      </form>
+    </section>
+  );
+}
+
+function SignOutSection() {
+  const { auth } = useAuthState();
+  const navigate = useNavigate();
+  const { busy, error, onSubmit } = useAction(async () => {
+    // Leave first, or the account page's guard would send us to /signin.
+    await navigate('/');
+    await signOut(auth);
+  });
+  return (
+    <section className="card" aria-labelledby="signout-heading">
+      <h2 id="signout-heading">Sign out</h2>
+      <form onSubmit={onSubmit}>
+        <ErrorAlert error={error} />
+        <button type="submit" disabled={busy}>
+          Sign out
+        </button>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,28 @@
+import { Link } from 'react-router';
+import { useAuthState } from '../auth-context';
+
+export function Home() {
+  const { user } = useAuthState();
+  if (!user) {
+    return (
+      <section>
+        <h1>Welcome to Hearth</h1>
+        <p>You are not signed in.</p>
+        <p>
+          <Link to="/signin">Sign in</Link> or <Link to="/signup">create an account</Link>.
+        </p>
+      </section>
+    );
+  }
+  return (
+    <section>
+      <h1>Welcome{user.displayName ? `, ${user.displayName}` : ''}</h1>
+      <p>
+        Signed in as <strong data-testid="signed-in-email">{user.email ?? 'an anonymous user'}</strong>.
+      </p>
+      <p>
+        <Link to="/account">Manage your account</Link>
+      </p>
+    </section>
+  );
+}

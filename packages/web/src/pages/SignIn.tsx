@@ -1,0 +1,73 @@
+import {
+  browserLocalPersistence,
+  browserSessionPersistence,
+  inMemoryPersistence,
+  setPersistence,
+  signInWithEmailAndPassword,
+  type Persistence,
+} from 'firebase/auth';
+import { useState } from 'react';
+import { Link, useLocation, useNavigate } from 'react-router';
+import { useAuthState } from '../auth-context';
+import { ErrorAlert } from '../components/ErrorAlert';
+import { Field } from '../components/Field';
+import { useAction } from '../components/useAction';
+
+type Remember = 'local' | 'session' | 'none';
+
+const rememberChoices: { value: Remember; label: string; persistence: Persistence }[] = [
+  { value: 'local', label: 'On this device', persistence: browserLocalPersistence },
+  { value: 'session', label: 'Until I close the browser', persistence: browserSessionPersistence },
+  { value: 'none', label: "Don't remember me", persistence: inMemoryPersistence },
+];
+
+/** Where the account page sent us from, if it did. */
+function returnPath(state: unknown): string {
+  if (typeof state === 'object' && state !== null && 'from' in state) {
+    const from = (state as { from: unknown }).from;
+    if (typeof from === 'string' && from.startsWith('/')) return from;
+  }
+  return '/';
+}
+
+export function SignIn() {
+  const { auth, user } = useAuthState();
+  const navigate = useNavigate();
+  const location = useLocation();
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [remember, setRemember] = useState<Remember>('local');
+  const { busy, error, onSubmit } = useAction(async () => {
+    const choice = rememberChoices.find((c) => c.value === remember) ?? rememberChoices[0]!;
+    await setPersistence(auth, choice.persistence);
+    await signInWithEmailAndPassword(auth, email.trim(), password);
+    await navigate(returnPath(location.state), { replace: true });
+  });
+
+  return (
+    <section className="card">
+      <h1>Sign in</h1>
+      {user && <p>You are signed in as {user.email}. Signing in again switches accounts.</p>}
+      <form onSubmit={onSubmit}>
+        <Field label="Email" type="email" autoComplete="email" required value={email} onChange={setEmail} />
+        <Field label="Password" type="password" autoComplete="current-password" required value={password} onChange={setPassword} />
+        <fieldset>
+          <legend>Remember me</legend>
+          {rememberChoices.map((choice) => (
+            <label key={choice.value} className="choice">
+              <input type="radio" name="remember" value={choice.value} checked={remember === choice.value} onChange={() => setRemember(choice.value)} />
+              {choice.label}
+            </label>
+          ))}
+        </fieldset>
+        <ErrorAlert error={error} />
+        <button type="submit" disabled={busy}>
+          Sign in
+        </button>
+      </form>
+      <p>
+        New here? <Link to="/signup">Create an account</Link>
+      </p>
+    </section>
+  );
+}
