@@ -47,6 +47,11 @@ const catalogue = {
   MISSING_NEW_EMAIL: 400,
   RESET_PASSWORD_EXCEED_LIMIT: 400, // auth/too-many-requests
   QUOTA_EXCEEDED: 400, // auth/quota-exceeded
+  // federated sign-in
+  FEDERATED_USER_ID_ALREADY_LINKED: 400, // auth/credential-already-in-use
+  INVALID_IDP_RESPONSE: 400, // auth/invalid-credential
+  MISSING_OR_INVALID_NONCE: 400, // auth/missing-or-invalid-nonce
+  INVALID_PENDING_TOKEN: 400, // auth/invalid-credential
   // tokens
   INVALID_ID_TOKEN: 400, // auth/invalid-user-token
   TOKEN_EXPIRED: 400, // auth/user-token-expired

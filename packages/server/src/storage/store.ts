@@ -88,6 +88,27 @@ export interface OutboxMessage {
   createdAt: number;
 }
 
+/** A federated sign-in in flight, from the handler page to signInWithIdp; its id is the OAuth state. */
+export interface HandlerSessionRecord {
+  id: string;
+  projectId: string;
+  providerId: string;
+  apiKey: string;
+  appName: string;
+  authType: string;
+  eventId?: string;
+  redirectUrl: string;
+  /** Hash of the cookie that ties the flow to the browser that started it. */
+  browserBindingHash: string;
+  nonce: string;
+  codeVerifier: string;
+  /** Set once the provider answered: the handler's own URL with the provider's response. */
+  callbackUrl?: string;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+  expiresAt: number;
+}
+
 export interface ProjectRecord {
   projectId: string;
   /** JSON configuration; its shape belongs to the auth domain. */
@@ -109,9 +130,13 @@ export type Mutation =
   | { kind: 'deleteOobCode'; codeHash: string }
   | { kind: 'deleteExpiredOobCodes'; expiredBefore: number }
   | { kind: 'insertOutboxMessage'; message: Omit<OutboxMessage, 'id'> }
-  | { kind: 'clearOutbox'; projectId: string };
+  | { kind: 'clearOutbox'; projectId: string }
+  | { kind: 'putHandlerSession'; session: HandlerSessionRecord }
+  /** Fails with a `code-used` conflict when the session is already gone: each is used once. */
+  | { kind: 'deleteHandlerSession'; id: string }
+  | { kind: 'deleteExpiredHandlerSessions'; expiredBefore: number };
 
-export type ConflictReason = 'email-taken' | 'local-id-taken' | 'version-mismatch' | 'code-used';
+export type ConflictReason = 'email-taken' | 'local-id-taken' | 'federated-id-taken' | 'version-mismatch' | 'code-used';
 
 /** Raised by `commit` when a precondition fails; nothing of the commit is applied. */
 export class StoreConflict extends Error {
@@ -130,10 +155,13 @@ export interface Store {
   getUser(projectId: string, localId: string): Promise<UserRecord | undefined>;
   getUserByEmail(projectId: string, email: string): Promise<UserRecord | undefined>;
   getUserByPhone(projectId: string, phoneNumber: string): Promise<UserRecord | undefined>;
+  /** The account a federated identity (provider id + the provider's subject) is linked to. */
+  getUserByFederatedId(projectId: string, providerId: string, rawId: string): Promise<UserRecord | undefined>;
   listUsers(projectId: string, limit: number, afterLocalId?: string): Promise<UserPage>;
   getRefreshToken(tokenHash: string): Promise<RefreshTokenRecord | undefined>;
   getProject(projectId: string): Promise<ProjectRecord | undefined>;
   getOobCode(codeHash: string): Promise<OobCodeRecord | undefined>;
+  getHandlerSession(id: string): Promise<HandlerSessionRecord | undefined>;
   /** Newest last. */
   listOutbox(projectId: string, limit: number): Promise<OutboxMessage[]>;
   listProjects(): Promise<ProjectRecord[]>;

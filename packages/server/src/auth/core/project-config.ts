@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Store } from '../../storage/store.js';
+import type { IdpConfig } from '../federation/idp-configs.js';
 
 /**
  * A project's identity settings, in the shape of Identity Platform's `projects.config`
@@ -16,6 +17,8 @@ export interface ProjectConfig {
   apiKeys: string[];
   /** How action mails present the project. */
   mail: { projectName: string; from: string };
+  /** Identity providers by provider id (google.com, oidc.*, saml.*). */
+  idps: Record<string, IdpConfig>;
 }
 
 export function defaultProjectConfig(projectId: string): ProjectConfig {
@@ -28,6 +31,7 @@ export function defaultProjectConfig(projectId: string): ProjectConfig {
     emailPrivacyConfig: { enableImprovedEmailPrivacy: true },
     apiKeys: [`hearth-${randomBytes(16).toString('base64url')}`],
     mail: { projectName: projectId, from: `"${projectId}" <noreply@${projectId}.hearth.localhost>` },
+    idps: {},
   };
 }
 
@@ -42,6 +46,7 @@ function withDefaults(stored: Partial<ProjectConfig>, defaults: ProjectConfig): 
     emailPrivacyConfig: { ...defaults.emailPrivacyConfig, ...stored.emailPrivacyConfig },
     apiKeys: stored.apiKeys ?? defaults.apiKeys,
     mail: { ...defaults.mail, ...stored.mail },
+    idps: stored.idps ?? {},
   };
 }
 

@@ -32,6 +32,10 @@ export class UserRepository {
     return this.store.getUserByPhone(projectId, phoneNumber);
   }
 
+  getByFederatedId(projectId: string, providerId: string, rawId: string): Promise<UserRecord | undefined> {
+    return this.store.getUserByFederatedId(projectId, providerId, rawId);
+  }
+
   async insert(projectId: string, user: UserRecord, alongside: Mutation[] = []): Promise<UserRecord> {
     const stored = withDerivedProviders(user);
     try {
@@ -79,5 +83,6 @@ function translateConflict(error: unknown): unknown {
   if (error.reason === 'email-taken') return authError('EMAIL_EXISTS');
   if (error.reason === 'local-id-taken') return authError('DUPLICATE_LOCAL_ID');
   if (error.reason === 'code-used') return authError('INVALID_OOB_CODE');
+  if (error.reason === 'federated-id-taken') return authError('FEDERATED_USER_ID_ALREADY_LINKED');
   return authError('TOO_MANY_ATTEMPTS_TRY_LATER', 'The account is being changed by another request; try again.');
 }

@@ -48,6 +48,25 @@ const migrations: string[] = [
   );
   CREATE INDEX outbox_project ON outbox (project_id, id);
   `,
+  `
+  -- One row per federated identity (not password/phone): who it is linked to, unique per project.
+  CREATE TABLE user_providers (
+    project_id TEXT NOT NULL,
+    provider_id TEXT NOT NULL,
+    raw_id TEXT NOT NULL,
+    local_id TEXT NOT NULL,
+    PRIMARY KEY (project_id, provider_id, raw_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX user_providers_user ON user_providers (project_id, local_id);
+
+  -- Federated sign-ins in flight: PKCE verifier, nonce and where to return, keyed by the OAuth state.
+  CREATE TABLE handler_sessions (
+    id TEXT PRIMARY KEY,
+    expires_at INTEGER NOT NULL,
+    record TEXT NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX handler_sessions_expiry ON handler_sessions (expires_at);
+  `,
 ];
 
 export function migrate(db: Database): void {

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
   StoreConflict,
+  type HandlerSessionRecord,
   type Mutation,
   type OobCodeRecord,
   type OutboxMessage,
@@ -54,6 +55,12 @@ export class SqliteStore implements Store {
       getUserByPhone: db.prepare<[string, string], UserRow>(
         'SELECT record FROM users WHERE project_id = ? AND phone_number = ?',
       ),
+      getUserByFederatedId: db.prepare<[string, string, string], UserRow>(
+        'SELECT u.record FROM user_providers p JOIN users u ON u.project_id = p.project_id AND u.local_id = p.local_id WHERE p.project_id = ? AND p.provider_id = ? AND p.raw_id = ?',
+      ),
+      insertProvider: db.prepare('INSERT INTO user_providers (project_id, provider_id, raw_id, local_id) VALUES (?, ?, ?, ?)'),
+      deleteProvidersOf: db.prepare('DELETE FROM user_providers WHERE project_id = ? AND local_id = ?'),
+      deleteAllProviders: db.prepare('DELETE FROM user_providers WHERE project_id = ?'),
       listUsers: db.prepare<[string, string, number], UserRow>(
         'SELECT record FROM users WHERE project_id = ? AND local_id > ? ORDER BY local_id LIMIT ?',
       ),
@@ -82,6 +89,12 @@ export class SqliteStore implements Store {
       ),
       insertOutbox: db.prepare('INSERT INTO outbox (project_id, created_at, message) VALUES (?, ?, ?)'),
       clearOutbox: db.prepare('DELETE FROM outbox WHERE project_id = ?'),
+      getHandlerSession: db.prepare<[string], { record: string }>('SELECT record FROM handler_sessions WHERE id = ?'),
+      putHandlerSession: db.prepare(
+        'INSERT INTO handler_sessions (id, expires_at, record) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at, record = excluded.record',
+      ),
+      deleteHandlerSession: db.prepare('DELETE FROM handler_sessions WHERE id = ?'),
+      deleteExpiredHandlerSessions: db.prepare('DELETE FROM handler_sessions WHERE expires_at < ?'),
       putProject: db.prepare(
         'INSERT INTO projects (project_id, config) VALUES (?, ?) ON CONFLICT (project_id) DO UPDATE SET config = excluded.config',
       ),
@@ -98,6 +111,10 @@ export class SqliteStore implements Store {
 
   async getUserByPhone(projectId: string, phoneNumber: string): Promise<UserRecord | undefined> {
     return parseUser(this.statements.getUserByPhone.get(projectId, phoneNumber));
+  }
+
+  async getUserByFederatedId(projectId: string, providerId: string, rawId: string): Promise<UserRecord | undefined> {
+    return parseUser(this.statements.getUserByFederatedId.get(projectId, providerId, rawId));
   }
 
   async listUsers(projectId: string, limit: number, afterLocalId = ''): Promise<UserPage> {
@@ -132,6 +149,11 @@ export class SqliteStore implements Store {
     return row ? (JSON.parse(row.record) as OobCodeRecord) : undefined;
   }
 
+  async getHandlerSession(id: string): Promise<HandlerSessionRecord | undefined> {
+    const row = this.statements.getHandlerSession.get(id);
+    return row ? (JSON.parse(row.record) as HandlerSessionRecord) : undefined;
+  }
+
   async listOutbox(projectId: string, limit: number): Promise<OutboxMessage[]> {
     return this.statements.listOutbox.all(projectId, limit).map((row) => ({ ...(JSON.parse(row.message) as Omit<OutboxMessage, 'id'>), id: row.id }));
   }
@@ -155,6 +177,7 @@ export class SqliteStore implements Store {
         } catch (error) {
           throw translateConstraint(error);
         }
+        this.indexProviders(m.projectId, m.user);
         return;
       case 'updateUser': {
         let changes: number;
@@ -172,13 +195,16 @@ export class SqliteStore implements Store {
           throw translateConstraint(error);
         }
         if (changes !== 1) throw new StoreConflict('version-mismatch');
+        this.indexProviders(m.projectId, m.user);
         return;
       }
       case 'deleteUser':
         s.deleteUser.run(m.projectId, m.localId);
+        s.deleteProvidersOf.run(m.projectId, m.localId);
         return;
       case 'deleteAllUsers':
         s.deleteAllUsers.run(m.projectId);
+        s.deleteAllProviders.run(m.projectId);
         s.deleteAllTokens.run(m.projectId);
         return;
       case 'insertRefreshToken':
@@ -205,6 +231,28 @@ export class SqliteStore implements Store {
       case 'clearOutbox':
         s.clearOutbox.run(m.projectId);
         return;
+      case 'putHandlerSession':
+        s.putHandlerSession.run(m.session.id, m.session.expiresAt, JSON.stringify(m.session));
+        return;
+      case 'deleteHandlerSession':
+        if (s.deleteHandlerSession.run(m.id).changes !== 1) throw new StoreConflict('code-used');
+        return;
+      case 'deleteExpiredHandlerSessions':
+        s.deleteExpiredHandlerSessions.run(m.expiredBefore);
+        return;
+    }
+  }
+
+  /** Rewrites the federated-identity index rows of one user (inside the commit's transaction). */
+  private indexProviders(projectId: string, user: UserRecord): void {
+    this.statements.deleteProvidersOf.run(projectId, user.localId);
+    for (const info of user.providerUserInfo) {
+      if (info.providerId === 'password' || info.providerId === 'phone') continue;
+      try {
+        this.statements.insertProvider.run(projectId, info.providerId, info.rawId, user.localId);
+      } catch (error) {
+        throw translateConstraint(error);
+      }
     }
   }
 
@@ -219,6 +267,7 @@ function parseUser(row: UserRow | undefined): UserRecord | undefined {
 
 function translateConstraint(error: unknown): unknown {
   if (error instanceof Database.SqliteError && error.code.startsWith('SQLITE_CONSTRAINT')) {
+    if (error.message.includes('user_providers')) return new StoreConflict('federated-id-taken');
     return new StoreConflict(error.message.includes('users.email') ? 'email-taken' : 'local-id-taken');
   }
   return error;

@@ -1,0 +1,159 @@
+import { createHash } from 'node:crypto';
+import type { ProviderUserInfo, Store, UserRecord } from '../../storage/store.js';
+import { authenticate, type AuthDeps } from '../core/auth-context.js';
+import type { Caller } from '../core/requests.js';
+import type { SessionService, SessionTokens } from '../core/sessions.js';
+import { newLocalId } from '../core/user-repository.js';
+import { authError } from '../errors.js';
+import type { IdpConfig, OidcProvider } from './idp-configs.js';
+import type { IdpProfile, OidcRelyingParty } from './oidc.js';
+
+export interface SignInWithIdpRequest {
+  requestUri?: string;
+  postBody?: string;
+  sessionId?: string;
+  idToken?: string;
+  returnIdpCredential?: boolean;
+}
+
+export interface IdpSignInResult {
+  providerId: string;
+  profile: IdpProfile;
+  user?: UserRecord;
+  tokens?: SessionTokens;
+  isNewUser: boolean;
+  /** The identity's email belongs to another account: the SDK's account-exists-with-different-credential. */
+  needConfirmation?: boolean;
+}
+
+/**
+ * signInWithIdp / verifyAssertion: turns a provider's answer (a handler session's callback, or an
+ * ID token the app got itself) into a verified profile, then signs in, signs up or links.
+ */
+export class IdpSignIn {
+  constructor(
+    private readonly deps: AuthDeps,
+    private readonly store: Store,
+    private readonly oidc: OidcRelyingParty,
+    private readonly sessions: SessionService,
+  ) {}
+
+  async signIn(caller: Caller, request: SignInWithIdpRequest): Promise<IdpSignInResult> {
+    const { providerId, profile } = await this.verifiedProfile(caller, request);
+    return this.resolveAccount(caller, providerId, profile, request.idToken);
+  }
+
+  private async verifiedProfile(caller: Caller, request: SignInWithIdpRequest): Promise<{ providerId: string; profile: IdpProfile }> {
+    if (!request.requestUri) throw authError('MISSING_CONTINUE_URI'.replace('CONTINUE', 'REQUEST') as never);
+    const config = await this.deps.projects.config(caller.projectId);
+    const enabled = (providerId: string): OidcProvider => {
+      const idp: IdpConfig | undefined = config.idps[providerId];
+      if (!idp || !idp.enabled) throw authError('OPERATION_NOT_ALLOWED', `The identity provider ${providerId} is disabled for this project.`);
+      if (idp.kind !== 'oidc') throw authError('OPERATION_NOT_ALLOWED', `${providerId} sign-in is not supported yet.`);
+      return idp;
+    };
+
+    const post = new URLSearchParams(request.postBody ?? '');
+    const postedProvider = post.get('providerId');
+    if (postedProvider && post.get('id_token')) {
+      const provider = enabled(postedProvider);
+      return { providerId: postedProvider, profile: await this.oidc.verifyIdToken(provider, post.get('id_token')!, post.get('nonce') ?? undefined) };
+    }
+
+    let callback: URL;
+    try {
+      callback = new URL(request.requestUri);
+    } catch {
+      throw authError('INVALID_IDP_RESPONSE');
+    }
+    const state = callback.searchParams.get('state');
+    if (!state || !request.sessionId || state !== request.sessionId) throw authError('INVALID_IDP_RESPONSE', 'The sign-in session does not match.');
+    const session = await this.store.getHandlerSession(state);
+    if (!session || session.projectId !== caller.projectId || session.callbackUrl !== callback.toString() || Date.now() >= session.expiresAt) {
+      throw authError('INVALID_IDP_RESPONSE', 'The sign-in session is unknown, used or expired.');
+    }
+    // Single use: the session goes before the code is exchanged, so a replay finds nothing.
+    try {
+      await this.store.commit([{ kind: 'deleteHandlerSession', id: session.id }]);
+    } catch {
+      throw authError('INVALID_IDP_RESPONSE', 'The sign-in session was already used.');
+    }
+    const provider = enabled(session.providerId);
+    const profile = await this.oidc.completeAuthorization(provider, callback, { state, nonce: session.nonce, codeVerifier: session.codeVerifier });
+    return { providerId: session.providerId, profile };
+  }
+
+  private async resolveAccount(caller: Caller, providerId: string, profile: IdpProfile, idToken: string | undefined): Promise<IdpSignInResult> {
+    const { users } = this.deps;
+    const linked = await users.getByFederatedId(caller.projectId, providerId, profile.rawId);
+    const now = Date.now();
+    const authTime = Math.floor(now / 1000);
+    const info = providerInfo(providerId, profile);
+
+    if (idToken !== undefined) {
+      const { user: current } = await authenticate(this.deps, caller, idToken);
+      if (linked && linked.localId !== current.localId) throw authError('FEDERATED_USER_ID_ALREADY_LINKED');
+      if (current.providerUserInfo.some((p) => p.providerId === providerId && p.rawId !== profile.rawId)) {
+        throw authError('PROVIDER_ALREADY_LINKED' as never);
+      }
+      return this.signInExisting(caller, current, providerId, profile, (u) => {
+        const next: UserRecord = { ...u, providerUserInfo: [...u.providerUserInfo.filter((p) => p.providerId !== providerId), info], lastLoginAt: now };
+        if (!next.email && profile.email) {
+          next.email = profile.email;
+          next.emailVerified = profile.emailVerified;
+        }
+        return next;
+      });
+    }
+
+    if (linked) {
+      if (linked.disabled) throw authError('USER_DISABLED');
+      return this.signInExisting(caller, linked, providerId, profile, (u) => ({
+        ...u,
+        providerUserInfo: u.providerUserInfo.map((p) => (p.providerId === providerId ? info : p)),
+        lastLoginAt: now,
+      }));
+    }
+
+    if (profile.email && (await users.getByEmail(caller.projectId, profile.email))) {
+      return { providerId, profile, isNewUser: false, needConfirmation: true };
+    }
+
+    const fresh: UserRecord = {
+      localId: newLocalId(),
+      emailVerified: profile.email ? profile.emailVerified : false,
+      providerUserInfo: [info],
+      disabled: false,
+      createdAt: now,
+      lastLoginAt: now,
+      validSince: authTime,
+      version: 1,
+    };
+    if (profile.email) fresh.email = profile.email;
+    if (profile.displayName) fresh.displayName = profile.displayName;
+    if (profile.photoUrl) fresh.photoUrl = profile.photoUrl;
+    const refresh = this.deps.tokens.newRefreshToken(caller.projectId, fresh, authTime, providerId);
+    const user = await users.insert(caller.projectId, fresh, [refresh.mutation]);
+    return { providerId, profile, user, tokens: await this.sessions.tokensFor(caller.projectId, user, authTime, providerId, refresh.token), isNewUser: true };
+  }
+
+  private async signInExisting(caller: Caller, account: UserRecord, providerId: string, profile: IdpProfile, change: (u: UserRecord) => UserRecord): Promise<IdpSignInResult> {
+    const authTime = Math.floor(Date.now() / 1000);
+    const refresh = this.deps.tokens.newRefreshToken(caller.projectId, account, authTime, providerId);
+    const user = await this.deps.users.update(caller.projectId, account.localId, change, () => [refresh.mutation]);
+    return { providerId, profile, user, tokens: await this.sessions.tokensFor(caller.projectId, user, authTime, providerId, refresh.token), isNewUser: false };
+  }
+}
+
+function providerInfo(providerId: string, profile: IdpProfile): ProviderUserInfo {
+  const info: ProviderUserInfo = { providerId, rawId: profile.rawId, federatedId: profile.rawId };
+  if (profile.email) info.email = profile.email;
+  if (profile.displayName) info.displayName = profile.displayName;
+  if (profile.photoUrl) info.photoUrl = profile.photoUrl;
+  return info;
+}
+
+/** A raw nonce matches an ID token's nonce as it is or as its SHA-256 (Apple and Google One Tap hash it). */
+export function nonceMatches(raw: string, inToken: unknown): boolean {
+  return inToken === raw || inToken === createHash('sha256').update(raw).digest('hex');
+}
