@@ -4,7 +4,9 @@
  * secrets that must never appear in answers or logs.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
@@ -27,11 +29,14 @@ before(async () => {
       done();
     },
   });
-  server = await startHearth({ logLevel: 'debug' }, pino({ level: 'debug' }, sink));
+  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-open-'));
+  chmodSync(dataDir, 0o755);
+  server = await startHearth({ logLevel: 'debug', dataDir }, pino({ level: 'debug' }, sink));
 });
 
 after(async () => {
   await server.close();
+  rmSync(server.dataDir, { recursive: true, force: true });
 });
 
 function assertGoogleError(response: { status: number; body: any }, status: number, message: string | RegExp): void {
@@ -181,6 +186,49 @@ describe('CORS for browser apps on other origins', () => {
     assert.ok(response.status === 204 || response.status === 200);
     assert.equal(response.headers.get('access-control-allow-origin'), 'http://app.example');
     assert.equal(response.headers.get('access-control-allow-credentials'), 'true');
+  });
+});
+
+describe('administration is not reachable from other sites', () => {
+  test('no CORS for admin paths, even in dev where `Bearer owner` is an admin', async () => {
+    for (const path of [`/identitytoolkit.googleapis.com/v1/projects/${server.projectId}/accounts:lookup`, `/emulator/v1/projects/${server.projectId}/oobCodes`]) {
+      const response = await fetch(`${server.url}${path}`, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' },
+      });
+      assert.equal(response.headers.get('access-control-allow-origin'), null, path);
+    }
+  });
+
+  test('init.json takes its authDomain from the configured address, not the Host header', async () => {
+    const body = await new Promise<string>((resolve, reject) => {
+      const url = new URL(`${server.url}/__/firebase/init.json`);
+      const request = http.request({ host: url.hostname, port: url.port, path: url.pathname, headers: { host: 'evil.example' } }, (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        response.on('end', () => resolve(text));
+      });
+      request.on('error', reject);
+      request.end();
+    });
+    assert.equal((JSON.parse(body) as { authDomain: string }).authDomain, new URL(server.url).host);
+  });
+
+  test('an API key cannot be moved to another project, and a project keeps at least one', async () => {
+    const patch = (projectId: string, apiKeys: string[]) =>
+      fetch(`${server.url}/identitytoolkit.googleapis.com/v2/projects/${projectId}/config?updateMask=apiKeys`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${server.adminKey}` },
+        body: JSON.stringify({ apiKeys }),
+      });
+    const stolen = await patch('another-project', [server.apiKey]);
+    assert.equal(stolen.status, 400);
+    assert.match(((await stolen.json()) as { error: { message: string } }).error.message, /belongs to another project/);
+    assert.equal((await patch(server.projectId, [])).status, 400);
+  });
+
+  test('the data folder is private to the owner, even when it existed before', () => {
+    assert.equal(statSync(server.dataDir).mode & 0o777, 0o700);
   });
 });
 

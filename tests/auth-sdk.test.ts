@@ -151,17 +151,23 @@ describe('email and password', () => {
     assert.ok(refreshed.split('.').length === 3);
   });
 
-  test('email change, then sign in with the new address', async () => {
+  test('direct email change: refused under enumeration protection, allowed without it', async () => {
     const auth = newAuth();
     const { user } = await createUserWithEmailAndPassword(auth, uniqueEmail(), 'secret12');
     const newEmail = uniqueEmail('changed');
-    await updateEmail(user, newEmail);
-    assert.equal(user.email, newEmail);
-    const again = await signInWithEmailAndPassword(newAuth(), newEmail, 'secret12');
-    assert.equal(again.user.uid, user.uid);
-    const taken = uniqueEmail('taken');
-    await createUserWithEmailAndPassword(newAuth(), taken, 'secret12');
-    await rejectsWith(updateEmail(user, taken), 'auth/email-already-in-use');
+    await rejectsWith(updateEmail(user, newEmail), 'auth/operation-not-allowed');
+    await setEmailPrivacy(server, false);
+    try {
+      await updateEmail(user, newEmail);
+      assert.equal(user.email, newEmail);
+      const again = await signInWithEmailAndPassword(newAuth(), newEmail, 'secret12');
+      assert.equal(again.user.uid, user.uid);
+      const taken = uniqueEmail('taken');
+      await createUserWithEmailAndPassword(newAuth(), taken, 'secret12');
+      await rejectsWith(updateEmail(user, taken), 'auth/email-already-in-use');
+    } finally {
+      await setEmailPrivacy(server, true);
+    }
   });
 
   test('token refresh gives a new ID token for the same user', async () => {
@@ -225,6 +231,17 @@ describe('project settings and administrator-only operations', () => {
     assert.equal(disabled.status, 200);
     await rejectsWith(signInWithEmailAndPassword(newAuth(), email, 'secret12'), 'auth/user-disabled');
     await rejectsWith(user.getIdToken(true), 'auth/user-disabled');
+  });
+
+  test('concurrent guesses cannot slip past the failure limit', async () => {
+    const email = uniqueEmail('race');
+    await createUserWithEmailAndPassword(newAuth(), email, 'secret12');
+    const limit = server.hearth.options.accountThrottle.maxFailures;
+    const codes = await Promise.all(
+      Array.from({ length: limit * 3 }, (_, i) => signInWithEmailAndPassword(newAuth(), email, `guess-${i}`).then(() => 'ok', (e: { code: string }) => e.code)),
+    );
+    assert.equal(codes.filter((c) => c === 'auth/invalid-credential').length, limit);
+    assert.equal(codes.filter((c) => c === 'auth/too-many-requests').length, limit * 2);
   });
 
   test('failed sign-ins are throttled: too-many-requests, even for the right password', async () => {

@@ -187,6 +187,41 @@ describe('email-link sign-in', () => {
     assert.equal(linked.user.isAnonymous, false);
   });
 
+  // The SDK refuses to link a second email credential itself; a raw caller holding a stolen
+  // (old) ID token is who these guard against.
+  const linkByRest = (target: TestHearth, idToken: string, email: string, oobCode: string) =>
+    postJson(`${target.url}/identitytoolkit.googleapis.com/v1/accounts:signInWithEmailLink?key=${target.apiKey}`, { idToken, email, oobCode });
+
+  test('linking a link to an account with another email replaces it and tells the old address', async () => {
+    const oldEmail = uniqueEmail('link-old');
+    const auth = newAuth();
+    const { user } = await createUserWithEmailAndPassword(auth, oldEmail, 'secret12');
+    const newEmail = uniqueEmail('link-new');
+    await sendSignInLinkToEmail(auth, newEmail, { url: continueUrl, handleCodeInApp: true });
+    const mail = await waitForMail(server, newEmail, 'EMAIL_SIGNIN');
+    const linked = await linkByRest(server, await user.getIdToken(), newEmail, mail.oobCode);
+    assert.equal(linked.status, 200, JSON.stringify(linked.body));
+    assert.equal(linked.body.email, newEmail);
+    await waitForMail(server, oldEmail, 'RECOVER_EMAIL');
+  });
+
+  test('the same long after sign-in needs a recent login', async () => {
+    const strict = await startHearth({ recentLoginSeconds: 1 });
+    try {
+      const auth = newAuth(strict);
+      const { user } = await createUserWithEmailAndPassword(auth, uniqueEmail('link-stale'), 'secret12');
+      const idToken = await user.getIdToken();
+      const newEmail = uniqueEmail('link-hijack');
+      await sendSignInLinkToEmail(auth, newEmail, { url: continueUrl, handleCodeInApp: true });
+      const mail = await waitForMail(strict, newEmail, 'EMAIL_SIGNIN');
+      await new Promise((r) => setTimeout(r, 2100));
+      const refused = await linkByRest(strict, idToken, newEmail, mail.oobCode);
+      assert.equal(refused.body.error?.message, 'CREDENTIAL_TOO_OLD_LOGIN_AGAIN');
+    } finally {
+      await strict.close();
+    }
+  });
+
   test('switched off (password required): operation-not-allowed', async () => {
     await patchProjectConfig(server, { signIn: { email: { passwordRequired: true } } }, 'signIn.email.passwordRequired');
     try {
@@ -268,6 +303,17 @@ describe('languages, throttling, enumeration protection, administrators', () => 
     } finally {
       await setEmailPrivacy(server, true);
     }
+  });
+
+  test('with enumeration protection, changing to a taken address answers as for a free one', async () => {
+    const taken = uniqueEmail('taken-target');
+    await createUserWithEmailAndPassword(newAuth(), taken, 'secret12');
+    const { user } = await createUserWithEmailAndPassword(newAuth(), uniqueEmail('changer'), 'secret12');
+    await verifyBeforeUpdateEmail(user, taken);
+    const free = uniqueEmail('free-target');
+    await verifyBeforeUpdateEmail(user, free);
+    await waitForMail(server, free, 'VERIFY_AND_CHANGE_EMAIL');
+    assert.equal(await countMail(server, taken, 'VERIFY_AND_CHANGE_EMAIL'), 0, 'the owner of the taken address gets nothing');
   });
 
   test('firebase-admin generates links that work (returnOobLink), without mailing them', async () => {

@@ -10,6 +10,11 @@ function port(value: string): number {
   return n;
 }
 
+function origin(value: string): string {
+  if (!/^https?:\/\/[^/?#]+\/?$/.test(value)) throw new InvalidArgumentError('an origin such as https://auth.example.com');
+  return value;
+}
+
 function count(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('a whole number of 1 or more');
@@ -42,7 +47,7 @@ program
   .option('--log-level <level>', 'pino log level', 'info')
   .option('--max-failed-signins <n>', 'failed password sign-ins per account in 15 minutes before too-many-requests', count, 10)
   .option('--smtp-url <url>', 'deliver mail by SMTP, e.g. smtp://user:pass@mail.example:587 (or HEARTH_SMTP_URL); otherwise mail goes to the outbox')
-  .option('--public-url <url>', 'the origin action links in mails point at (default: the listening address)')
+  .option('--public-url <url>', 'the origin action links in mails point at (default: the listening address)', origin)
   .option('--recent-login <seconds>', 'how recent a sign-in must be to change email or password or delete the account', count, 300)
   .action(async (flags: StartFlags) => {
     const defaults = defaultOptions();

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { registerAdminRoutes } from './auth/api/admin-routes.js';
@@ -15,6 +15,7 @@ import { MailDelivery } from './auth/mail/mailer.js';
 import { AccountService } from './auth/core/accounts.js';
 import { AdminAccountService } from './auth/core/admin-accounts.js';
 import type { AuthDeps } from './auth/core/auth-context.js';
+import { prepareDecoy } from './auth/core/passwords.js';
 import { ProjectDirectory } from './auth/core/project-config.js';
 import { SessionService } from './auth/core/sessions.js';
 import { SigningKeyRing } from './auth/core/signing-keys.js';
@@ -28,6 +29,8 @@ import type { Store } from './storage/store.js';
 import { registerWebRoutes } from './web/web-routes.js';
 
 const hour = 3600_000;
+/** Outbox messages are for following links while developing; a week is plenty. */
+const outboxRetentionMs = 7 * 24 * hour;
 
 export interface Hearth {
   app: FastifyInstance;
@@ -43,6 +46,8 @@ export interface Hearth {
 /** Wires storage, identity services and the HTTP app together. Nothing listens until `listen`. */
 export async function createHearth(options: HearthOptions, logger: Logger = createLogger(options.logLevel)): Promise<Hearth> {
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  // The folder holds password hashes, keys and mails: private to the owner even if it existed before.
+  chmodSync(options.dataDir, 0o700);
   const store: Store = new SqliteStore(join(options.dataDir, 'hearth.sqlite'));
   const keys = await SigningKeyRing.open(join(options.dataDir, 'signing-keys.json'), {
     rotateAfterMs: 24 * hour,
@@ -63,27 +68,39 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     accountThrottle: new FailureThrottle(options.accountThrottle),
     addressThrottle: new FailureThrottle(options.addressThrottle),
     options: { recentLoginSeconds: options.recentLoginSeconds },
+    onEmailChanged: () => undefined, // replaced below, once the mailer exists
   };
   const sessions = new SessionService(deps);
   const admin = new AdminAccountService(store);
   const oobCodes = new OobCodes(store, options.oobLifetimes);
   const mail = new MailDelivery(store, { ...(options.smtpUrl ? { smtpUrl: options.smtpUrl } : {}), keepInOutbox: options.dev }, logger);
-  let publicUrl = options.publicUrl ?? '';
-  const mailer = new ActionMailer(deps, oobCodes, mail, new FailureThrottle(options.mailThrottle), { publicUrl: () => publicUrl }, logger);
+  if (options.publicUrl !== undefined && !/^https?:\/\/[^/?#]+\/?$/.test(options.publicUrl)) {
+    throw new Error(`--public-url must be an origin like https://auth.example.com, not ${options.publicUrl}`);
+  }
+  let publicUrl = options.publicUrl?.replace(/\/$/, '') ?? '';
+  const mailer = new ActionMailer(deps, oobCodes, mail, { recipient: new FailureThrottle(options.mailThrottle), client: new FailureThrottle({ ...options.mailThrottle, maxFailures: options.mailThrottle.maxFailures * 10 }) }, { publicUrl: () => publicUrl }, logger);
   const actions = new ActionCodeService(deps, oobCodes, sessions, mailer);
-  const accounts = new AccountService(deps, sessions, (caller, user, oldEmail) =>
-    void projects.config(caller.projectId).then((config) => mailer.recoverEmailLater(caller, user, oldEmail, config)),
-  );
-  const sweep = setInterval(() => void oobCodes.sweep().catch((err: unknown) => logger.error({ err }, 'code sweep failed')), 3600_000);
+  const accounts = new AccountService(deps, sessions);
+  deps.onEmailChanged = (caller, user, oldEmail) =>
+    void projects.config(caller.projectId).then(
+      (config) => mailer.recoverEmailLater(caller, user, oldEmail, config),
+      (err: unknown) => logger.error({ err }, 'could not mail the email-change notice'),
+    );
+  const sweepAll = async () => {
+    await oobCodes.sweep();
+    await store.commit([{ kind: 'pruneOutbox', olderThan: Date.now() - outboxRetentionMs }]);
+  };
+  const sweep = setInterval(() => void sweepAll().catch((err: unknown) => logger.error({ err }, 'sweep failed')), 3600_000);
   sweep.unref();
 
+  await prepareDecoy();
   const app = await createHttpApp(logger);
   app.get('/healthz', async () => ({ status: 'ok' }));
   registerIdentityRoutes(app, { sessions, accounts, actions, projects, callers });
   registerActionRoutes(app, { mailer, actions, callers, mail, store, dev: options.dev });
   registerAdminRoutes(app, { sessions, accounts, admin, projects, callers });
   registerTokenRoutes(app, sessions, callers, keys);
-  await registerWebRoutes(app, options.webRoot, projects);
+  await registerWebRoutes(app, options.webRoot, projects, () => publicUrl);
 
   const defaultApiKey = (await projects.config(options.defaultProjectId)).apiKeys[0]!;
   let closed = false;

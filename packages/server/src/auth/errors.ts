@@ -83,7 +83,3 @@ export function authError(code: AuthErrorCode, detail?: string): ApiError {
   const message = text ? `${code} : ${text}` : code;
   return new ApiError(catalogue[code], message, undefined, true);
 }
-
-export function isAuthError(error: unknown, code: AuthErrorCode): boolean {
-  return error instanceof ApiError && (error.wireMessage === code || error.wireMessage.startsWith(`${code} : `));
-}

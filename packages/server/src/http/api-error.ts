@@ -70,7 +70,5 @@ export const requestErrors = {
   unsupportedMediaType: (type: string) =>
     new ApiError(415, `Unsupported content type: ${type}`, 'INVALID_ARGUMENT'),
   notFound: (what: string) => new ApiError(404, what, 'NOT_FOUND'),
-  methodNotAllowed: () => new ApiError(405, 'Method not allowed.', 'INVALID_ARGUMENT'),
   internal: () => new ApiError(500, 'Internal error encountered.', 'INTERNAL'),
-  unavailable: () => new ApiError(503, 'The service is shutting down.', 'UNAVAILABLE'),
 };

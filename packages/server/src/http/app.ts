@@ -5,6 +5,9 @@ import type { Logger } from 'pino';
 import { requestErrors } from './api-error.js';
 import { handleError } from './error-handler.js';
 
+/** Paths only the admin credential may use: no CORS for them. */
+const adminPathPrefixes = ['/identitytoolkit.googleapis.com/v1/projects/', '/identitytoolkit.googleapis.com/v2/projects/', '/emulator/', '/hearth/'];
+
 /** Identity requests are small; a larger body is refused before it is read whole. */
 export const defaultBodyLimit = 1024 * 1024;
 
@@ -28,10 +31,13 @@ export async function createHttpApp(logger: Logger): Promise<FastifyInstance> {
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) => handleError(requestErrors.notFound(`No route for ${request.method} ${request.url.split('?')[0]}.`), request, reply));
   await app.register(cors, {
-    origin: true,
-    credentials: true,
-    maxAge: 3600,
-    methods: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'OPTIONS'],
+    // Browser apps on other origins may call the client APIs; administration is never reachable
+    // from another site's page (in --dev, `Bearer owner` would otherwise let any page be admin).
+    delegator: (request, callback) => {
+      const path = (request.url ?? '').split('?')[0] ?? '';
+      const adminOnly = adminPathPrefixes.some((prefix) => path.startsWith(prefix));
+      callback(null, adminOnly ? { origin: false } : { origin: true, credentials: true, maxAge: 3600, methods: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'OPTIONS'] });
+    },
   });
   await app.register(formBody, { bodyLimit: defaultBodyLimit });
   app.addHook('onResponse', async (request, reply) => {

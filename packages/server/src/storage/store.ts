@@ -131,6 +131,7 @@ export type Mutation =
   | { kind: 'deleteExpiredOobCodes'; expiredBefore: number }
   | { kind: 'insertOutboxMessage'; message: Omit<OutboxMessage, 'id'> }
   | { kind: 'clearOutbox'; projectId: string }
+  | { kind: 'pruneOutbox'; olderThan: number }
   | { kind: 'putHandlerSession'; session: HandlerSessionRecord }
   /** Fails with a `code-used` conflict when the session is already gone: each is used once. */
   | { kind: 'deleteHandlerSession'; id: string }
@@ -159,7 +160,6 @@ export interface Store {
   getUserByFederatedId(projectId: string, providerId: string, rawId: string): Promise<UserRecord | undefined>;
   listUsers(projectId: string, limit: number, afterLocalId?: string): Promise<UserPage>;
   getRefreshToken(tokenHash: string): Promise<RefreshTokenRecord | undefined>;
-  getProject(projectId: string): Promise<ProjectRecord | undefined>;
   getOobCode(codeHash: string): Promise<OobCodeRecord | undefined>;
   getHandlerSession(id: string): Promise<HandlerSessionRecord | undefined>;
   /** Newest last. */

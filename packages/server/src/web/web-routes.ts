@@ -10,10 +10,11 @@ const apiPrefixes = ['/identitytoolkit.googleapis.com/', '/securetoken.googleapi
  * Serves the built React app at `/` (client-side routes fall back to index.html) and the
  * Firebase Hosting convention `/__/firebase/init.json`, from which the app learns its config.
  */
-export async function registerWebRoutes(app: FastifyInstance, webRoot: string | undefined, projects: ProjectDirectory): Promise<void> {
-  app.get('/__/firebase/init.json', async (request) => {
+export async function registerWebRoutes(app: FastifyInstance, webRoot: string | undefined, projects: ProjectDirectory, publicUrl: () => string): Promise<void> {
+  app.get('/__/firebase/init.json', async () => {
     const config = await projects.config(projects.defaultProjectId);
-    return { apiKey: config.apiKeys[0], projectId: projects.defaultProjectId, authDomain: request.host };
+    // From the configured public address, never from the request's Host header.
+    return { apiKey: config.apiKeys[0], projectId: projects.defaultProjectId, authDomain: new URL(publicUrl()).host };
   });
   if (!webRoot || !existsSync(webRoot)) {
     app.get('/', async () => ({ hearth: 'running', web: 'not built: run `npm run build`' }));

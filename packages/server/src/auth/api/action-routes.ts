@@ -4,7 +4,6 @@ import type { ActionMailer } from '../core/action-mail.js';
 import type { Caller, EmailLinkSignInRequest, ResetPasswordRequest, SendOobCodeRequest } from '../core/requests.js';
 import type { MailDelivery } from '../mail/mailer.js';
 import type { Store } from '../../storage/store.js';
-import { authError } from '../errors.js';
 import type { CallerResolver } from './caller.js';
 import * as schemas from './schemas.js';
 
@@ -22,18 +21,12 @@ const v1 = '/identitytoolkit.googleapis.com/v1';
 const v3 = '/www.googleapis.com/identitytoolkit/v3/relyingparty';
 const maxOutbox = 500;
 
-function bodyOf(request: FastifyRequest): Record<string, unknown> {
-  const body = schemas.withoutNulls(request.body as Record<string, unknown>);
-  if (body.tenantId) throw authError('UNSUPPORTED_TENANT_OPERATION');
-  return body;
-}
-
 /** Email actions: send a code, check or use it, sign in by link; and the outbox for developers. */
 export function registerActionRoutes(app: FastifyInstance, services: ActionServices): void {
   const { mailer, actions, callers, store } = services;
 
   const send = async (caller: Caller, request: FastifyRequest) => {
-    const result = await mailer.send(caller, bodyOf(request) as SendOobCodeRequest);
+    const result = await mailer.send(caller, schemas.requestBody<SendOobCodeRequest>(request));
     return { kind: 'identitytoolkit#GetOobConfirmationCodeResponse', ...result };
   };
   const sendOptions = { schema: { body: schemas.sendOobCodeBody } };
@@ -44,14 +37,14 @@ export function registerActionRoutes(app: FastifyInstance, services: ActionServi
   );
 
   const resetPassword = async (request: FastifyRequest) => {
-    const info = await actions.resetPassword(callers.fromApiKey(request), bodyOf(request) as ResetPasswordRequest);
+    const info = await actions.resetPassword(callers.fromApiKey(request), schemas.requestBody<ResetPasswordRequest>(request));
     return { kind: 'identitytoolkit#ResetPasswordResponse', ...info };
   };
   app.post(`${v1}/accounts::resetPassword`, { schema: { body: schemas.resetPasswordBody } }, resetPassword);
   app.post(`${v3}/resetPassword`, { schema: { body: schemas.resetPasswordBody } }, resetPassword);
 
   const emailLink = async (request: FastifyRequest) => {
-    const { user, tokens, isNewUser } = await actions.signInWithEmailLink(callers.fromApiKey(request), bodyOf(request) as EmailLinkSignInRequest);
+    const { user, tokens, isNewUser } = await actions.signInWithEmailLink(callers.fromApiKey(request), schemas.requestBody<EmailLinkSignInRequest>(request));
     return { kind: 'identitytoolkit#EmailLinkSigninResponse', localId: user.localId, email: user.email, isNewUser, ...tokens };
   };
   app.post(`${v1}/accounts::signInWithEmailLink`, { schema: { body: schemas.emailLinkSignInBody } }, emailLink);

@@ -32,21 +32,21 @@ export function registerAdminRoutes(app: FastifyInstance, services: AdminService
   const caller = (request: FastifyRequest) => callers.fromPath(request, (request.params as ProjectParams).projectId);
 
   app.post(`${v1}/accounts`, { schema: { params, body: schemas.signUpBody } }, async (request) => {
-    const result = await sessions.signUp(caller(request), schemas.withoutNulls(request.body as Record<string, unknown>) as SignUpRequest);
+    const result = await sessions.signUp(caller(request), schemas.requestBody<SignUpRequest>(request));
     return signUpResponse(result);
   });
   app.post(`${v1}/accounts::lookup`, { schema: { params, body: schemas.lookupBody } }, async (request) =>
-    lookupResponse(await accounts.lookup(caller(request), schemas.withoutNulls(request.body as Record<string, unknown>) as LookupRequest)),
+    lookupResponse(await accounts.lookup(caller(request), schemas.requestBody<LookupRequest>(request))),
   );
   app.post(`${v1}/accounts::update`, { schema: { params, body: schemas.updateBody } }, async (request) =>
-    updateResponse(await accounts.update(caller(request), schemas.withoutNulls(request.body as Record<string, unknown>, schemas.updateNullDeletes) as UpdateRequest)),
+    updateResponse(await accounts.update(caller(request), schemas.requestBody<UpdateRequest>(request, schemas.updateNullDeletes))),
   );
   app.post(`${v1}/accounts::delete`, { schema: { params, body: schemas.deleteBody } }, async (request) => {
-    await accounts.deleteAccount(caller(request), schemas.withoutNulls(request.body as Record<string, unknown>) as DeleteRequest);
+    await accounts.deleteAccount(caller(request), schemas.requestBody<DeleteRequest>(request));
     return { kind: 'identitytoolkit#DeleteAccountResponse' };
   });
   app.post(`${v1}/accounts::batchDelete`, { schema: { params, body: schemas.batchDeleteBody } }, async (request) => {
-    const { errors } = await admin.batchDelete(caller(request), schemas.withoutNulls(request.body as Record<string, unknown>) as BatchDeleteRequest);
+    const { errors } = await admin.batchDelete(caller(request), schemas.requestBody<BatchDeleteRequest>(request));
     return errors.length ? { errors } : {};
   });
   app.get(`${v1}/accounts::batchGet`, { schema: { params, querystring: schemas.listQuery } }, async (request) => {

@@ -12,7 +12,6 @@ import type {
   UpdateRequest,
 } from '../core/requests.js';
 import type { SessionService } from '../core/sessions.js';
-import { authError } from '../errors.js';
 import type { CallerResolver } from './caller.js';
 import { createAuthUriResponse, lookupResponse, signInResponse, signUpResponse, updateResponse } from './responses.js';
 import * as schemas from './schemas.js';
@@ -36,11 +35,6 @@ interface Endpoint {
 
 const v1Prefix = '/identitytoolkit.googleapis.com/v1';
 const v3Prefix = '/www.googleapis.com/identitytoolkit/v3/relyingparty';
-
-/** Tenants arrive with the multi-tenancy issue; until then a tenant id is refused, never ignored. */
-function refuseTenant(body: { tenantId?: unknown }): void {
-  if (body.tenantId) throw authError('UNSUPPORTED_TENANT_OPERATION');
-}
 
 /** The client-facing account calls, on their v1 paths and their legacy v3 names. */
 export function registerIdentityRoutes(app: FastifyInstance, services: IdentityServices): void {
@@ -80,9 +74,8 @@ export function registerIdentityRoutes(app: FastifyInstance, services: IdentityS
 
   for (const endpoint of endpoints) {
     const handler = async (request: FastifyRequest) => {
-      const body = schemas.withoutNulls(request.body as Record<string, unknown>, endpoint.v1 === 'update' ? schemas.updateNullDeletes : {});
-      refuseTenant(body);
-      return endpoint.handle(callers.fromApiKey(request), body as never);
+      const body = schemas.requestBody<never>(request, endpoint.v1 === 'update' ? schemas.updateNullDeletes : {});
+      return endpoint.handle(callers.fromApiKey(request), body);
     };
     app.post(`${v1Prefix}/accounts::${endpoint.v1}`, { schema: { body: endpoint.schema } }, handler);
     app.post(`${v3Prefix}/${endpoint.v3}`, { schema: { body: endpoint.schema } }, handler);

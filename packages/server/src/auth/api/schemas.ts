@@ -1,3 +1,5 @@
+import { authError } from '../errors.js';
+
 /**
  * JSON Schemas of the identity API's request bodies. Types are checked without coercion and an
  * unknown field is refused, as Google does ("Unknown name ..."). Fields the SDKs send that do not
@@ -64,7 +66,7 @@ export const updateBody = body({
   password: string,
   displayName: string,
   photoUrl: string,
-  deleteAttribute: { type: ['array', 'null'], items: { enum: ['DISPLAY_NAME', 'PHOTO_URL', 'EMAIL', 'PASSWORD', 'PHONE_NUMBER', 'PROVIDER'] }, maxItems: 10 },
+  deleteAttribute: { type: ['array', 'null'], items: { enum: ['DISPLAY_NAME', 'PHOTO_URL', 'EMAIL', 'PASSWORD', 'PHONE_NUMBER'] }, maxItems: 10 },
   deleteProvider: strings,
   returnSecureToken: boolean,
   oobCode: string,
@@ -136,6 +138,16 @@ export function withoutNulls(body: Record<string, unknown>, nullDeletes: Record<
 }
 
 export const updateNullDeletes = { displayName: 'DISPLAY_NAME', photoUrl: 'PHOTO_URL' };
+
+/**
+ * A validated request body as the core receives it: nulls dropped (see withoutNulls) and a tenant
+ * id refused, not ignored, until multi-tenancy is built.
+ */
+export function requestBody<T>(request: { body: unknown }, nullDeletes: Record<string, string> = {}): T {
+  const body = withoutNulls(request.body as Record<string, unknown>, nullDeletes);
+  if (body.tenantId) throw authError('UNSUPPORTED_TENANT_OPERATION');
+  return body as T;
+}
 
 export const tokenBody: JsonSchema = {
   type: 'object',

@@ -24,14 +24,10 @@ export interface CreateAuthUriResult {
 }
 
 /** Reading, changing and deleting accounts, by their owner (ID token) or an administrator. */
-export type EmailChangedHook = (caller: Caller, user: UserRecord, oldEmail: string) => void;
-
 export class AccountService {
   constructor(
     private readonly deps: AuthDeps,
     private readonly sessions: SessionService,
-    /** Told when an owner changed their email directly, to mail the old address a way back. */
-    private readonly onEmailChanged: EmailChangedHook = () => undefined,
   ) {}
 
   async lookup(caller: Caller, request: LookupRequest): Promise<UserRecord[]> {
@@ -80,6 +76,10 @@ export class AccountService {
     }
 
     const email = request.email !== undefined ? requireEmail(request.email) : undefined;
+    if (email !== undefined && !caller.isAdmin && (await this.deps.projects.config(caller.projectId)).emailPrivacyConfig.enableImprovedEmailPrivacy) {
+      // As Identity Platform does: a direct change would say whether the address is taken.
+      throw authError('OPERATION_NOT_ALLOWED', 'Please verify the new email before changing email.');
+    }
     const passwordHash = request.password !== undefined ? await hashPassword(requireNewPassword(request.password)) : undefined;
     const customAttributes = request.customAttributes !== undefined ? checkClaims(request.customAttributes) : undefined;
     const validSince = request.validSince !== undefined ? Number(request.validSince) : undefined;
@@ -115,6 +115,14 @@ export class AccountService {
           if (attribute === 'DISPLAY_NAME') delete next.displayName;
           if (attribute === 'PHOTO_URL') delete next.photoUrl;
           if (attribute === 'PHONE_NUMBER') delete next.phoneNumber;
+          if (attribute === 'EMAIL') {
+            delete next.email;
+            next.emailVerified = false;
+          }
+          if (attribute === 'PASSWORD') {
+            delete next.passwordHash;
+            delete next.passwordUpdatedAt;
+          }
         }
         for (const providerId of request.deleteProvider ?? []) {
           if (providerId === 'password') {
@@ -135,7 +143,7 @@ export class AccountService {
       },
       () => (refresh ? [refresh.mutation] : []),
     );
-    if (owner && !caller.isAdmin && previousEmail && user.email && previousEmail !== user.email) this.onEmailChanged(caller, user, previousEmail);
+    if (owner && !caller.isAdmin && previousEmail && user.email && previousEmail !== user.email) this.deps.onEmailChanged(caller, user, previousEmail);
     if (!refresh) return { user };
     const tokens = await this.sessions.tokensFor(caller.projectId, user, Math.floor(now / 1000), signInProvider, refresh.token);
     return { user, tokens };

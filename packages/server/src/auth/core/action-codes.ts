@@ -1,7 +1,7 @@
 import type { OobRequestType, UserRecord } from '../../storage/store.js';
 import { authError } from '../errors.js';
 import type { ActionMailer } from './action-mail.js';
-import { authenticate, type AuthDeps } from './auth-context.js';
+import { authenticate, guardEmailReplacement, type AuthDeps } from './auth-context.js';
 import type { OobCodes } from './oob-codes.js';
 import { hashPassword } from './passwords.js';
 import type { Caller, EmailLinkSignInRequest, ResetPasswordRequest } from './requests.js';
@@ -67,14 +67,17 @@ export class ActionCodeService {
       case 'VERIFY_EMAIL':
         return this.deps.users.update(caller.projectId, user.localId, (u) => ({ ...u, emailVerified: true }), consume);
       case 'VERIFY_AND_CHANGE_EMAIL': {
-        const oldEmail = user.email;
+        const newEmail = record.newEmail!;
+        const recovery = user.email
+          ? this.mailer.prepareRecovery(caller, user, user.email, newEmail, await this.deps.projects.config(caller.projectId))
+          : undefined;
         const changed = await this.deps.users.update(
           caller.projectId,
           user.localId,
-          (u) => ({ ...u, email: record.newEmail!, emailVerified: true, validSince: Math.floor(now / 1000) }),
-          consume,
+          (u) => ({ ...u, email: newEmail, emailVerified: true, validSince: Math.floor(now / 1000) }),
+          () => [...consume(), ...(recovery ? [recovery.mutation] : [])],
         );
-        if (oldEmail) this.mailer.recoverEmailLater(caller, changed, oldEmail, await this.deps.projects.config(caller.projectId));
+        recovery?.mailLater();
         return changed;
       }
       case 'RECOVER_EMAIL':
@@ -102,10 +105,13 @@ export class ActionCodeService {
     const verified = (u: UserRecord): UserRecord => ({ ...u, email, emailVerified: true, emailLinkSignin: true, lastLoginAt: now });
 
     let account: UserRecord | undefined;
+    let replacedEmail: string | undefined;
     if (request.idToken !== undefined) {
-      account = (await authenticate(this.deps, caller, request.idToken)).user;
+      const { user: current, claims } = await authenticate(this.deps, caller, request.idToken);
+      account = current;
       const owner = await this.deps.users.getByEmail(caller.projectId, email);
       if (owner && owner.localId !== account.localId) throw authError('EMAIL_EXISTS');
+      if (guardEmailReplacement(this.deps, claims, current, email)) replacedEmail = current.email;
     } else {
       account = await this.deps.users.getByEmail(caller.projectId, email);
       if (account?.disabled) throw authError('USER_DISABLED');
@@ -114,6 +120,7 @@ export class ActionCodeService {
     if (account) {
       const refresh = this.deps.tokens.newRefreshToken(caller.projectId, account, authTime, 'password');
       const user = await this.deps.users.update(caller.projectId, account.localId, verified, () => [this.codes.consume(record), refresh.mutation]);
+      if (replacedEmail) this.deps.onEmailChanged(caller, user, replacedEmail);
       return { user, tokens: await this.sessions.tokensFor(caller.projectId, user, authTime, 'password', refresh.token), isNewUser: false };
     }
     const fresh = verified({

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { OobRequestType, UserRecord } from '../../storage/store.js';
+import type { Mutation, OobRequestType, UserRecord } from '../../storage/store.js';
 import { authError } from '../errors.js';
 import type { MailDelivery } from '../mail/mailer.js';
 import { pickLanguage, renderMail } from '../mail/templates.js';
@@ -44,7 +44,8 @@ export class ActionMailer {
     private readonly deps: AuthDeps,
     private readonly codes: OobCodes,
     private readonly mail: MailDelivery,
-    private readonly sendThrottle: FailureThrottle,
+    /** Sends per recipient address, and (ten times as many) per client address. */
+    private readonly sendThrottle: { recipient: FailureThrottle; client: FailureThrottle },
     private readonly options: ActionMailOptions,
     private readonly logger: Logger,
   ) {}
@@ -59,9 +60,13 @@ export class ActionMailer {
 
     // Throttled per recipient whether or not an account exists, so the limit tells nothing either.
     if (!request.returnOobLink) {
-      const key = `${caller.projectId}\u0000${plan.recipient}`;
-      if (this.sendThrottle.isBlocked(key)) throw authError(plan.requestType === 'PASSWORD_RESET' ? 'RESET_PASSWORD_EXCEED_LIMIT' : 'QUOTA_EXCEEDED');
-      this.sendThrottle.recordFailure(key);
+      const recipientKey = `${caller.projectId}\u0000${plan.recipient}`;
+      const clientKey = `${caller.projectId}\u0000${caller.clientIp}`;
+      if (this.sendThrottle.recipient.isBlocked(recipientKey) || this.sendThrottle.client.isBlocked(clientKey)) {
+        throw authError(plan.requestType === 'PASSWORD_RESET' ? 'RESET_PASSWORD_EXCEED_LIMIT' : 'QUOTA_EXCEEDED');
+      }
+      this.sendThrottle.recipient.recordFailure(recipientKey);
+      this.sendThrottle.client.recordFailure(clientKey);
     }
     const work = () => this.issueAndDeliver(caller, plan, config, continueUrl, !request.returnOobLink);
     // With enumeration protection on, the answer must not wait on work only a real account causes.
@@ -77,6 +82,16 @@ export class ActionMailer {
   recoverEmailLater(caller: Caller, user: UserRecord, oldEmail: string, config: ProjectConfig): void {
     const plan: Planned = { requestType: 'RECOVER_EMAIL', recipient: oldEmail, email: oldEmail, newEmail: user.email!, user, silent: false };
     this.inBackground(() => this.issueAndDeliver(caller, plan, config, undefined, true));
+  }
+
+  /**
+   * A recovery code for an email change that is about to be committed: its mutation goes into the
+   * same commit as the change (so it exists whenever the change does); the mail follows after.
+   */
+  prepareRecovery(caller: Caller, user: UserRecord, oldEmail: string, newEmail: string, config: ProjectConfig): { mutation: Mutation; mailLater: () => void } {
+    const plan: Planned = { requestType: 'RECOVER_EMAIL', recipient: oldEmail, email: oldEmail, newEmail, user, silent: false };
+    const issued = this.codes.issue(caller.projectId, plan.requestType, plan.email, plan.user, plan.newEmail);
+    return { mutation: issued.mutation, mailLater: () => this.inBackground(() => this.deliverCode(caller, plan, config, undefined, issued.code)) };
   }
 
   /** Waits for mails still being issued (shutdown loses nothing). */
@@ -112,8 +127,9 @@ export class ActionMailer {
         const user = await this.subject(caller, request, true);
         if (!request.newEmail) throw authError('MISSING_NEW_EMAIL');
         const newEmail = requireEmail(request.newEmail);
-        if (await users.getByEmail(caller.projectId, newEmail)) throw authError('EMAIL_EXISTS');
-        return { requestType: 'VERIFY_AND_CHANGE_EMAIL', recipient: newEmail, email: user.email ?? '', newEmail, user, silent: false };
+        const taken = (await users.getByEmail(caller.projectId, newEmail)) !== undefined;
+        if (taken && !privacy) throw authError('EMAIL_EXISTS');
+        return { requestType: 'VERIFY_AND_CHANGE_EMAIL', recipient: newEmail, email: user.email ?? '', newEmail, user, silent: taken };
       }
       default:
         throw authError('INVALID_REQ_TYPE');
@@ -136,19 +152,22 @@ export class ActionMailer {
     if (plan.silent) return undefined;
     const issued = this.codes.issue(caller.projectId, plan.requestType, plan.email, plan.user, plan.newEmail);
     await this.codes.save(issued);
+    if (!mailIt) return { code: issued.code, link: this.linkFor(plan.requestType, issued.code, caller, config, pickLanguage(caller.languageCode), continueUrl) };
+    return this.deliverCode(caller, plan, config, continueUrl, issued.code);
+  }
+
+  private async deliverCode(caller: Caller, plan: Planned, config: ProjectConfig, continueUrl: string | undefined, code: string): Promise<{ code: string; link: string }> {
     const language = pickLanguage(caller.languageCode);
-    const link = this.linkFor(plan.requestType, issued.code, caller, config, language, continueUrl);
-    if (mailIt) {
-      const content = renderMail({
-        requestType: plan.requestType,
-        language,
-        projectName: config.mail.projectName,
-        email: plan.requestType === 'RECOVER_EMAIL' ? plan.newEmail! : plan.recipient,
-        link,
-      });
-      await this.mail.deliver({ ...content, from: config.mail.from, to: plan.recipient, projectId: caller.projectId, requestType: plan.requestType, oobCode: issued.code, oobLink: link });
-    }
-    return { code: issued.code, link };
+    const link = this.linkFor(plan.requestType, code, caller, config, language, continueUrl);
+    const content = renderMail({
+      requestType: plan.requestType,
+      language,
+      projectName: config.mail.projectName,
+      email: plan.requestType === 'RECOVER_EMAIL' ? plan.newEmail! : plan.recipient,
+      link,
+    });
+    await this.mail.deliver({ ...content, from: config.mail.from, to: plan.recipient, projectId: caller.projectId, requestType: plan.requestType, oobCode: code, oobLink: link });
+    return { code, link };
   }
 
   private linkFor(requestType: OobRequestType, code: string, caller: Caller, config: ProjectConfig, language: string, continueUrl: string | undefined): string {

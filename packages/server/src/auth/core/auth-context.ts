@@ -11,6 +11,9 @@ export interface AuthOptions {
   recentLoginSeconds: number;
 }
 
+/** Told after an owner's email changed by any route, so the old address gets a way back. */
+export type EmailChangedHook = (caller: Caller, user: UserRecord, oldEmail: string) => void;
+
 /** What every identity operation works with. */
 export interface AuthDeps {
   users: UserRepository;
@@ -19,6 +22,7 @@ export interface AuthDeps {
   accountThrottle: FailureThrottle;
   addressThrottle: FailureThrottle;
   options: AuthOptions;
+  onEmailChanged: EmailChangedHook;
 }
 
 export interface Authenticated {
@@ -39,6 +43,16 @@ export async function authenticate(deps: AuthDeps, caller: Caller, idToken: stri
 
 export function requireAdmin(caller: Caller): void {
   if (!caller.isAdmin) throw authError('ADMIN_ONLY_OPERATION');
+}
+
+/**
+ * An owner replacing the account's existing email (by any route) is a sensitive change: it needs a
+ * recent sign-in, as updateEmail does, and the old address is told (with a way back).
+ */
+export function guardEmailReplacement(deps: AuthDeps, claims: IdTokenClaims, current: UserRecord, email: string): boolean {
+  if (!current.email || current.email === email) return false;
+  if (claims.firebase.sign_in_provider !== 'anonymous') requireRecentLogin(deps, claims);
+  return true;
 }
 
 export function requireRecentLogin(deps: AuthDeps, claims: IdTokenClaims, now = Math.floor(Date.now() / 1000)): void {

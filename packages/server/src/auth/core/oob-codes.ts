@@ -59,10 +59,10 @@ export class OobCodes {
     if (Date.now() >= record.expiresAt) throw authError('EXPIRED_OOB_CODE');
     if (!record.localId) return { record };
     const user = await this.store.getUser(projectId, record.localId);
-    if (!user || user.passwordUpdatedAt !== record.passwordUpdatedAt) throw authError('INVALID_OOB_CODE');
-    // RECOVER_EMAIL is issued right after the change, to the old address, about the new one.
-    const expectedEmail = record.requestType === 'RECOVER_EMAIL' ? record.newEmail : record.email;
-    if (user.email !== expectedEmail) throw authError('INVALID_OOB_CODE');
+    if (!user) throw authError('INVALID_OOB_CODE');
+    // A recovery must survive whatever a hijacker does next (another change, a new password).
+    if (record.requestType === 'RECOVER_EMAIL') return { record, user };
+    if (user.passwordUpdatedAt !== record.passwordUpdatedAt || (user.email ?? '') !== record.email) throw authError('INVALID_OOB_CODE');
     return { record, user };
   }
 

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { requestErrors } from '../../http/api-error.js';
 import type { Store } from '../../storage/store.js';
 import type { IdpConfig } from '../federation/idp-configs.js';
 
@@ -81,6 +82,11 @@ export class ProjectDirectory {
   }
 
   async save(projectId: string, config: ProjectConfig): Promise<void> {
+    if (config.apiKeys.length === 0) throw requestErrors.invalidArgument('A project needs at least one API key.');
+    for (const key of config.apiKeys) {
+      const owner = this.projectByKey.get(key);
+      if (owner !== undefined && owner !== projectId) throw requestErrors.invalidArgument('That API key belongs to another project.');
+    }
     await this.store.commit([{ kind: 'putProject', project: { projectId, config: JSON.stringify(config) } }]);
     const previous = this.configs.get(projectId);
     for (const key of previous?.apiKeys ?? []) this.projectByKey.delete(key);

@@ -29,7 +29,7 @@ export interface LookupRequest {
   phoneNumber?: string[];
 }
 
-export type DeletableAttribute = 'DISPLAY_NAME' | 'PHOTO_URL' | 'EMAIL' | 'PASSWORD' | 'PHONE_NUMBER' | 'PROVIDER';
+export type DeletableAttribute = 'DISPLAY_NAME' | 'PHOTO_URL' | 'EMAIL' | 'PASSWORD' | 'PHONE_NUMBER';
 
 export interface UpdateRequest {
   idToken?: string;

@@ -1,6 +1,6 @@
 import type { UserRecord } from '../../storage/store.js';
 import { authError } from '../errors.js';
-import { authenticate, requireAdmin, type AuthDeps } from './auth-context.js';
+import { authenticate, guardEmailReplacement, requireAdmin, type AuthDeps } from './auth-context.js';
 import { hashPassword, verifyAgainstDecoy, verifyPassword } from './passwords.js';
 import type { Caller, RefreshRequest, SignInWithPasswordRequest, SignUpRequest } from './requests.js';
 import { hashRefreshToken, idTokenLifetimeSeconds, type SignInProvider } from './tokens.js';
@@ -79,12 +79,13 @@ export class SessionService {
 
   /** signUp with an idToken: give the signed-in (often anonymous) user an email and password. */
   private async linkPassword(caller: Caller, request: SignUpRequest): Promise<SignUpResult> {
-    const { user: current } = await authenticate(this.deps, caller, request.idToken);
+    const { user: current, claims } = await authenticate(this.deps, caller, request.idToken);
     const config = await this.deps.projects.config(caller.projectId);
     if (!config.signIn.email.enabled && !caller.isAdmin) throw authError('OPERATION_NOT_ALLOWED');
     const email = requireEmail(request.email);
     const password = requireNewPassword(request.password);
     if (current.passwordHash) throw authError('EMAIL_EXISTS', 'The user already has a password credential');
+    const replacesEmail = guardEmailReplacement(this.deps, claims, current, email);
     const passwordHash = await hashPassword(password);
     const now = Date.now();
     const authTime = Math.floor(now / 1000);
@@ -99,6 +100,7 @@ export class SessionService {
       },
       () => [refresh.mutation],
     );
+    if (replacesEmail) this.deps.onEmailChanged(caller, user, current.email!);
     return { user, tokens: await this.tokensFor(caller.projectId, user, authTime, 'password', refresh.token) };
   }
 
@@ -112,19 +114,21 @@ export class SessionService {
     if (this.deps.accountThrottle.isBlocked(accountKey) || this.deps.addressThrottle.isBlocked(addressKey)) {
       throw authError('TOO_MANY_ATTEMPTS_TRY_LATER');
     }
+    // Counted before the slow check, so concurrent guesses cannot all slip under the limit.
+    this.deps.accountThrottle.recordFailure(accountKey);
+    this.deps.addressThrottle.recordFailure(addressKey);
     const privacy = config.emailPrivacyConfig.enableImprovedEmailPrivacy;
     const found = await this.deps.users.getByEmail(caller.projectId, email);
     const passwordOk = found?.passwordHash
       ? await verifyPassword(request.password, found.passwordHash)
       : await verifyAgainstDecoy(request.password);
     if (!found || !passwordOk) {
-      this.deps.accountThrottle.recordFailure(accountKey);
-      this.deps.addressThrottle.recordFailure(addressKey);
       if (privacy) throw authError('INVALID_LOGIN_CREDENTIALS');
       throw authError(found ? 'INVALID_PASSWORD' : 'EMAIL_NOT_FOUND');
     }
     if (found.disabled) throw authError('USER_DISABLED');
     this.deps.accountThrottle.clear(accountKey);
+    this.deps.addressThrottle.forgetOne(addressKey);
     return this.startSession(caller.projectId, found, 'password');
   }
 

@@ -34,6 +34,14 @@ export class FailureThrottle {
     this.failures.delete(key);
   }
 
+  /** Takes back the newest recorded attempt (one that turned out to succeed). */
+  forgetOne(key: string): void {
+    const times = this.failures.get(key);
+    if (!times) return;
+    times.pop();
+    if (times.length === 0) this.failures.delete(key);
+  }
+
   private recent(key: string, now: number): number[] {
     const times = (this.failures.get(key) ?? []).filter((t) => now - t < this.limits.windowMs);
     if (times.length === 0) this.failures.delete(key);

@@ -116,7 +116,6 @@ const de: Catalogue = {
 };
 
 const catalogues: Record<string, Catalogue> = { en, fr, de };
-export const supportedLanguages = Object.keys(catalogues);
 
 /** `fr-CA` -> `fr`; anything unknown -> `en`. */
 export function pickLanguage(languageCode: string | undefined): string {

@@ -79,4 +79,3 @@ export function migrate(db: Database): void {
   }
 }
 
-export const schemaVersion = migrations.length;

@@ -78,7 +78,6 @@ export class SqliteStore implements Store {
         'INSERT INTO refresh_tokens (token_hash, project_id, local_id, user_created_at, issued_at, auth_time, sign_in_provider) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
       deleteToken: db.prepare('DELETE FROM refresh_tokens WHERE token_hash = ?'),
-      getProject: db.prepare<[string], ProjectRow>('SELECT * FROM projects WHERE project_id = ?'),
       listProjects: db.prepare<[], ProjectRow>('SELECT * FROM projects ORDER BY project_id'),
       getOobCode: db.prepare<[string], { record: string }>('SELECT record FROM oob_codes WHERE code_hash = ?'),
       insertOobCode: db.prepare('INSERT INTO oob_codes (code_hash, project_id, expires_at, record) VALUES (?, ?, ?, ?)'),
@@ -89,6 +88,7 @@ export class SqliteStore implements Store {
       ),
       insertOutbox: db.prepare('INSERT INTO outbox (project_id, created_at, message) VALUES (?, ?, ?)'),
       clearOutbox: db.prepare('DELETE FROM outbox WHERE project_id = ?'),
+      pruneOutbox: db.prepare('DELETE FROM outbox WHERE created_at < ?'),
       getHandlerSession: db.prepare<[string], { record: string }>('SELECT record FROM handler_sessions WHERE id = ?'),
       putHandlerSession: db.prepare(
         'INSERT INTO handler_sessions (id, expires_at, record) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at, record = excluded.record',
@@ -137,11 +137,6 @@ export class SqliteStore implements Store {
       authTime: row.auth_time,
       signInProvider: row.sign_in_provider,
     };
-  }
-
-  async getProject(projectId: string): Promise<ProjectRecord | undefined> {
-    const row = this.statements.getProject.get(projectId);
-    return row && { projectId: row.project_id, config: row.config };
   }
 
   async getOobCode(codeHash: string): Promise<OobCodeRecord | undefined> {
@@ -230,6 +225,9 @@ export class SqliteStore implements Store {
         return;
       case 'clearOutbox':
         s.clearOutbox.run(m.projectId);
+        return;
+      case 'pruneOutbox':
+        s.pruneOutbox.run(m.olderThan);
         return;
       case 'putHandlerSession':
         s.putHandlerSession.run(m.session.id, m.session.expiresAt, JSON.stringify(m.session));
