@@ -2,9 +2,12 @@ import type { Auth } from 'firebase/auth';
 import { signOut } from 'firebase/auth';
 import { useState } from 'react';
 import { BrowserRouter, Link, NavLink, Route, Routes, useNavigate } from 'react-router';
+import { ActionPage } from './action/ActionPage';
 import { AuthProvider, useAuthState } from './auth-context';
 import { ErrorAlert } from './components/ErrorAlert';
 import { Account } from './pages/Account';
+import { EmailLink } from './pages/EmailLink';
+import { ForgotPassword } from './pages/ForgotPassword';
 import { Home } from './pages/Home';
 import { SignIn } from './pages/SignIn';
 import { SignUp } from './pages/SignUp';
@@ -32,6 +35,9 @@ function Pages() {
       <Route path="/signup" element={<SignUp />} />
       <Route path="/signin" element={<SignIn />} />
       <Route path="/account" element={<Account />} />
+      <Route path="/forgot-password" element={<ForgotPassword />} />
+      <Route path="/email-link" element={<EmailLink />} />
+      <Route path="/__/auth/action" element={<ActionPage />} />
       <Route path="*" element={<NotFound />} />
     </Routes>
   );

@@ -12,7 +12,7 @@ const messages: Record<string, string> = {
   'auth/user-disabled': 'This account has been disabled.',
   'auth/too-many-requests': 'Too many attempts. Please wait a while and try again.',
   'auth/requires-recent-login': 'For your security, please sign in again before doing that.',
-  'auth/operation-not-allowed': 'Signing in with email and password is turned off for this site.',
+  'auth/operation-not-allowed': 'Signing in this way is turned off for this site.',
   'auth/network-request-failed': 'Could not reach the server. Check your connection and try again.',
   'auth/invalid-api-key': 'This site is set up with an API key the server does not accept.',
   'auth/api-key-not-valid.-please-pass-a-valid-api-key.': 'This site is set up with an API key the server does not accept.',
@@ -23,6 +23,17 @@ const messages: Record<string, string> = {
   'auth/quota-exceeded': 'The server is busy. Please try again later.',
   'auth/internal-error': 'Something went wrong on the server. Please try again.',
   'auth/password-does-not-meet-requirements': 'That password does not meet this site’s password rules.',
+  // Email actions: mailed links and the hosted action page.
+  'auth/expired-action-code': 'This link has expired. Ask for a new one.',
+  'auth/invalid-action-code': 'This link is invalid or has already been used.',
+  'auth/argument-error': 'This link is incomplete or broken.',
+  'auth/unauthorized-continue-uri': 'The page this link should return to is not on this site’s list of allowed addresses.',
+  'auth/invalid-continue-uri': 'The page this link should return to is not a valid web address.',
+  'auth/missing-continue-uri': 'The request did not say which page the link should return to.',
+  'auth/missing-new-email': 'Please enter the new email address.',
+  'auth/unsupported-tenant-operation': 'This link belongs to a tenant, and this server does not support tenants.',
+  'auth/invalid-tenant-id': 'This link belongs to a tenant this server does not know.',
+  'auth/tenant-id-mismatch': 'This link belongs to a different tenant than the one you are signed in to.',
 };
 
 const fallback = 'Something went wrong. Please try again.';
@@ -33,8 +44,11 @@ function codeOf(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
+/** Sentences that say more than the general one where a page knows the context, by code. */
+export type ErrorOverrides = Readonly<Record<string, string>>;
+
 /** A sentence for a FirebaseError (or anything thrown); never the raw code. */
-export function describeAuthError(error: unknown): string {
-  const code = codeOf(error);
-  return (code !== undefined && messages[code.toLowerCase()]) || fallback;
+export function describeAuthError(error: unknown, overrides: ErrorOverrides = {}): string {
+  const code = codeOf(error)?.toLowerCase();
+  return (code !== undefined && (overrides[code] ?? messages[code])) || fallback;
 }

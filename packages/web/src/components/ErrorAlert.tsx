@@ -1,11 +1,11 @@
-import { describeAuthError } from '../auth-errors';
+import { describeAuthError, type ErrorOverrides } from '../auth-errors';
 
 /** The one place an error reaches the page: a plain sentence in role="alert". */
-export function ErrorAlert({ error }: { error: unknown }) {
+export function ErrorAlert({ error, overrides }: { error: unknown; overrides?: ErrorOverrides }) {
   if (error === null || error === undefined) return null;
   return (
     <p role="alert" className="alert">
-      {describeAuthError(error)}
+      {describeAuthError(error, overrides)}
     </p>
   );
 }

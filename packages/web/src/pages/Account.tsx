@@ -13,6 +13,7 @@ import { useAuthState } from '../auth-context';
 import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
 import { Field } from '../components/Field';
 import { useAction } from '../components/useAction';
+import { ChangeEmailSection, VerifyEmailSection } from './AccountEmail';
 
 /** Sensitive changes need a fresh sign-in: prove the password again first. */
 async function reauthenticate(user: User, password: string): Promise<void> {
@@ -32,6 +33,8 @@ export function Account() {
       <dl className="facts">
         <dt>Email</dt>
         <dd data-testid="account-email">{user.email}</dd>
+        <dt>Email verified</dt>
+        <dd data-testid="account-email-verified">{user.emailVerified ? 'Yes' : 'No'}</dd>
         <dt>Display name</dt>
         <dd data-testid="account-name">{user.displayName || '(none)'}</dd>
         <dt>User ID</dt>
@@ -39,7 +42,9 @@ export function Account() {
           <code>{user.uid}</code>
         </dd>
       </dl>
+      <VerifyEmailSection user={user} />
       <NameForm user={user} />
+      <ChangeEmailSection user={user} />
       <PasswordForm user={user} />
       <DeleteForm user={user} onDeleting={setDeleting} />
       <SignOutSection />

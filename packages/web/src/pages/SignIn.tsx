@@ -66,6 +66,12 @@ export function SignIn() {
         </button>
       </form>
       <p>
+        <Link to="/forgot-password">Forgot password?</Link>
+      </p>
+      <p>
+        No password? <Link to="/email-link">Get a sign-in link by email</Link>
+      </p>
+      <p>
         New here? <Link to="/signup">Create an account</Link>
       </p>
     </section>

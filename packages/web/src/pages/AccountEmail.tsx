@@ -1,0 +1,59 @@
+import { sendEmailVerification, verifyBeforeUpdateEmail, type User } from 'firebase/auth';
+import { useState } from 'react';
+import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
+import { Field } from '../components/Field';
+import { useAction } from '../components/useAction';
+
+/** Whether the address is proven, and a button that mails the proof link when it is not. */
+export function VerifyEmailSection({ user }: { user: User }) {
+  const [sent, setSent] = useState<string | null>(null);
+  const { busy, error, onSubmit } = useAction(async () => {
+    setSent(null);
+    await sendEmailVerification(user);
+    setSent(`We sent a verification link to ${user.email ?? 'your address'}.`);
+  });
+  if (!user.email) return null;
+  return (
+    <section className="card" aria-labelledby="verify-heading">
+      <h2 id="verify-heading">Email verification</h2>
+      {user.emailVerified ? (
+        <p>Your email address is verified.</p>
+      ) : (
+        <form onSubmit={onSubmit}>
+          <p>Your email address is not verified yet.</p>
+          <ErrorAlert error={error} />
+          <StatusMessage>{sent}</StatusMessage>
+          <button type="submit" disabled={busy}>
+            Send verification email
+          </button>
+        </form>
+      )}
+    </section>
+  );
+}
+
+/** Changes the sign-in address only once a link mailed to the new address is followed. */
+export function ChangeEmailSection({ user }: { user: User }) {
+  const [email, setEmail] = useState('');
+  const [sent, setSent] = useState<string | null>(null);
+  const { busy, error, onSubmit } = useAction(async () => {
+    setSent(null);
+    const address = email.trim();
+    await verifyBeforeUpdateEmail(user, address);
+    setEmail('');
+    setSent(`Check ${address} for a link to confirm the change.`);
+  });
+  return (
+    <section className="card" aria-labelledby="change-email-heading">
+      <h2 id="change-email-heading">Change email</h2>
+      <form onSubmit={onSubmit}>
+        <Field label="New email" type="email" autoComplete="email" required value={email} onChange={setEmail} />
+        <ErrorAlert error={error} />
+        <StatusMessage>{sent}</StatusMessage>
+        <button type="submit" disabled={busy}>
+          Send confirmation link
+        </button>
+      </form>
+    </section>
+  );
+}
