@@ -125,6 +125,20 @@ describe('password reset', () => {
     const mail = await waitForMail(server, email, 'PASSWORD_RESET');
     assert.equal(ActionCodeURL.parseLink(mail.oobLink)?.continueUrl, 'http://localhost:3000/done');
   });
+
+  test('the host Hearth serves on (--public-url) is authorized without being listed', async () => {
+    const hosted = await startHearth({ publicUrl: 'https://auth.myapp.test' });
+    try {
+      const email = uniqueEmail('hosted');
+      await createUserWithEmailAndPassword(newAuth(hosted), email, 'secret12');
+      await sendPasswordResetEmail(newAuth(hosted), email, { url: 'https://auth.myapp.test/signed-in' });
+      const mail = await waitForMail(hosted, email, 'PASSWORD_RESET');
+      assert.ok(mail.oobLink.startsWith('https://auth.myapp.test/__/auth/action?'), mail.oobLink);
+      assert.equal(await codeOf(sendPasswordResetEmail(newAuth(hosted), email, { url: 'https://other.test/' })), 'auth/unauthorized-continue-uri');
+    } finally {
+      await hosted.close();
+    }
+  });
 });
 
 describe('email verification', () => {

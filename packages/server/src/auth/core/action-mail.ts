@@ -4,6 +4,7 @@ import { authError } from '../errors.js';
 import type { MailDelivery } from '../mail/mailer.js';
 import { pickLanguage, renderMail } from '../mail/templates.js';
 import { authenticate, requireRecentLogin, type AuthDeps } from './auth-context.js';
+import { isAuthorizedUrl } from './authorized-domains.js';
 import { modeFor, type OobCodes } from './oob-codes.js';
 import type { ProjectConfig } from './project-config.js';
 import type { Caller, SendOobCodeRequest } from './requests.js';
@@ -55,7 +56,7 @@ export class ActionMailer {
     if (!requestTypes.has(request.requestType as OobRequestType)) throw authError('INVALID_REQ_TYPE');
     if (request.returnOobLink && !caller.isAdmin) throw authError('ADMIN_ONLY_OPERATION');
     const config = await this.deps.projects.config(caller.projectId);
-    const continueUrl = checkContinueUrl(request, config);
+    const continueUrl = checkContinueUrl(request, config, new URL(this.options.publicUrl()).hostname);
     const plan = await this.plan(caller, request as SendOobCodeRequest & { requestType: OobRequestType }, config);
 
     // Throttled per recipient whether or not an account exists, so the limit tells nothing either.
@@ -190,8 +191,8 @@ export class ActionMailer {
   }
 }
 
-/** continueUrl must be an absolute http(s) URL on one of the project's authorized domains. */
-function checkContinueUrl(request: SendOobCodeRequest, config: ProjectConfig): string | undefined {
+/** continueUrl must be an absolute http(s) URL on an authorized domain (see isAuthorizedUrl). */
+function checkContinueUrl(request: SendOobCodeRequest, config: ProjectConfig, servingHost: string): string | undefined {
   if (request.continueUrl === undefined || request.continueUrl === '') return undefined;
   let url: URL;
   try {
@@ -200,7 +201,7 @@ function checkContinueUrl(request: SendOobCodeRequest, config: ProjectConfig): s
     throw authError('INVALID_CONTINUE_URI');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw authError('INVALID_CONTINUE_URI');
-  if (!config.authorizedDomains.map((d) => d.toLowerCase()).includes(url.hostname.toLowerCase())) throw authError('UNAUTHORIZED_DOMAIN');
+  if (!isAuthorizedUrl(url.toString(), config.authorizedDomains, servingHost)) throw authError('UNAUTHORIZED_DOMAIN');
   return url.toString();
 }
 

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { HandlerSessionRecord, Store } from '../../storage/store.js';
+import { isAuthorizedUrl } from '../core/authorized-domains.js';
 import type { ProjectDirectory } from '../core/project-config.js';
 import type { OidcRelyingParty } from './oidc.js';
 
@@ -46,21 +47,6 @@ export function hashBinding(binding: string): string {
   return createHash('sha256').update(binding).digest('hex');
 }
 
-export function isAuthorizedUrl(url: string, authorizedDomains: string[]): boolean {
-  try {
-    const parsed = new URL(url);
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return false;
-    const host = parsed.hostname.toLowerCase();
-    // As Firebase does: a domain authorizes itself and its subdomains; an IP address only itself.
-    return authorizedDomains.some((domain) => {
-      const d = domain.toLowerCase();
-      return host === d || (!/^[0-9.]+$/.test(d) && host.endsWith(`.${d}`));
-    });
-  } catch {
-    return false;
-  }
-}
-
 function errorEvent(authType: string, eventId: string | undefined, code: string, message: string): AuthEvent {
   return { type: authType, eventId: eventId ?? null, urlResponse: null, sessionId: null, postBody: null, tenantId: null, error: { code: `auth/${code}`, message } };
 }
@@ -96,7 +82,7 @@ export class HandlerFlow {
     if (authType === 'unknown') return fail('invalid-auth-event', 'An internal AuthError has occurred.');
     if (params.tid) return fail('unsupported-tenant-operation', 'This operation is not supported in a multi-tenant context.');
     const config = await this.projects.config(projectId);
-    if (!isAuthorizedUrl(redirectUrl, config.authorizedDomains)) {
+    if (!isAuthorizedUrl(redirectUrl, config.authorizedDomains, new URL(this.options.publicUrl()).hostname)) {
       return fail('unauthorized-domain', 'This domain is not authorized for OAuth operations for your Firebase project.');
     }
     const providerId = params.providerId ?? '';
