@@ -26,6 +26,8 @@ export interface HearthOptions {
   smtpUrl?: string;
   /** The origin action links point at; defaults to the address Hearth listens on. */
   publicUrl?: string;
+  /** Run the built-in demo OpenID provider on this port and offer it as `oidc.demo`. */
+  demoIdpPort?: number;
 }
 
 export const defaultWebRoot = resolve(import.meta.dirname, '../../web/dist');

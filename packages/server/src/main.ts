@@ -32,6 +32,7 @@ interface StartFlags {
   recentLogin: number;
   smtpUrl?: string;
   publicUrl?: string;
+  demoIdp?: boolean | string;
 }
 
 const program = new Command('hearth').description('Self-hostable identity server and document database for Firebase SDK apps');
@@ -48,6 +49,7 @@ program
   .option('--max-failed-signins <n>', 'failed password sign-ins per account in 15 minutes before too-many-requests', count, 10)
   .option('--smtp-url <url>', 'deliver mail by SMTP, e.g. smtp://user:pass@mail.example:587 (or HEARTH_SMTP_URL); otherwise mail goes to the outbox')
   .option('--public-url <url>', 'the origin action links in mails point at (default: the listening address)', origin)
+  .option('--demo-idp [port]', 'run the built-in demo OpenID provider (default: the next port) and offer it as "Hearth Demo"; it trusts any email, so never in production')
   .option('--recent-login <seconds>', 'how recent a sign-in must be to change email or password or delete the account', count, 300)
   .action(async (flags: StartFlags) => {
     const defaults = defaultOptions();
@@ -61,6 +63,7 @@ program
       recentLoginSeconds: flags.recentLogin,
       ...(flags.smtpUrl || process.env.HEARTH_SMTP_URL ? { smtpUrl: flags.smtpUrl ?? process.env.HEARTH_SMTP_URL } : {}),
       ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}),
+      ...(flags.demoIdp ? { demoIdpPort: flags.demoIdp === true ? flags.port + 1 : port(flags.demoIdp) } : {}),
       accountThrottle: { ...defaults.accountThrottle, maxFailures: flags.maxFailedSignins },
       addressThrottle: { ...defaults.addressThrottle, maxFailures: flags.maxFailedSignins * 10 },
       ...(process.env.HEARTH_ADMIN_KEY ? { adminKey: process.env.HEARTH_ADMIN_KEY } : {}),

@@ -12,6 +12,13 @@ import { ActionCodeService } from './auth/core/action-codes.js';
 import { ActionMailer } from './auth/core/action-mail.js';
 import { OobCodes } from './auth/core/oob-codes.js';
 import { MailDelivery } from './auth/mail/mailer.js';
+import { registerFederationRoutes } from './auth/api/federation-routes.js';
+import { registerIdpConfigRoutes } from './auth/api/idp-config-routes.js';
+import { HandlerFlow } from './auth/federation/handler-flow.js';
+import { IdpSignIn } from './auth/federation/idp-sign-in.js';
+import { OidcRelyingParty } from './auth/federation/oidc.js';
+import { startDemoIdp, type DemoIdp } from './auth/federation/demo-idp.js';
+import type { OidcProvider } from './auth/federation/idp-configs.js';
 import { AccountService } from './auth/core/accounts.js';
 import { AdminAccountService } from './auth/core/admin-accounts.js';
 import type { AuthDeps } from './auth/core/auth-context.js';
@@ -86,8 +93,12 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       (config) => mailer.recoverEmailLater(caller, user, oldEmail, config),
       (err: unknown) => logger.error({ err }, 'could not mail the email-change notice'),
     );
+  const oidc = new OidcRelyingParty();
+  const flow = new HandlerFlow(store, projects, oidc, { publicUrl: () => publicUrl, sessionTtlMs: 15 * 60_000 });
+  const idpSignIn = new IdpSignIn(deps, store, oidc, sessions);
   const sweepAll = async () => {
     await oobCodes.sweep();
+    await flow.sweep();
     await store.commit([{ kind: 'pruneOutbox', olderThan: Date.now() - outboxRetentionMs }]);
   };
   const sweep = setInterval(() => void sweepAll().catch((err: unknown) => logger.error({ err }, 'sweep failed')), 3600_000);
@@ -98,12 +109,15 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   app.get('/healthz', async () => ({ status: 'ok' }));
   registerIdentityRoutes(app, { sessions, accounts, actions, projects, callers });
   registerActionRoutes(app, { mailer, actions, callers, mail, store, dev: options.dev });
+  await registerFederationRoutes(app, { flow, idpSignIn, projects, callers, publicUrl: () => publicUrl });
+  registerIdpConfigRoutes(app, projects, callers);
   registerAdminRoutes(app, { sessions, accounts, admin, projects, callers });
   registerTokenRoutes(app, sessions, callers, keys);
   await registerWebRoutes(app, options.webRoot, projects, () => publicUrl);
 
   const defaultApiKey = (await projects.config(options.defaultProjectId)).apiKeys[0]!;
   let closed = false;
+  let demoIdp: DemoIdp | undefined;
   const hearth: Hearth = {
     app,
     options,
@@ -116,6 +130,10 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       const port = typeof address === 'object' && address ? address.port : options.port;
       hearth.url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
       publicUrl ||= hearth.url;
+      if (options.demoIdpPort !== undefined) {
+        demoIdp = await startDemoIdp({ host: options.host, port: options.demoIdpPort, redirectUris: [flow.callbackUrl] });
+        await offerDemoIdp(projects, demoIdp);
+      }
       return hearth.url;
     },
     async close() {
@@ -123,6 +141,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       closed = true;
       clearInterval(rotation);
       clearInterval(sweep);
+      await demoIdp?.close();
       // Fastify finishes in-flight requests first, then mails being issued; only then is the store closed.
       await app.close();
       await mailer.drain();
@@ -141,6 +160,22 @@ export function createLogger(level: string): Logger {
       censor: '[redacted]',
     },
   });
+}
+
+/** The default project offers the demo provider (its secret is new each start). */
+async function offerDemoIdp(projects: ProjectDirectory, demo: DemoIdp): Promise<void> {
+  const config = await projects.config(projects.defaultProjectId);
+  const provider: OidcProvider = {
+    kind: 'oidc',
+    providerId: 'oidc.demo',
+    displayName: 'Hearth Demo',
+    enabled: true,
+    issuer: demo.issuer,
+    clientId: demo.clientId,
+    clientSecret: demo.clientSecret,
+    scopes: ['openid', 'email', 'profile'],
+  };
+  await projects.save(projects.defaultProjectId, { ...config, idps: { ...config.idps, [provider.providerId]: provider } });
 }
 
 function loadOrCreateAdminKey(dataDir: string): string {

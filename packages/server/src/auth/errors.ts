@@ -49,6 +49,13 @@ const catalogue = {
   QUOTA_EXCEEDED: 400, // auth/quota-exceeded
   // federated sign-in
   FEDERATED_USER_ID_ALREADY_LINKED: 400, // auth/credential-already-in-use
+  PROVIDER_ALREADY_LINKED: 400, // auth/provider-already-linked
+  MISSING_REQUEST_URI: 400,
+  // provider configuration (admin)
+  CONFIGURATION_EXISTS: 409, // firebase-admin auth/configuration-exists
+  CONFIGURATION_NOT_FOUND: 404, // firebase-admin auth/configuration-not-found
+  INVALID_CONFIG: 400, // firebase-admin auth/invalid-config
+  INVALID_CONFIG_ID: 400, // firebase-admin auth/invalid-provider-id
   INVALID_IDP_RESPONSE: 400, // auth/invalid-credential
   MISSING_OR_INVALID_NONCE: 400, // auth/missing-or-invalid-nonce
   INVALID_PENDING_TOKEN: 400, // auth/invalid-credential

@@ -14,7 +14,11 @@ export async function registerWebRoutes(app: FastifyInstance, webRoot: string | 
   app.get('/__/firebase/init.json', async () => {
     const config = await projects.config(projects.defaultProjectId);
     // From the configured public address, never from the request's Host header.
-    return { apiKey: config.apiKeys[0], projectId: projects.defaultProjectId, authDomain: new URL(publicUrl()).host };
+    // `providers` is Hearth's addition: which sign-in buttons the web app shows (no secrets).
+    const providers = Object.values(config.idps)
+      .filter((idp) => idp.enabled)
+      .map((idp) => ({ providerId: idp.providerId, displayName: idp.displayName ?? idp.providerId }));
+    return { apiKey: config.apiKeys[0], projectId: projects.defaultProjectId, authDomain: new URL(publicUrl()).host, providers };
   });
   if (!webRoot || !existsSync(webRoot)) {
     app.get('/', async () => ({ hearth: 'running', web: 'not built: run `npm run build`' }));

@@ -120,6 +120,19 @@ export const resetPasswordBody = body({ oobCode: string, newPassword: string, em
 
 export const emailLinkSignInBody = body({ email: string, oobCode: string, idToken: string, returnSecureToken: ignored });
 
+export const signInWithIdpBody = body({
+  requestUri: string,
+  postBody: string,
+  sessionId: string,
+  idToken: string,
+  returnSecureToken: ignored,
+  returnIdpCredential: boolean,
+  returnRefreshToken: ignored,
+  pendingToken: ignored,
+  pendingIdToken: ignored,
+  autoCreate: ignored,
+});
+
 export const batchDeleteBody = body({ localIds: strings, force: boolean });
 
 /**

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { ProviderUserInfo, Store, UserRecord } from '../../storage/store.js';
 import { authenticate, type AuthDeps } from '../core/auth-context.js';
 import type { Caller } from '../core/requests.js';
@@ -44,7 +43,7 @@ export class IdpSignIn {
   }
 
   private async verifiedProfile(caller: Caller, request: SignInWithIdpRequest): Promise<{ providerId: string; profile: IdpProfile }> {
-    if (!request.requestUri) throw authError('MISSING_CONTINUE_URI'.replace('CONTINUE', 'REQUEST') as never);
+    if (!request.requestUri) throw authError('MISSING_REQUEST_URI');
     const config = await this.deps.projects.config(caller.projectId);
     const enabled = (providerId: string): OidcProvider => {
       const idp: IdpConfig | undefined = config.idps[providerId];
@@ -94,7 +93,7 @@ export class IdpSignIn {
       const { user: current } = await authenticate(this.deps, caller, idToken);
       if (linked && linked.localId !== current.localId) throw authError('FEDERATED_USER_ID_ALREADY_LINKED');
       if (current.providerUserInfo.some((p) => p.providerId === providerId && p.rawId !== profile.rawId)) {
-        throw authError('PROVIDER_ALREADY_LINKED' as never);
+        throw authError('PROVIDER_ALREADY_LINKED');
       }
       return this.signInExisting(caller, current, providerId, profile, (u) => {
         const next: UserRecord = { ...u, providerUserInfo: [...u.providerUserInfo.filter((p) => p.providerId !== providerId), info], lastLoginAt: now };
@@ -151,9 +150,4 @@ function providerInfo(providerId: string, profile: IdpProfile): ProviderUserInfo
   if (profile.displayName) info.displayName = profile.displayName;
   if (profile.photoUrl) info.photoUrl = profile.photoUrl;
   return info;
-}
-
-/** A raw nonce matches an ID token's nonce as it is or as its SHA-256 (Apple and Google One Tap hash it). */
-export function nonceMatches(raw: string, inToken: unknown): boolean {
-  return inToken === raw || inToken === createHash('sha256').update(raw).digest('hex');
 }

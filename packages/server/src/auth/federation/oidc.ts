@@ -1,4 +1,5 @@
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import { createHash } from 'node:crypto';
 import * as client from 'openid-client';
 import { authError } from '../errors.js';
 import type { OidcProvider } from './idp-configs.js';
@@ -81,9 +82,18 @@ export class OidcRelyingParty {
     } catch (error) {
       throw authError('INVALID_IDP_RESPONSE', `The provider's answer was refused: ${(error as Error).message}`);
     }
-    const claims = tokens.claims();
-    if (!claims) throw authError('INVALID_IDP_RESPONSE', 'The provider sent no ID token.');
-    return { ...profileFromClaims(claims as JWTPayload), ...(tokens.id_token ? { idToken: tokens.id_token } : {}), accessToken: tokens.access_token };
+    const idClaims = tokens.claims();
+    if (!idClaims) throw authError('INVALID_IDP_RESPONSE', 'The provider sent no ID token.');
+    let claims: JWTPayload = { ...idClaims };
+    // Conforming providers may keep profile claims out of the ID token; they are at userinfo.
+    if (claims.email === undefined && config.serverMetadata().userinfo_endpoint) {
+      try {
+        claims = { ...(await client.fetchUserInfo(config, tokens.access_token, idClaims.sub)), ...claims };
+      } catch (error) {
+        throw authError('INVALID_IDP_RESPONSE', `The provider's userinfo was refused: ${(error as Error).message}`);
+      }
+    }
+    return { ...profileFromClaims(claims), ...(tokens.id_token ? { idToken: tokens.id_token } : {}), accessToken: tokens.access_token };
   }
 
   /** An ID token the app obtained itself (signInWithCredential): signature, issuer, audience, expiry, nonce. */
@@ -97,7 +107,7 @@ export class OidcRelyingParty {
     } catch (error) {
       throw authError('INVALID_IDP_RESPONSE', `The ID token was refused: ${(error as Error).message}`);
     }
-    if (nonce !== undefined && payload.nonce !== nonce) throw authError('MISSING_OR_INVALID_NONCE');
+    if (nonce !== undefined && !nonceMatches(nonce, payload.nonce)) throw authError('MISSING_OR_INVALID_NONCE');
     return { ...profileFromClaims(payload), idToken };
   }
 }
@@ -120,4 +130,9 @@ export function profileFromClaims(claims: JWTPayload): IdpProfile {
   const family = text(claims.family_name);
   if (family) profile.lastName = family;
   return profile;
+}
+
+/** A raw nonce matches an ID token's nonce as it is or as its SHA-256 (Apple and Google One Tap hash it). */
+function nonceMatches(raw: string, inToken: unknown): boolean {
+  return inToken === raw || inToken === createHash('sha256').update(raw).digest('hex');
 }

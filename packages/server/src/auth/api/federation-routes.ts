@@ -1,0 +1,119 @@
+import cookie from '@fastify/cookie';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { randomBytes } from 'node:crypto';
+import { isAuthorizedUrl } from '../core/authorized-domains.js';
+import type { ProjectDirectory } from '../core/project-config.js';
+import type { Delivery, HandlerFlow, HandlerStartParams } from '../federation/handler-flow.js';
+import type { IdpSignIn, IdpSignInResult, SignInWithIdpRequest } from '../federation/idp-sign-in.js';
+import { assets, pageSecurityHeaders, renderPage } from '../federation/pages.js';
+import type { CallerResolver } from './caller.js';
+import * as schemas from './schemas.js';
+
+export interface FederationServices {
+  flow: HandlerFlow;
+  idpSignIn: IdpSignIn;
+  projects: ProjectDirectory;
+  callers: CallerResolver;
+  publicUrl: () => string;
+}
+
+const v1 = '/identitytoolkit.googleapis.com/v1';
+const v3 = '/www.googleapis.com/identitytoolkit/v3/relyingparty';
+const flowCookieTtlSeconds = 15 * 60;
+
+/** One cookie per flow, named after its state, so two sign-ins in one browser do not collide. */
+function flowCookieName(state: string): string {
+  return `hearth_auth_${state.slice(0, 16).replace(/[^A-Za-z0-9_-]/g, '')}`;
+}
+
+/**
+ * The hosted auth pages (handler, iframe, gapi.js) and signInWithIdp. The SDK in its custom-endpoint
+ * mode asks for `/emulator/auth/*`; on a real auth domain it asks for `/__/auth/*`: both are served.
+ */
+export async function registerFederationRoutes(app: FastifyInstance, services: FederationServices): Promise<void> {
+  const { flow, idpSignIn, projects, callers } = services;
+  await app.register(cookie);
+
+  const sendPage = (reply: FastifyReply, html: string) => reply.headers(pageSecurityHeaders).type('text/html; charset=utf-8').send(html);
+  const sendScript = (reply: FastifyReply, source: string) =>
+    reply.headers({ 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' }).send(source);
+
+  const deliver = async (reply: FastifyReply, delivery: Delivery) => {
+    const projectId = projects.projectForApiKey(delivery.apiKey);
+    const authorizedDomains = projectId ? (await projects.config(projectId)).authorizedDomains : [];
+    const redirectAllowed = isAuthorizedUrl(delivery.redirectUrl, authorizedDomains, new URL(services.publicUrl()).hostname);
+    return sendPage(reply, renderPage('Signing in', '/__/auth/handler.js', { ...delivery, redirectAllowed }));
+  };
+
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const query = request.query as Record<string, string | undefined>;
+    if (query.state !== undefined) {
+      const callbackUrl = new URL(request.url, services.publicUrl());
+      const outcome = await flow.callback(callbackUrl, request.cookies[flowCookieName(query.state)]);
+      void reply.clearCookie(flowCookieName(query.state), { path: '/' });
+      if (outcome.kind === 'refuse') return sendPage(reply.status(400), renderPage('Signing in', '/__/auth/handler.js', { refuse: outcome.message }));
+      return deliver(reply, outcome.delivery);
+    }
+    const binding = randomBytes(24).toString('base64url');
+    const outcome = await flow.start(query as HandlerStartParams, binding);
+    if (outcome.kind === 'deliver') return deliver(reply, outcome.delivery);
+    void reply.setCookie(flowCookieName(outcome.session.id), binding, {
+      path: '/',
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: services.publicUrl().startsWith('https:'),
+      maxAge: flowCookieTtlSeconds,
+    });
+    return reply.header('cache-control', 'no-store').redirect(outcome.location, 302);
+  };
+  app.get('/__/auth/handler', handler);
+  app.get('/emulator/auth/handler', handler);
+
+  const iframe = async (request: FastifyRequest, reply: FastifyReply) => {
+    const { apiKey } = request.query as { apiKey?: string };
+    const projectId = apiKey ? projects.projectForApiKey(apiKey) : undefined;
+    const domains = projectId ? (await projects.config(projectId)).authorizedDomains : [];
+    const authorizedDomains = [...domains, new URL(services.publicUrl()).hostname];
+    // This page is meant to be framed by apps: no frame-ancestors limit, but no referrer leaks either.
+    return sendPage(reply, renderPage('Hearth', '/__/auth/iframe.js', { authorizedDomains }));
+  };
+  app.get('/__/auth/iframe', iframe);
+  app.get('/emulator/auth/iframe', iframe);
+  app.get('/__/auth/iframe.js', (_request, reply) => sendScript(reply, assets.iframe));
+  app.get('/__/auth/handler.js', (_request, reply) => sendScript(reply, assets.handler));
+  app.get('/__/auth/gapi.js', (_request, reply) => sendScript(reply, assets.gapi));
+
+  const signInWithIdp = async (request: FastifyRequest) => {
+    const body = schemas.requestBody<SignInWithIdpRequest>(request);
+    const result = await idpSignIn.signIn(callers.fromApiKey(request), body);
+    return idpResponse(result, body.returnIdpCredential === true);
+  };
+  app.post(`${v1}/accounts::signInWithIdp`, { schema: { body: schemas.signInWithIdpBody } }, signInWithIdp);
+  app.post(`${v3}/verifyAssertion`, { schema: { body: schemas.signInWithIdpBody } }, signInWithIdp);
+}
+
+/** The VerifyAssertionResponse the SDK reads (tokens, profile, rawUserInfo, isNewUser, needConfirmation). */
+function idpResponse(result: IdpSignInResult, withCredential: boolean): Record<string, unknown> {
+  const { profile, user } = result;
+  const response: Record<string, unknown> = {
+    kind: 'identitytoolkit#VerifyAssertionResponse',
+    providerId: result.providerId,
+    federatedId: `${result.providerId}:${profile.rawId}`,
+    rawUserInfo: JSON.stringify(profile.raw),
+    isNewUser: result.isNewUser,
+    emailVerified: profile.emailVerified,
+  };
+  if (profile.email) response.email = profile.email;
+  if (profile.displayName) response.displayName = response.fullName = profile.displayName;
+  if (profile.firstName) response.firstName = profile.firstName;
+  if (profile.lastName) response.lastName = profile.lastName;
+  if (profile.photoUrl) response.photoUrl = profile.photoUrl;
+  if (withCredential || result.needConfirmation) {
+    if (profile.idToken) response.oauthIdToken = profile.idToken;
+    if (profile.accessToken) response.oauthAccessToken = profile.accessToken;
+  }
+  if (result.needConfirmation) response.needConfirmation = true;
+  if (user) response.localId = user.localId;
+  if (result.tokens) Object.assign(response, result.tokens);
+  return response;
+}
