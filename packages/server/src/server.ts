@@ -17,6 +17,7 @@ import { registerIdpConfigRoutes } from './auth/api/idp-config-routes.js';
 import { HandlerFlow } from './auth/federation/handler-flow.js';
 import { IdpSignIn } from './auth/federation/idp-sign-in.js';
 import { OidcRelyingParty } from './auth/federation/oidc.js';
+import { SamlServiceProvider } from './auth/federation/saml.js';
 import { startDemoIdp, type DemoIdp } from './auth/federation/demo-idp.js';
 import type { OidcProvider } from './auth/federation/idp-configs.js';
 import { AccountService } from './auth/core/accounts.js';
@@ -94,8 +95,9 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       (err: unknown) => logger.error({ err }, 'could not mail the email-change notice'),
     );
   const oidc = new OidcRelyingParty();
-  const flow = new HandlerFlow(store, projects, oidc, { publicUrl: () => publicUrl, sessionTtlMs: 15 * 60_000 });
-  const idpSignIn = new IdpSignIn(deps, store, oidc, sessions);
+  const saml = new SamlServiceProvider(() => `${publicUrl}/__/auth/handler`);
+  const flow = new HandlerFlow(store, projects, oidc, saml, { publicUrl: () => publicUrl, sessionTtlMs: 15 * 60_000 });
+  const idpSignIn = new IdpSignIn(deps, store, oidc, saml, sessions);
   const sweepAll = async () => {
     await oobCodes.sweep();
     await flow.sweep();

@@ -100,8 +100,12 @@ export interface HandlerSessionRecord {
   redirectUrl: string;
   /** Hash of the cookie that ties the flow to the browser that started it. */
   browserBindingHash: string;
-  nonce: string;
-  codeVerifier: string;
+  /** OpenID Connect: the nonce and PKCE verifier sent with the authorization request. */
+  nonce?: string;
+  codeVerifier?: string;
+  /** SAML: the AuthnRequest's ID (the answer must be InResponseTo it) and the posted answer. */
+  samlRequestId?: string;
+  samlResponse?: string;
   /** Set once the provider answered: the handler's own URL with the provider's response. */
   callbackUrl?: string;
   /** Milliseconds since the epoch. */

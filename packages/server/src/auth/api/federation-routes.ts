@@ -68,6 +68,12 @@ export async function registerFederationRoutes(app: FastifyInstance, services: F
   };
   app.get('/__/auth/handler', handler);
   app.get('/emulator/auth/handler', handler);
+  app.post('/__/auth/handler', { schema: { body: { type: 'object', properties: { SAMLResponse: { type: 'string' }, RelayState: { type: 'string' } } } } }, async (request, reply) => {
+    const { SAMLResponse, RelayState } = request.body as { SAMLResponse?: string; RelayState?: string };
+    const next = await flow.receiveSamlPost(RelayState, SAMLResponse);
+    if (!next) return sendPage(reply.status(400), renderPage('Signing in', '/__/auth/handler.js', { refuse: 'This sign-in attempt has expired or is unknown. Please start again.' }));
+    return reply.header('cache-control', 'no-store').redirect(next, 303);
+  });
 
   const iframe = async (request: FastifyRequest, reply: FastifyReply) => {
     const { apiKey } = request.query as { apiKey?: string };

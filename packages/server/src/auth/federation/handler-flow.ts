@@ -3,6 +3,7 @@ import type { HandlerSessionRecord, Store } from '../../storage/store.js';
 import { isAuthorizedUrl } from '../core/authorized-domains.js';
 import type { ProjectDirectory } from '../core/project-config.js';
 import type { OidcRelyingParty } from './oidc.js';
+import type { SamlServiceProvider } from './saml.js';
 
 /** The event the hosted pages hand to the SDK (its AuthEvent), through the iframe. */
 export interface AuthEvent {
@@ -61,6 +62,7 @@ export class HandlerFlow {
     private readonly store: Store,
     private readonly projects: ProjectDirectory,
     private readonly oidc: OidcRelyingParty,
+    private readonly saml: SamlServiceProvider,
     private readonly options: { publicUrl: () => string; sessionTtlMs: number },
   ) {}
 
@@ -88,13 +90,22 @@ export class HandlerFlow {
     const providerId = params.providerId ?? '';
     const provider = config.idps[providerId];
     if (!provider || !provider.enabled) return fail('operation-not-allowed', 'The identity provider configuration is not found or disabled.');
-    if (provider.kind !== 'oidc') return fail('operation-not-allowed', `${providerId} sign-in through the handler is not supported yet.`);
+    if (provider.kind === 'oauth2') return fail('operation-not-allowed', `${providerId} sign-in through the handler is not supported yet.`);
 
     const id = randomBytes(24).toString('base64url');
     const scopes = (params.scopes ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-    let request;
+    let location: string;
+    let secrets: Pick<HandlerSessionRecord, 'nonce' | 'codeVerifier' | 'samlRequestId'>;
     try {
-      request = await this.oidc.authorizationRequest(provider, this.callbackUrl, id, scopes, customParameters(params.customParameters));
+      if (provider.kind === 'saml') {
+        const request = await this.saml.authorizationRequest(provider, id);
+        location = request.url;
+        secrets = { samlRequestId: request.requestId };
+      } else {
+        const request = await this.oidc.authorizationRequest(provider, this.callbackUrl, id, scopes, customParameters(params.customParameters));
+        location = request.url;
+        secrets = { nonce: request.nonce, codeVerifier: request.codeVerifier };
+      }
     } catch (error) {
       return fail('internal-error', `The identity provider could not be reached: ${(error as Error).message}`);
     }
@@ -108,14 +119,26 @@ export class HandlerFlow {
       authType,
       redirectUrl,
       browserBindingHash: hashBinding(browserBinding),
-      nonce: request.nonce,
-      codeVerifier: request.codeVerifier,
+      ...secrets,
       createdAt: now,
       expiresAt: now + this.options.sessionTtlMs,
     };
     if (params.eventId) session.eventId = params.eventId;
     await this.store.commit([{ kind: 'putHandlerSession', session }]);
-    return { kind: 'redirect', location: request.url, session };
+    return { kind: 'redirect', location, session };
+  }
+
+  /**
+   * A SAML IdP posts its answer here from its own site, so the browser sends no (Lax) flow cookie;
+   * the answer is kept and the browser sent on to the handler by GET, where the cookie is checked.
+   */
+  async receiveSamlPost(relayState: string | undefined, samlResponse: string | undefined): Promise<string | undefined> {
+    const session = relayState ? await this.store.getHandlerSession(relayState) : undefined;
+    if (!session || !samlResponse || session.samlRequestId === undefined || session.samlResponse || session.callbackUrl || Date.now() >= session.expiresAt) return undefined;
+    await this.store.commit([{ kind: 'putHandlerSession', session: { ...session, samlResponse } }]);
+    const next = new URL(this.callbackUrl);
+    next.searchParams.set('state', session.id);
+    return next.toString();
   }
 
   /** The provider sent the browser back with `state` and a code (or an error). */
@@ -124,6 +147,7 @@ export class HandlerFlow {
     const session = state ? await this.store.getHandlerSession(state) : undefined;
     // An unknown or foreign state never becomes an event: it could be a forgery aimed at the app.
     if (!session || Date.now() >= session.expiresAt) return { kind: 'refuse', message: 'This sign-in attempt has expired or is unknown. Please start again.' };
+    if (session.samlRequestId !== undefined && !session.samlResponse) return { kind: 'refuse', message: 'The identity provider has not answered yet.' };
     if (!browserBinding || hashBinding(browserBinding) !== session.browserBindingHash || session.callbackUrl) {
       return { kind: 'refuse', message: 'This sign-in attempt was started in another browser. Please start again.' };
     }

@@ -4,7 +4,8 @@ import type { Caller } from '../core/requests.js';
 import type { SessionService, SessionTokens } from '../core/sessions.js';
 import { newLocalId } from '../core/user-repository.js';
 import { authError } from '../errors.js';
-import type { IdpConfig, OidcProvider } from './idp-configs.js';
+import type { IdpConfig, OidcProvider, SamlProvider } from './idp-configs.js';
+import type { SamlServiceProvider } from './saml.js';
 import type { IdpProfile, OidcRelyingParty } from './oidc.js';
 
 export interface SignInWithIdpRequest {
@@ -34,6 +35,7 @@ export class IdpSignIn {
     private readonly deps: AuthDeps,
     private readonly store: Store,
     private readonly oidc: OidcRelyingParty,
+    private readonly saml: SamlServiceProvider,
     private readonly sessions: SessionService,
   ) {}
 
@@ -45,10 +47,10 @@ export class IdpSignIn {
   private async verifiedProfile(caller: Caller, request: SignInWithIdpRequest): Promise<{ providerId: string; profile: IdpProfile }> {
     if (!request.requestUri) throw authError('MISSING_REQUEST_URI');
     const config = await this.deps.projects.config(caller.projectId);
-    const enabled = (providerId: string): OidcProvider => {
+    const enabled = (providerId: string): OidcProvider | SamlProvider => {
       const idp: IdpConfig | undefined = config.idps[providerId];
       if (!idp || !idp.enabled) throw authError('OPERATION_NOT_ALLOWED', `The identity provider ${providerId} is disabled for this project.`);
-      if (idp.kind !== 'oidc') throw authError('OPERATION_NOT_ALLOWED', `${providerId} sign-in is not supported yet.`);
+      if (idp.kind === 'oauth2') throw authError('OPERATION_NOT_ALLOWED', `${providerId} sign-in is not supported yet.`);
       return idp;
     };
 
@@ -56,6 +58,7 @@ export class IdpSignIn {
     const postedProvider = post.get('providerId');
     if (postedProvider && post.get('id_token')) {
       const provider = enabled(postedProvider);
+      if (provider.kind !== 'oidc') throw authError('INVALID_IDP_RESPONSE', 'An ID token is not a SAML answer.');
       return { providerId: postedProvider, profile: await this.oidc.verifyIdToken(provider, post.get('id_token')!, post.get('nonce') ?? undefined) };
     }
 
@@ -78,6 +81,11 @@ export class IdpSignIn {
       throw authError('INVALID_IDP_RESPONSE', 'The sign-in session was already used.');
     }
     const provider = enabled(session.providerId);
+    if (provider.kind === 'saml') {
+      if (!session.samlResponse || !session.samlRequestId) throw authError('INVALID_IDP_RESPONSE', 'The SAML answer is missing.');
+      return { providerId: session.providerId, profile: await this.saml.verifyResponse(provider, session.samlResponse, { requestId: session.samlRequestId, issuedAt: session.createdAt }) };
+    }
+    if (!session.nonce || !session.codeVerifier) throw authError('INVALID_IDP_RESPONSE', 'The sign-in session is not an OpenID one.');
     const profile = await this.oidc.completeAuthorization(provider, callback, { state, nonce: session.nonce, codeVerifier: session.codeVerifier });
     return { providerId: session.providerId, profile };
   }
