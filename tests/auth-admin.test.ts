@@ -9,23 +9,17 @@ import https from 'node:https';
 import { after, before, describe, test } from 'node:test';
 import { deleteApp as deleteAdminApp, initializeApp as initializeAdminApp, type App } from 'firebase-admin/app';
 import { getAuth as getAdminAuth, type Auth as AdminAuth } from 'firebase-admin/auth';
-import { deleteApp, initializeApp } from 'firebase/app';
-import { connectAuthEmulator, getIdTokenResult, inMemoryPersistence, initializeAuth, signInWithEmailAndPassword, type Auth } from 'firebase/auth';
+import { getIdTokenResult, signInWithEmailAndPassword, type Auth } from 'firebase/auth';
 import { adminPost, uniqueEmail } from './helpers/admin-http.js';
+import { SdkClients } from './helpers/client.js';
 import { postJson, startHearth, type TestHearth } from './helpers/hearth.js';
 
 let server: TestHearth;
 let adminApp: App;
 let admin: AdminAuth;
-const clientApps: ReturnType<typeof initializeApp>[] = [];
 
-function clientAuth(): Auth {
-  const app = initializeApp({ apiKey: server.apiKey, projectId: server.projectId }, `client-${clientApps.length}`);
-  clientApps.push(app);
-  const auth = initializeAuth(app, { persistence: inMemoryPersistence });
-  connectAuthEmulator(auth, server.url, { disableWarnings: true });
-  return auth;
-}
+const clients = new SdkClients('admin-client');
+const clientAuth = (): Auth => clients.auth(server);
 
 before(async () => {
   server = await startHearth();
@@ -36,7 +30,7 @@ before(async () => {
 
 after(async () => {
   delete process.env.FIREBASE_AUTH_EMULATOR_HOST;
-  await Promise.all(clientApps.map((app) => deleteApp(app)));
+  await clients.close();
   await deleteAdminApp(adminApp);
   await server.close();
 });

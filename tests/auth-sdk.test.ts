@@ -13,8 +13,6 @@ import {
   fetchSignInMethodsForEmail,
   getAuth,
   getIdTokenResult,
-  inMemoryPersistence,
-  initializeAuth,
   linkWithCredential,
   reauthenticateWithCredential,
   reload,
@@ -27,18 +25,14 @@ import {
   type Auth,
 } from 'firebase/auth';
 import { adminPost, patchProjectConfig, setEmailPrivacy, uniqueEmail } from './helpers/admin-http.js';
+import { SdkClients } from './helpers/client.js';
 import { startHearth, type TestHearth } from './helpers/hearth.js';
 
 let server: TestHearth;
 const apps: FirebaseApp[] = [];
 
-function newAuth(target: TestHearth = server): Auth {
-  const app = initializeApp({ apiKey: target.apiKey, projectId: target.projectId, authDomain: 'localhost' }, `app-${apps.length}-${Date.now()}`);
-  apps.push(app);
-  const auth = initializeAuth(app, { persistence: inMemoryPersistence });
-  connectAuthEmulator(auth, target.url, { disableWarnings: true });
-  return auth;
-}
+const clients = new SdkClients('sdk');
+const newAuth = (target: TestHearth = server): Auth => clients.auth(target);
 
 async function rejectsWith(promise: Promise<unknown>, code: string): Promise<void> {
   await assert.rejects(promise, (error: { code?: string }) => {
@@ -52,6 +46,7 @@ before(async () => {
 });
 
 after(async () => {
+  await clients.close();
   await Promise.all(apps.map((app) => deleteApp(app)));
   await server.close();
 });

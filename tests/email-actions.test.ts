@@ -5,7 +5,6 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { deleteApp, initializeApp, type FirebaseApp } from 'firebase/app';
 import {
   ActionCodeOperation,
   ActionCodeURL,
@@ -13,11 +12,8 @@ import {
   applyActionCode,
   checkActionCode,
   confirmPasswordReset,
-  connectAuthEmulator,
   createUserWithEmailAndPassword,
   getAdditionalUserInfo,
-  inMemoryPersistence,
-  initializeAuth,
   isSignInWithEmailLink,
   linkWithCredential,
   reload,
@@ -35,33 +31,22 @@ import {
 import { deleteApp as deleteAdminApp, initializeApp as initializeAdminApp } from 'firebase-admin/app';
 import { getAuth as getAdminAuth } from 'firebase-admin/auth';
 import { patchProjectConfig, setEmailPrivacy, uniqueEmail } from './helpers/admin-http.js';
+import { SdkClients, errorCodeOf } from './helpers/client.js';
 import { postJson, startHearth, type TestHearth } from './helpers/hearth.js';
 import { countMail, oobCodes, waitForMail } from './helpers/outbox.js';
 
 let server: TestHearth;
-const apps: FirebaseApp[] = [];
 const continueUrl = 'http://localhost/finish-sign-in';
 
-function newAuth(target: TestHearth = server): Auth {
-  const app = initializeApp({ apiKey: target.apiKey, projectId: target.projectId }, `actions-${apps.length}`);
-  apps.push(app);
-  const auth = initializeAuth(app, { persistence: inMemoryPersistence });
-  connectAuthEmulator(auth, target.url, { disableWarnings: true });
-  return auth;
-}
-
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  return promise.then(
-    () => 'no error',
-    (error: { code?: string }) => error.code ?? String(error),
-  );
-}
+const clients = new SdkClients('actions');
+const newAuth = (target: TestHearth = server): Auth => clients.auth(target);
+const codeOf = errorCodeOf;
 
 before(async () => {
   server = await startHearth();
 });
 after(async () => {
-  await Promise.all(apps.map((app) => deleteApp(app)));
+  await clients.close();
   await server.close();
 });
 

@@ -6,22 +6,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT, generateKeyPair } from 'jose';
-import { deleteApp, initializeApp, type FirebaseApp } from 'firebase/app';
-import { OAuthProvider, connectAuthEmulator, createUserWithEmailAndPassword, inMemoryPersistence, initializeAuth, signInWithCredential, type Auth } from 'firebase/auth';
+import { OAuthProvider, createUserWithEmailAndPassword, signInWithCredential, type Auth } from 'firebase/auth';
 import { patchProjectConfig, uniqueEmail } from './helpers/admin-http.js';
+import { SdkClients } from './helpers/client.js';
 import { freePort, postJson, startHearth, type TestHearth } from './helpers/hearth.js';
 import { CookieBrowser, handlerUrl, pageData, runHandlerFlow } from './helpers/idp-flow.js';
 
 let server: TestHearth;
-const apps: FirebaseApp[] = [];
 
-function newAuth(): Auth {
-  const app = initializeApp({ apiKey: server.apiKey, projectId: server.projectId, authDomain: new URL(server.url).host }, `fed-${apps.length}`);
-  apps.push(app);
-  const auth = initializeAuth(app, { persistence: inMemoryPersistence });
-  connectAuthEmulator(auth, server.url, { disableWarnings: true });
-  return auth;
-}
+const clients = new SdkClients('federation');
+const newAuth = (): Auth => clients.auth(server);
 
 const signInWithIdp = (body: Record<string, unknown>) =>
   postJson(`${server.url}/identitytoolkit.googleapis.com/v1/accounts:signInWithIdp?key=${server.apiKey}`, { returnSecureToken: true, ...body });
@@ -37,7 +31,7 @@ before(async () => {
   server = await startHearth({ demoIdpPort: await freePort() });
 });
 after(async () => {
-  await Promise.all(apps.map((app) => deleteApp(app)));
+  await clients.close();
   await server.close();
 });
 
