@@ -6,9 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT, generateKeyPair } from 'jose';
-import { OAuthProvider, createUserWithEmailAndPassword, signInWithCredential, type Auth } from 'firebase/auth';
+import { GithubAuthProvider, OAuthProvider, createUserWithEmailAndPassword, getAdditionalUserInfo, signInWithCredential, type Auth } from 'firebase/auth';
 import { patchProjectConfig, uniqueEmail } from './helpers/admin-http.js';
 import { SdkClients } from './helpers/client.js';
+import { FakeGithub } from './helpers/fake-github.js';
 import { freePort, postJson, startHearth, type TestHearth } from './helpers/hearth.js';
 import { CookieBrowser, handlerUrl, pageData, runHandlerFlow } from './helpers/idp-flow.js';
 
@@ -144,6 +145,47 @@ describe('accounts', () => {
     const second = await runHandlerFlow(new CookieBrowser(), server, identity, 'oidc.demo', { authType: 'linkViaPopup' });
     const refused = await signInWithIdp({ requestUri: second.event!.urlResponse, sessionId: second.event!.sessionId, idToken: await other.getIdToken() });
     assert.equal(refused.body.error.message, 'FEDERATED_USER_ID_ALREADY_LINKED');
+  });
+});
+
+describe('plain OAuth 2 providers (GitHub preset)', () => {
+  const octocat = { id: 583231, login: 'octocat', name: 'The Octocat', email: `octocat-${Date.now()}@github.example` };
+  const github = new FakeGithub(octocat);
+  before(async () => {
+    await github.start();
+    const created = await postJson(
+      `${server.url}/identitytoolkit.googleapis.com/v2/projects/${server.projectId}/defaultSupportedIdpConfigs?idpId=github.com`,
+      {
+        enabled: true,
+        clientId: github.clientId,
+        clientSecret: github.clientSecret,
+        authorizationEndpoint: `${github.base}/login/oauth/authorize`,
+        tokenEndpoint: `${github.base}/login/oauth/access_token`,
+        userinfoEndpoint: `${github.base}/user`,
+      },
+      { authorization: `Bearer ${server.adminKey}` },
+    );
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    assert.equal(created.body.name, `projects/${server.projectId}/defaultSupportedIdpConfigs/github.com`);
+  });
+  after(() => github.stop());
+
+  test('the handler flow signs up with the profile and username; an access token from the app signs in', async () => {
+    const browser = new CookieBrowser();
+    const { response } = await browser.follow(handlerUrl(server, 'github.com'));
+    const event = pageData(await response.text()).event!;
+    assert.equal(event.error, undefined, JSON.stringify(event));
+    const created = await signInWithIdp({ requestUri: event.urlResponse, sessionId: event.sessionId });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    assert.equal(created.body.isNewUser, true);
+    assert.equal(created.body.email, octocat.email);
+    assert.equal(created.body.screenName, 'octocat');
+
+    const auth = newAuth();
+    const result = await signInWithCredential(auth, GithubAuthProvider.credential(github.issueToken()));
+    assert.equal(result.user.uid, created.body.localId);
+    assert.equal(getAdditionalUserInfo(result)?.username, 'octocat');
+    await assert.rejects(signInWithCredential(newAuth(), GithubAuthProvider.credential('not-a-token')), (error: { code?: string }) => error.code === 'auth/invalid-credential');
   });
 });
 

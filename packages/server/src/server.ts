@@ -18,6 +18,7 @@ import { HandlerFlow } from './auth/federation/handler-flow.js';
 import { IdpSignIn } from './auth/federation/idp-sign-in.js';
 import { OidcRelyingParty } from './auth/federation/oidc.js';
 import { SamlServiceProvider } from './auth/federation/saml.js';
+import { OAuth2Client } from './auth/federation/oauth2.js';
 import { startDemoIdp, type DemoIdp } from './auth/federation/demo-idp.js';
 import type { OidcProvider } from './auth/federation/idp-configs.js';
 import { AccountService } from './auth/core/accounts.js';
@@ -96,8 +97,9 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     );
   const oidc = new OidcRelyingParty();
   const saml = new SamlServiceProvider(() => `${publicUrl}/__/auth/handler`);
-  const flow = new HandlerFlow(store, projects, oidc, saml, { publicUrl: () => publicUrl, sessionTtlMs: 15 * 60_000 });
-  const idpSignIn = new IdpSignIn(deps, store, oidc, saml, sessions);
+  const oauth2 = new OAuth2Client();
+  const flow = new HandlerFlow(store, projects, oidc, saml, oauth2, { publicUrl: () => publicUrl, sessionTtlMs: 15 * 60_000 });
+  const idpSignIn = new IdpSignIn(deps, store, oidc, saml, oauth2, sessions);
   const sweepAll = async () => {
     await oobCodes.sweep();
     await flow.sweep();

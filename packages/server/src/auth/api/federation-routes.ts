@@ -114,6 +114,7 @@ function idpResponse(result: IdpSignInResult, withCredential: boolean): Record<s
   if (profile.firstName) response.firstName = profile.firstName;
   if (profile.lastName) response.lastName = profile.lastName;
   if (profile.photoUrl) response.photoUrl = profile.photoUrl;
+  if (profile.screenName) response.screenName = profile.screenName;
   if (withCredential || result.needConfirmation) {
     if (profile.idToken) response.oauthIdToken = profile.idToken;
     if (profile.accessToken) response.oauthAccessToken = profile.accessToken;

@@ -103,12 +103,27 @@ const builtIn: Collection = {
   fromWire(providerId, body, current) {
     const base = current && current.kind !== 'saml' ? current : undefined;
     const config = presetFor(providerId, required(text(body.clientId) ?? base?.clientId, 'clientId'), text(body.clientSecret) ?? base?.clientSecret, flag(body.enabled, base?.enabled ?? false));
-    if (!config) throw authError('INVALID_CONFIG', `${providerId} sign-in is not supported yet`);
-    return config;
+    if (!config || config.kind === 'saml') throw authError('INVALID_CONFIG', `${providerId} sign-in is not supported yet`);
+    // Hearth's extension: other endpoints for the same kind of provider (GitHub Enterprise, a
+    // Microsoft tenant, a local stand-in in tests).
+    const endpoint = (field: string, fallback: string): string => {
+      const value = text(body[field]) ?? (base as Record<string, unknown> | undefined)?.[field];
+      if (typeof value !== 'string') return fallback;
+      if (!/^https?:\/\//.test(value)) throw authError('INVALID_CONFIG', `${field} must be an http(s) URL`);
+      return value;
+    };
+    if (config.kind === 'oidc') return { ...config, issuer: endpoint('issuer', config.issuer) };
+    return {
+      ...config,
+      authorizationEndpoint: endpoint('authorizationEndpoint', config.authorizationEndpoint),
+      tokenEndpoint: endpoint('tokenEndpoint', config.tokenEndpoint),
+      userinfoEndpoint: endpoint('userinfoEndpoint', config.userinfoEndpoint),
+    };
   },
   toWire(config) {
     const c = config as Exclude<IdpConfig, SamlProvider>;
-    return { clientId: c.clientId, clientSecret: c.clientSecret, enabled: c.enabled };
+    const endpoints = c.kind === 'oidc' ? { issuer: c.issuer } : { authorizationEndpoint: c.authorizationEndpoint, tokenEndpoint: c.tokenEndpoint, userinfoEndpoint: c.userinfoEndpoint };
+    return { clientId: c.clientId, clientSecret: c.clientSecret, enabled: c.enabled, ...endpoints };
   },
 };
 

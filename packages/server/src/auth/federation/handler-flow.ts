@@ -3,6 +3,7 @@ import type { HandlerSessionRecord, Store } from '../../storage/store.js';
 import { isAuthorizedUrl } from '../core/authorized-domains.js';
 import type { ProjectDirectory } from '../core/project-config.js';
 import type { OidcRelyingParty } from './oidc.js';
+import type { OAuth2Client } from './oauth2.js';
 import type { SamlServiceProvider } from './saml.js';
 
 /** The event the hosted pages hand to the SDK (its AuthEvent), through the iframe. */
@@ -63,6 +64,7 @@ export class HandlerFlow {
     private readonly projects: ProjectDirectory,
     private readonly oidc: OidcRelyingParty,
     private readonly saml: SamlServiceProvider,
+    private readonly oauth2: OAuth2Client,
     private readonly options: { publicUrl: () => string; sessionTtlMs: number },
   ) {}
 
@@ -90,7 +92,6 @@ export class HandlerFlow {
     const providerId = params.providerId ?? '';
     const provider = config.idps[providerId];
     if (!provider || !provider.enabled) return fail('operation-not-allowed', 'The identity provider configuration is not found or disabled.');
-    if (provider.kind === 'oauth2') return fail('operation-not-allowed', `${providerId} sign-in through the handler is not supported yet.`);
 
     const id = randomBytes(24).toString('base64url');
     const scopes = (params.scopes ?? '').split(',').map((s) => s.trim()).filter(Boolean);
@@ -101,6 +102,10 @@ export class HandlerFlow {
         const request = await this.saml.authorizationRequest(provider, id);
         location = request.url;
         secrets = { samlRequestId: request.requestId };
+      } else if (provider.kind === 'oauth2') {
+        const request = await this.oauth2.authorizationRequest(provider, this.callbackUrl, id, scopes, customParameters(params.customParameters));
+        location = request.url;
+        secrets = { codeVerifier: request.codeVerifier };
       } else {
         const request = await this.oidc.authorizationRequest(provider, this.callbackUrl, id, scopes, customParameters(params.customParameters));
         location = request.url;

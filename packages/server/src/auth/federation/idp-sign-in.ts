@@ -4,7 +4,8 @@ import type { Caller } from '../core/requests.js';
 import type { SessionService, SessionTokens } from '../core/sessions.js';
 import { newLocalId } from '../core/user-repository.js';
 import { authError } from '../errors.js';
-import type { IdpConfig, OidcProvider, SamlProvider } from './idp-configs.js';
+import type { IdpConfig } from './idp-configs.js';
+import type { OAuth2Client } from './oauth2.js';
 import type { SamlServiceProvider } from './saml.js';
 import type { IdpProfile, OidcRelyingParty } from './oidc.js';
 
@@ -36,6 +37,7 @@ export class IdpSignIn {
     private readonly store: Store,
     private readonly oidc: OidcRelyingParty,
     private readonly saml: SamlServiceProvider,
+    private readonly oauth2: OAuth2Client,
     private readonly sessions: SessionService,
   ) {}
 
@@ -47,10 +49,9 @@ export class IdpSignIn {
   private async verifiedProfile(caller: Caller, request: SignInWithIdpRequest): Promise<{ providerId: string; profile: IdpProfile }> {
     if (!request.requestUri) throw authError('MISSING_REQUEST_URI');
     const config = await this.deps.projects.config(caller.projectId);
-    const enabled = (providerId: string): OidcProvider | SamlProvider => {
+    const enabled = (providerId: string): IdpConfig => {
       const idp: IdpConfig | undefined = config.idps[providerId];
       if (!idp || !idp.enabled) throw authError('OPERATION_NOT_ALLOWED', `The identity provider ${providerId} is disabled for this project.`);
-      if (idp.kind === 'oauth2') throw authError('OPERATION_NOT_ALLOWED', `${providerId} sign-in is not supported yet.`);
       return idp;
     };
 
@@ -58,8 +59,13 @@ export class IdpSignIn {
     const postedProvider = post.get('providerId');
     if (postedProvider && post.get('id_token')) {
       const provider = enabled(postedProvider);
-      if (provider.kind !== 'oidc') throw authError('INVALID_IDP_RESPONSE', 'An ID token is not a SAML answer.');
+      if (provider.kind !== 'oidc') throw authError('INVALID_IDP_RESPONSE', `${postedProvider} does not issue ID tokens.`);
       return { providerId: postedProvider, profile: await this.oidc.verifyIdToken(provider, post.get('id_token')!, post.get('nonce') ?? undefined) };
+    }
+    if (postedProvider && post.get('access_token')) {
+      const provider = enabled(postedProvider);
+      if (provider.kind !== 'oauth2') throw authError('INVALID_IDP_RESPONSE', `${postedProvider} takes an ID token, not an access token.`);
+      return { providerId: postedProvider, profile: await this.oauth2.profile(provider, post.get('access_token')!) };
     }
 
     let callback: URL;
@@ -84,6 +90,10 @@ export class IdpSignIn {
     if (provider.kind === 'saml') {
       if (!session.samlResponse || !session.samlRequestId) throw authError('INVALID_IDP_RESPONSE', 'The SAML answer is missing.');
       return { providerId: session.providerId, profile: await this.saml.verifyResponse(provider, session.samlResponse, { requestId: session.samlRequestId, issuedAt: session.createdAt }) };
+    }
+    if (provider.kind === 'oauth2') {
+      if (!session.codeVerifier) throw authError('INVALID_IDP_RESPONSE', 'The sign-in session is not an OAuth one.');
+      return { providerId: session.providerId, profile: await this.oauth2.completeAuthorization(provider, callback, { state, codeVerifier: session.codeVerifier }) };
     }
     if (!session.nonce || !session.codeVerifier) throw authError('INVALID_IDP_RESPONSE', 'The sign-in session is not an OpenID one.');
     const profile = await this.oidc.completeAuthorization(provider, callback, { state, nonce: session.nonce, codeVerifier: session.codeVerifier });

@@ -17,6 +17,8 @@ export interface IdpProfile {
   raw: Record<string, unknown>;
   idToken?: string;
   accessToken?: string;
+  /** The provider's user name (GitHub login), reported as `screenName`. */
+  screenName?: string;
 }
 
 export interface AuthorizationRequest {
