@@ -178,6 +178,8 @@ async function offerDemoIdp(projects: ProjectDirectory, demo: DemoIdp): Promise<
     clientId: demo.clientId,
     clientSecret: demo.clientSecret,
     scopes: ['openid', 'email', 'profile'],
+    // Always show the demo's page, so signing out of the app lets you pick another identity.
+    authorizationParameters: { prompt: 'login' },
   };
   await projects.save(projects.defaultProjectId, { ...config, idps: { ...config.idps, [provider.providerId]: provider } });
 }

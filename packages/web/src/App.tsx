@@ -4,6 +4,8 @@ import { useState } from 'react';
 import { BrowserRouter, Link, NavLink, Route, Routes, useNavigate } from 'react-router';
 import { ActionPage } from './action/ActionPage';
 import { AuthProvider, useAuthState } from './auth-context';
+import type { ProviderInfo } from './firebase';
+import type { RedirectOutcome } from './redirect';
 import { ErrorAlert } from './components/ErrorAlert';
 import { Account } from './pages/Account';
 import { EmailLink } from './pages/EmailLink';
@@ -12,9 +14,15 @@ import { Home } from './pages/Home';
 import { SignIn } from './pages/SignIn';
 import { SignUp } from './pages/SignUp';
 
-export function App({ auth }: { auth: Auth }) {
+export interface AppProps {
+  auth: Auth;
+  providers: readonly ProviderInfo[];
+  redirect: RedirectOutcome;
+}
+
+export function App({ auth, providers, redirect }: AppProps) {
   return (
-    <AuthProvider auth={auth}>
+    <AuthProvider auth={auth} providers={providers} redirect={redirect}>
       {/* Plain (non-transition) navigation, so leaving a page and signing out land in one predictable order. */}
       <BrowserRouter useTransitions={false}>
         <Header />

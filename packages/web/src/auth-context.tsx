@@ -1,5 +1,7 @@
 import { onAuthStateChanged, type Auth, type User } from 'firebase/auth';
 import { createContext, useCallback, useContext, useEffect, useState, type ReactNode } from 'react';
+import type { ProviderInfo } from './firebase';
+import type { RedirectOutcome } from './redirect';
 
 export interface AuthState {
   auth: Auth;
@@ -7,19 +9,42 @@ export interface AuthState {
   user: User | null | undefined;
   /** Re-renders after the current user changed in place (updateProfile does not fire onAuthStateChanged). */
   refresh: () => void;
+  /** Federated providers the server offers ("Sign in with …" buttons). */
+  providers: readonly ProviderInfo[];
+  /** What the redirect that brought this page back did, until dismissed. */
+  redirect: RedirectOutcome;
+  /** Forgets the redirect's outcome (a new attempt starts). */
+  dismissRedirect: () => void;
 }
 
 const AuthContext = createContext<AuthState | null>(null);
 
-export function AuthProvider({ auth, children }: { auth: Auth; children: ReactNode }) {
+const nothing: RedirectOutcome = { error: null, notice: null };
+
+export interface AuthProviderProps {
+  auth: Auth;
+  providers: readonly ProviderInfo[];
+  redirect: RedirectOutcome;
+  children: ReactNode;
+}
+
+export function AuthProvider({ auth, providers, redirect: initialRedirect, children }: AuthProviderProps) {
   const [user, setUser] = useState<User | null | undefined>(undefined);
+  const [redirect, setRedirect] = useState<RedirectOutcome>(initialRedirect);
   const [, setRevision] = useState(0);
-  useEffect(() => onAuthStateChanged(auth, (next) => {
-    setUser(next);
-    setRevision((r) => r + 1);
-  }), [auth]);
+  useEffect(() => {
+    // The redirect's outcome describes the user the app started with; a later change makes it stale.
+    let first = true;
+    return onAuthStateChanged(auth, (next) => {
+      setUser(next);
+      setRevision((r) => r + 1);
+      if (!first) setRedirect(nothing);
+      first = false;
+    });
+  }, [auth]);
   const refresh = useCallback(() => setRevision((r) => r + 1), []);
-  return <AuthContext.Provider value={{ auth, user, refresh }}>{children}</AuthContext.Provider>;
+  const dismissRedirect = useCallback(() => setRedirect(nothing), []);
+  return <AuthContext.Provider value={{ auth, user, refresh, providers, redirect, dismissRedirect }}>{children}</AuthContext.Provider>;
 }
 
 export function useAuthState(): AuthState {

@@ -19,10 +19,24 @@ const messages: Record<string, string> = {
   'auth/admin-restricted-operation': 'New accounts cannot be created here right now.',
   'auth/user-token-expired': 'Your session has expired. Please sign in again.',
   'auth/invalid-user-token': 'Your session is no longer valid. Please sign in again.',
-  'auth/user-mismatch': 'That password belongs to a different account.',
+  'auth/user-mismatch': 'Those sign-in details belong to a different account than the one signed in here.',
   'auth/quota-exceeded': 'The server is busy. Please try again later.',
   'auth/internal-error': 'Something went wrong on the server. Please try again.',
   'auth/password-does-not-meet-requirements': 'That password does not meet this site’s password rules.',
+  // Sign-in with a provider (popup or redirect), linking and unlinking.
+  'auth/popup-closed-by-user': 'The sign-in window was closed before finishing.',
+  'auth/popup-blocked': 'The browser blocked the sign-in window. Allow pop-ups for this site and try again.',
+  'auth/cancelled-popup-request': 'Another sign-in window was opened, so this one was stopped.',
+  'auth/user-cancelled': 'Signing in was cancelled at the provider.',
+  'auth/account-exists-with-different-credential':
+    'An account already exists with this email. Sign in with your password, then link this provider from your account page.',
+  'auth/credential-already-in-use': 'That account at the provider is already linked to another user of this site.',
+  'auth/provider-already-linked': 'That sign-in method is already linked to your account.',
+  'auth/no-such-provider': 'That sign-in method is not linked to your account.',
+  'auth/unauthorized-domain': 'This site’s address is not allowed to sign in with a provider. Open the site at its usual address, or ask its administrator to authorize this one.',
+  'auth/missing-or-invalid-nonce': 'The provider’s answer could not be verified. Please try again.',
+  'auth/web-storage-unsupported': 'This browser blocks the storage that signing in with a provider needs. Allow site data and try again.',
+  'auth/invalid-auth-event': 'The sign-in window sent an answer this page did not expect. Please try again.',
   // Email actions: mailed links and the hosted action page.
   'auth/expired-action-code': 'This link has expired. Ask for a new one.',
   'auth/invalid-action-code': 'This link is invalid or has already been used.',
@@ -38,17 +52,33 @@ const messages: Record<string, string> = {
 
 const fallback = 'Something went wrong. Please try again.';
 
-function codeOf(error: unknown): string | undefined {
+/** Outcomes that are not failures worth a sentence: "no redirect happened". */
+const silentCodes = new Set(['auth/no-auth-event']);
+
+/** The error's auth/* code, lower case, if it has one. */
+export function errorCode(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null || !('code' in error)) return undefined;
   const code = (error as { code: unknown }).code;
-  return typeof code === 'string' ? code : undefined;
+  return typeof code === 'string' ? code.toLowerCase() : undefined;
+}
+
+/** Whether the UI should say nothing about this error. */
+export function isSilentAuthError(error: unknown): boolean {
+  const code = errorCode(error);
+  return code !== undefined && silentCodes.has(code);
 }
 
 /** Sentences that say more than the general one where a page knows the context, by code. */
 export type ErrorOverrides = Readonly<Record<string, string>>;
 
+/** With a provider, "invalid credential" means its answer failed checks, not a wrong password. */
+export const providerErrorOverrides: ErrorOverrides = {
+  'auth/invalid-credential': 'The provider’s answer could not be verified. Please try again.',
+  'auth/user-mismatch': 'You signed in at the provider as someone else. Use the account linked here and try again.',
+};
+
 /** A sentence for a FirebaseError (or anything thrown); never the raw code. */
 export function describeAuthError(error: unknown, overrides: ErrorOverrides = {}): string {
-  const code = codeOf(error)?.toLowerCase();
+  const code = errorCode(error);
   return (code !== undefined && (overrides[code] ?? messages[code])) || fallback;
 }

@@ -1,6 +1,7 @@
 import { initializeApp, type FirebaseOptions } from 'firebase/app';
 import {
   browserLocalPersistence,
+  browserPopupRedirectResolver,
   browserSessionPersistence,
   connectAuthEmulator,
   inMemoryPersistence,
@@ -9,26 +10,55 @@ import {
   type Auth,
 } from 'firebase/auth';
 
+/** A sign-in provider the server offers (Hearth's `providers` in init.json). */
+export interface ProviderInfo {
+  providerId: string;
+  displayName: string;
+}
+
+export interface Site {
+  auth: Auth;
+  /** Enabled federated providers, in the server's order. */
+  providers: readonly ProviderInfo[];
+}
+
 interface InitConfig {
   apiKey: string;
   projectId: string;
   authDomain: string;
+  /** Hearth's addition: the enabled providers (an older server sends none). */
+  providers?: unknown;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
 }
 
 function isInitConfig(value: unknown): value is InitConfig {
-  if (typeof value !== 'object' || value === null) return false;
-  const record = value as Record<string, unknown>;
-  return typeof record.apiKey === 'string' && typeof record.projectId === 'string' && typeof record.authDomain === 'string';
+  return isRecord(value) && typeof value.apiKey === 'string' && typeof value.projectId === 'string' && typeof value.authDomain === 'string';
+}
+
+/** The providers listed in init.json; anything malformed is left out. */
+function providersOf(listed: unknown): ProviderInfo[] {
+  if (!Array.isArray(listed)) return [];
+  const providers: ProviderInfo[] = [];
+  for (const entry of listed as unknown[]) {
+    if (!isRecord(entry) || typeof entry.providerId !== 'string' || !entry.providerId) continue;
+    const displayName = typeof entry.displayName === 'string' && entry.displayName ? entry.displayName : entry.providerId;
+    providers.push({ providerId: entry.providerId, displayName });
+  }
+  return providers;
 }
 
 /**
  * Learns the project from the server that served this page (the Firebase Hosting convention
  * `/__/firebase/init.json`) and points the Auth SDK back at that same origin.
  *
- * No popupRedirectResolver is passed: the browser one loads scripts from apis.google.com,
- * and nothing on this page may leave the machine.
+ * Popup and redirect sign-in use the SDK's browser resolver. It needs gapi.iframes, which it
+ * would otherwise fetch from apis.google.com; index.html loads Hearth's stand-in,
+ * `/__/auth/gapi.js`, before this module runs, so nothing on this page leaves the machine.
  */
-export async function startAuth(): Promise<Auth> {
+export async function startAuth(): Promise<Site> {
   const response = await fetch('/__/firebase/init.json', { headers: { accept: 'application/json' } });
   if (!response.ok) throw new Error(`init.json answered ${response.status}`);
   const body: unknown = await response.json();
@@ -39,7 +69,8 @@ export async function startAuth(): Promise<Auth> {
   // the first available one until the sign-in page picks another with setPersistence.
   const auth = initializeAuth(app, {
     persistence: [indexedDBLocalPersistence, browserLocalPersistence, browserSessionPersistence, inMemoryPersistence],
+    popupRedirectResolver: browserPopupRedirectResolver,
   });
   connectAuthEmulator(auth, window.location.origin, { disableWarnings: true });
-  return auth;
+  return { auth, providers: providersOf(body.providers) };
 }

@@ -2,6 +2,7 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App';
 import { startAuth } from './firebase';
+import { completeRedirect } from './redirect';
 import './styles.css';
 
 const container = document.getElementById('root');
@@ -9,13 +10,17 @@ if (!container) throw new Error('index.html has no #root');
 const root = createRoot(container);
 root.render(<p className="loading">Loading…</p>);
 
+// The redirect result is read exactly once per page load, before React (whose StrictMode runs
+// effects twice) renders anything.
 startAuth().then(
-  (auth) =>
+  async ({ auth, providers }) => {
+    const redirect = await completeRedirect(auth);
     root.render(
       <StrictMode>
-        <App auth={auth} />
+        <App auth={auth} providers={providers} redirect={redirect} />
       </StrictMode>,
-    ),
+    );
+  },
   (error: unknown) => {
     console.error(error);
     root.render(

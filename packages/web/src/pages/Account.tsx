@@ -1,12 +1,4 @@
-import {
-  EmailAuthProvider,
-  deleteUser,
-  reauthenticateWithCredential,
-  signOut,
-  updatePassword,
-  updateProfile,
-  type User,
-} from 'firebase/auth';
+import { signOut, updatePassword, updateProfile, type User } from 'firebase/auth';
 import { useState } from 'react';
 import { Navigate, useLocation, useNavigate } from 'react-router';
 import { useAuthState } from '../auth-context';
@@ -14,11 +6,9 @@ import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
 import { Field } from '../components/Field';
 import { useAction } from '../components/useAction';
 import { ChangeEmailSection, VerifyEmailSection } from './AccountEmail';
-
-/** Sensitive changes need a fresh sign-in: prove the password again first. */
-async function reauthenticate(user: User, password: string): Promise<void> {
-  await reauthenticateWithCredential(user, EmailAuthProvider.credential(user.email ?? '', password));
-}
+import { DeleteAccount } from './DeleteAccount';
+import { hasPassword, reauthenticateWithPassword } from './reauthenticate';
+import { SignInMethods } from './SignInMethods';
 
 export function Account() {
   const { user } = useAuthState();
@@ -44,9 +34,10 @@ export function Account() {
       </dl>
       <VerifyEmailSection user={user} />
       <NameForm user={user} />
+      <SignInMethods user={user} />
       <ChangeEmailSection user={user} />
-      <PasswordForm user={user} />
-      <DeleteForm user={user} onDeleting={setDeleting} />
+      {hasPassword(user) && <PasswordForm user={user} />}
+      <DeleteAccount user={user} onDeleting={setDeleting} />
       <SignOutSection />
     </section>
   );
@@ -84,7 +75,7 @@ function PasswordForm({ user }: { user: User }) {
   const [done, setDone] = useState<string | null>(null);
   const { busy, error, onSubmit } = useAction(async () => {
     setDone(null);
-    await reauthenticate(user, current);
+    await reauthenticateWithPassword(user, current);
     await updatePassword(user, next);
     setCurrent('');
     setNext('');
@@ -100,38 +91,6 @@ function PasswordForm({ user }: { user: User }) {
         <StatusMessage>{done}</StatusMessage>
         <button type="submit" disabled={busy}>
           Change password
-        </button>
-      </form>
-    </section>
-  );
-}
-
-function DeleteForm({ user, onDeleting }: { user: User; onDeleting: (deleting: boolean) => void }) {
-  const [password, setPassword] = useState('');
-  const [confirmed, setConfirmed] = useState(false);
-  const { busy, error, onSubmit } = useAction(async () => {
-    await reauthenticate(user, password);
-    onDeleting(true);
-    try {
-      // On success the user signs out, and Account's guard sends us home.
-      await deleteUser(user);
-    } catch (error: unknown) {
-      onDeleting(false);
-      throw error;
-    }
-  });
-  return (
-    <section className="card danger" aria-labelledby="delete-heading">
-      <h2 id="delete-heading">Delete account</h2>
-      <form onSubmit={onSubmit}>
-        <p>This removes your account for good. It cannot be undone.</p>
-        <Field label="Password" type="password" autoComplete="current-password" required value={password} onChange={setPassword} />
-        <label className="choice">
-          <input type="checkbox" checked={confirmed} onChange={(event) => setConfirmed(event.target.checked)} />I understand my account will be deleted
-        </label>
-        <ErrorAlert error={error} />
-        <button type="submit" className="danger" disabled={busy || !confirmed}>
-          Delete account
         </button>
       </form>
     </section>

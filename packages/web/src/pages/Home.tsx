@@ -1,12 +1,14 @@
 import { Link } from 'react-router';
 import { useAuthState } from '../auth-context';
+import { StatusMessage } from '../components/ErrorAlert';
 
 export function Home() {
-  const { user } = useAuthState();
+  const { user, redirect } = useAuthState();
   if (!user) {
     return (
       <section>
         <h1>Welcome to Hearth</h1>
+        <StatusMessage>{redirect.notice}</StatusMessage>
         <p>You are not signed in.</p>
         <p>
           <Link to="/signin">Sign in</Link> or <Link to="/signup">create an account</Link>.

@@ -11,6 +11,7 @@ import { Link, useLocation, useNavigate } from 'react-router';
 import { useAuthState } from '../auth-context';
 import { ErrorAlert } from '../components/ErrorAlert';
 import { Field } from '../components/Field';
+import { ProviderButtons } from '../components/ProviderButtons';
 import { useAction } from '../components/useAction';
 
 type Remember = 'local' | 'session' | 'none';
@@ -37,9 +38,12 @@ export function SignIn() {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [remember, setRemember] = useState<Remember>('local');
-  const { busy, error, onSubmit } = useAction(async () => {
+  const applyRemember = async () => {
     const choice = rememberChoices.find((c) => c.value === remember) ?? rememberChoices[0]!;
     await setPersistence(auth, choice.persistence);
+  };
+  const { busy, error, onSubmit } = useAction(async () => {
+    await applyRemember();
     await signInWithEmailAndPassword(auth, email.trim(), password);
     await navigate(returnPath(location.state), { replace: true });
   });
@@ -65,6 +69,7 @@ export function SignIn() {
           Sign in
         </button>
       </form>
+      <ProviderButtons before={applyRemember} onSignedIn={() => navigate(returnPath(location.state), { replace: true })} />
       <p>
         <Link to="/forgot-password">Forgot password?</Link>
       </p>

@@ -4,6 +4,7 @@ import { Link, useNavigate } from 'react-router';
 import { useAuthState } from '../auth-context';
 import { ErrorAlert } from '../components/ErrorAlert';
 import { Field } from '../components/Field';
+import { ProviderButtons } from '../components/ProviderButtons';
 import { useAction } from '../components/useAction';
 
 export function SignUp() {
@@ -34,6 +35,7 @@ export function SignUp() {
           Create account
         </button>
       </form>
+      <ProviderButtons onSignedIn={() => navigate('/')} />
       <p>
         Already have an account? <Link to="/signin">Sign in</Link>
       </p>

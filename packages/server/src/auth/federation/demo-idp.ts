@@ -85,7 +85,12 @@ export async function startDemoIdp(options: DemoIdpOptions): Promise<DemoIdp> {
     void (async () => {
       const details = await provider.interactionDetails(request, response);
       if (request.method === 'GET' && !match[2]) {
-        response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "default-src 'none'; form-action 'self'" });
+        // form-action also governs the redirects after the post, which end at Hearth's handler.
+        const returnTo = options.redirectUris.map((uri) => new URL(uri).origin).join(' ');
+        response.writeHead(200, {
+          'content-type': 'text/html; charset=utf-8',
+          'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; form-action 'self' ${returnTo}`,
+        });
         return response.end(loginPage(details.uid, String(details.params.client_id)));
       }
       const form = await readForm(request);

@@ -15,6 +15,8 @@ export interface OidcProvider {
   /** Never leaves the server (the code exchange happens here). */
   clientSecret?: string;
   scopes: string[];
+  /** Parameters sent with every authorization request (the demo provider asks for `prompt=login`). */
+  authorizationParameters?: Record<string, string>;
 }
 
 export interface OAuth2Provider {

@@ -59,6 +59,7 @@ export class OidcRelyingParty {
     const nonce = client.randomNonce();
     const url = client.buildAuthorizationUrl(config, {
       ...extra,
+      ...provider.authorizationParameters,
       redirect_uri: redirectUri,
       response_type: 'code',
       scope: [...new Set(['openid', ...provider.scopes, ...scopes])].join(' '),

@@ -1,0 +1,84 @@
+import {
+  OAuthProvider,
+  linkWithPopup,
+  linkWithRedirect,
+  reauthenticateWithPopup,
+  reauthenticateWithRedirect,
+  signInWithPopup,
+  signInWithRedirect,
+  type Auth,
+  type User,
+  type UserCredential,
+} from 'firebase/auth';
+import { errorCode } from './auth-errors';
+import type { ProviderInfo } from './firebase';
+
+/**
+ * Federated sign-in, linking and reauthentication: in a popup, or, when the browser blocks the
+ * popup, by sending this tab to the provider. A redirect never resolves here (the page goes
+ * away); its outcome is read when the app starts again (see redirect.ts).
+ */
+async function popupOrRedirect(popup: () => Promise<UserCredential>, redirect: () => Promise<void>): Promise<UserCredential | null> {
+  try {
+    return await popup();
+  } catch (error: unknown) {
+    if (errorCode(error) !== 'auth/popup-blocked') throw error;
+  }
+  await redirect();
+  return null;
+}
+
+export function signInWithProvider(auth: Auth, providerId: string): Promise<UserCredential | null> {
+  const provider = new OAuthProvider(providerId);
+  return popupOrRedirect(
+    () => signInWithPopup(auth, provider),
+    () => signInWithRedirect(auth, provider),
+  );
+}
+
+export function linkProvider(user: User, providerId: string): Promise<UserCredential | null> {
+  const provider = new OAuthProvider(providerId);
+  return popupOrRedirect(
+    () => linkWithPopup(user, provider),
+    () => linkWithRedirect(user, provider),
+  );
+}
+
+/** Set just before reauthenticating by redirect to delete the account: the uid to delete on return. */
+const deleteAfterReauthKey = 'hearth:deleteAfterReauth';
+
+/** Proves the user again with the provider, then deletes the account (by popup, or by redirect and on return). */
+export async function reauthenticateToDelete(user: User, providerId: string, remove: () => Promise<void>): Promise<void> {
+  const provider = new OAuthProvider(providerId);
+  const result = await popupOrRedirect(
+    () => reauthenticateWithPopup(user, provider),
+    () => {
+      window.sessionStorage.setItem(deleteAfterReauthKey, user.uid);
+      return reauthenticateWithRedirect(user, provider);
+    },
+  );
+  if (result) await remove();
+}
+
+/** The uid a reauthentication by redirect was started to delete, if any; asking forgets it. */
+export function takeDeleteAfterReauth(): string | null {
+  try {
+    const uid = window.sessionStorage.getItem(deleteAfterReauthKey);
+    window.sessionStorage.removeItem(deleteAfterReauthKey);
+    return uid;
+  } catch {
+    return null;
+  }
+}
+
+/** Providers that sign in through the handler (not the password or phone ones). */
+export function isFederated(providerId: string): boolean {
+  return providerId !== 'password' && providerId !== 'phone' && providerId !== 'emailLink';
+}
+
+/** What the app calls a sign-in method. */
+export function methodName(providerId: string, providers: readonly ProviderInfo[]): string {
+  if (providerId === 'password') return 'Email and password';
+  if (providerId === 'phone') return 'Phone';
+  return providers.find((p) => p.providerId === providerId)?.displayName ?? providerId;
+}
