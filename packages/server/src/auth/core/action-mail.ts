@@ -70,9 +70,13 @@ export class ActionMailer {
       this.sendThrottle.client.recordFailure(clientKey);
     }
     const work = () => this.issueAndDeliver(caller, plan, config, continueUrl, !request.returnOobLink);
-    // With enumeration protection on, the answer must not wait on work only a real account causes.
+    // With enumeration protection on, the answer must not wait on work only a real account causes:
+    // it goes out first (setImmediate), and the work after it is alike for known and unknown addresses.
     if (config.emailPrivacyConfig.enableImprovedEmailPrivacy && !request.returnOobLink) {
-      this.inBackground(work);
+      this.inBackground(async () => {
+        await new Promise((resolve) => setImmediate(resolve));
+        return work();
+      });
       return { email: plan.email };
     }
     const issued = await work();
@@ -150,9 +154,11 @@ export class ActionMailer {
   }
 
   private async issueAndDeliver(caller: Caller, plan: Planned, config: ProjectConfig, continueUrl: string | undefined, mailIt: boolean): Promise<{ code: string; link: string } | undefined> {
-    if (plan.silent) return undefined;
     const issued = this.codes.issue(caller.projectId, plan.requestType, plan.email, plan.user, plan.newEmail);
-    await this.codes.save(issued);
+    // A silent request stores a code too (bound to no account and never sent, so unusable): the
+    // same write as a real one, so the server's work does not tell either.
+    await this.codes.save(plan.silent ? this.codes.issue(caller.projectId, plan.requestType, plan.email, undefined) : issued);
+    if (plan.silent) return undefined;
     if (!mailIt) return { code: issued.code, link: this.linkFor(plan.requestType, issued.code, caller, config, pickLanguage(caller.languageCode), continueUrl) };
     return this.deliverCode(caller, plan, config, continueUrl, issued.code);
   }
