@@ -7,6 +7,7 @@ import { availableParallelism, cpus, loadavg, platform, release, totalmem } from
 import { defaultScryptParams } from '../packages/server/src/auth/core/passwords.js';
 import { jwtBaseline, scryptOnce, startTrivialServer, type TrivialServer } from './baselines.js';
 import { bodies, createUsers, paths, smokeTest, startBenchHearth, type BenchHearth } from './hearth-setup.js';
+import { measureEnumerationTiming } from './enumeration.js';
 import { measureLoad, type LoadSettings } from './load.js';
 import { measureConcurrent, type Rate } from './stats.js';
 
@@ -123,6 +124,14 @@ async function main(): Promise<void> {
     console.log(table(rows, [{ name: 'raw RS256 verifications', rate: verify }]));
     console.log('');
     console.log('ratio = Hearth req/s ÷ baseline/s; all Hearth runs had 0 non-2xx, 0 errors, 0 timeouts (checked).');
+
+    progress('enumeration timing: sendOobCode for known and unknown addresses (separate process)');
+    const timing = await measureEnumerationTiming();
+    console.log('');
+    console.log(`password-reset answer time, enumeration protection on, ${timing.pairs} alternating pairs:`);
+    console.log(`  address with an account    median ${timing.known.median.toFixed(2)} ms, p90 ${timing.known.p90.toFixed(2)} ms`);
+    console.log(`  address without one        median ${timing.unknown.median.toFixed(2)} ms, p90 ${timing.unknown.p90.toFixed(2)} ms`);
+    console.log(`  ratio of medians (known ÷ unknown): ${(timing.known.median / timing.unknown.median).toFixed(3)} (1 = nothing to tell them apart)`);
   } finally {
     await trivial?.close();
     await target?.close();
