@@ -44,6 +44,7 @@ const algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', publicExponent: 
 export class SigningKeyRing {
   private keys: StoredKey[] = [];
   private active?: SigningKey;
+  private readonly publicKeys = new Map<string, CryptoKey>();
 
   private constructor(
     private readonly file: string,
@@ -87,11 +88,16 @@ export class SigningKeyRing {
     return this.active;
   }
 
-  /** Public keys by kid, for verification. */
+  /** Public keys by kid, for verification; imported once per key. */
   async publicKey(kid: string): Promise<CryptoKey | undefined> {
     const key = this.keys.find((k) => k.kid === kid);
     if (!key) return undefined;
-    return (await importJWK(key.publicJwk, 'RS256')) as CryptoKey;
+    let imported = this.publicKeys.get(kid);
+    if (!imported) {
+      imported = (await importJWK(key.publicJwk, 'RS256')) as CryptoKey;
+      this.publicKeys.set(kid, imported);
+    }
+    return imported;
   }
 
   /** `{kid: certificatePem}`, the shape of Google's x509 metadata endpoint. */
