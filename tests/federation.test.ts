@@ -4,6 +4,7 @@
  * and every way a forged or replayed answer must be refused.
  */
 import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT, generateKeyPair } from 'jose';
 import { GithubAuthProvider, OAuthProvider, createUserWithEmailAndPassword, getAdditionalUserInfo, signInWithCredential, type Auth } from 'firebase/auth';
@@ -144,7 +145,26 @@ describe('accounts', () => {
     const { user: other } = await createUserWithEmailAndPassword(newAuth(), uniqueEmail('other'), 'secret12');
     const second = await runHandlerFlow(new CookieBrowser(), server, identity, 'oidc.demo', { authType: 'linkViaPopup' });
     const refused = await signInWithIdp({ requestUri: second.event!.urlResponse, sessionId: second.event!.sessionId, idToken: await other.getIdToken() });
-    assert.equal(refused.body.error.message, 'FEDERATED_USER_ID_ALREADY_LINKED');
+    // As Google answers: 200 with errorMessage and the credential, for the SDK's credentialFromError.
+    assert.equal(refused.status, 200);
+    assert.equal(refused.body.errorMessage, 'FEDERATED_USER_ID_ALREADY_LINKED');
+    assert.ok(refused.body.oauthIdToken);
+    assert.equal(refused.body.idToken, undefined);
+  });
+
+  test('reauthentication never creates an account', async () => {
+    const users = await countUsers();
+    const flow = await runHandlerFlow(new CookieBrowser(), server, uniqueEmail('reauth-stranger'), 'oidc.demo', { authType: 'reauthViaPopup' });
+    const refused = await signInWithIdp({ requestUri: flow.event!.urlResponse, sessionId: flow.event!.sessionId });
+    assert.equal(refused.body.error.message.split(' : ')[0], 'EMAIL_NOT_FOUND');
+    assert.equal(await countUsers(), users);
+  });
+
+  test('hostile handler queries get a 4xx, never a 500', async () => {
+    for (const query of ['state=a&state=b', 'scopes=a&scopes=b&apiKey=k&providerId=oidc.demo', `redirectUrl=${'x'.repeat(5000)}`]) {
+      const response = await fetch(`${server.url}/__/auth/handler?${query}`, { redirect: 'manual' });
+      assert.ok(response.status >= 400 && response.status < 500, `${query.slice(0, 40)} -> ${response.status}`);
+    }
   });
 });
 
@@ -180,6 +200,9 @@ describe('plain OAuth 2 providers (GitHub preset)', () => {
     assert.equal(created.body.isNewUser, true);
     assert.equal(created.body.email, octocat.email);
     assert.equal(created.body.screenName, 'octocat');
+    // GitHub does not vouch for the address here, so it does not become the account's email.
+    const account = await postJson(`${server.url}/identitytoolkit.googleapis.com/v1/projects/${server.projectId}/accounts:lookup`, { localId: [created.body.localId] }, { authorization: `Bearer ${server.adminKey}` });
+    assert.equal(account.body.users[0].email, undefined);
 
     const auth = newAuth();
     const result = await signInWithCredential(auth, GithubAuthProvider.credential(github.issueToken()));
@@ -224,4 +247,19 @@ describe('ID tokens the app got itself (signInWithCredential)', () => {
     const result = await signInWithCredential(auth, provider.credential({ idToken: providerToken }));
     assert.equal(result.user.uid, viaHandler.body.localId);
   });
+});
+
+test('the demo provider is withdrawn when Hearth restarts without --demo-idp', async () => {
+  const first = await startHearth({ demoIdpPort: await freePort() });
+  const dataDir = first.dataDir;
+  await first.hearth.close(); // keeps the data folder
+  const restarted = await startHearth({ dataDir });
+  try {
+    const response = await fetch(`${restarted.url}/identitytoolkit.googleapis.com/v2/projects/${restarted.projectId}/config`, { headers: { authorization: `Bearer ${restarted.adminKey}` } });
+    const config = (await response.json()) as { idps: Record<string, unknown> };
+    assert.equal(config.idps['oidc.demo'], undefined);
+  } finally {
+    await restarted.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });

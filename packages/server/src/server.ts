@@ -68,6 +68,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
 
   const projects = new ProjectDirectory(store, options.defaultProjectId, options.dev);
   await projects.load();
+  await withdrawDemoIdp(projects); // offered again below only while --demo-idp is given
   const adminKey = options.adminKey ?? loadOrCreateAdminKey(options.dataDir);
   const callers = new CallerResolver(projects, { adminKey, acceptOwner: options.dev });
   const deps: AuthDeps = {
@@ -98,7 +99,9 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   const oidc = new OidcRelyingParty();
   const saml = new SamlServiceProvider(() => `${publicUrl}/__/auth/handler`);
   const oauth2 = new OAuth2Client();
-  const flow = new HandlerFlow(store, projects, oidc, saml, oauth2, { publicUrl: () => publicUrl, sessionTtlMs: 15 * 60_000 });
+  const flow = new HandlerFlow(store, projects, oidc, saml, oauth2, { publicUrl: () => publicUrl, sessionTtlMs: 15 * 60_000 }, (providerId, err) =>
+    logger.warn({ providerId, err: { message: (err as Error).message } }, 'identity provider unreachable'),
+  );
   const idpSignIn = new IdpSignIn(deps, store, oidc, saml, oauth2, sessions);
   const sweepAll = async () => {
     await oobCodes.sweep();
@@ -113,7 +116,14 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   app.get('/healthz', async () => ({ status: 'ok' }));
   registerIdentityRoutes(app, { sessions, accounts, actions, projects, callers });
   registerActionRoutes(app, { mailer, actions, callers, mail, store, dev: options.dev });
-  await registerFederationRoutes(app, { flow, idpSignIn, projects, callers, publicUrl: () => publicUrl });
+  await registerFederationRoutes(app, {
+    flow,
+    idpSignIn,
+    projects,
+    callers,
+    publicUrl: () => publicUrl,
+    startThrottle: new FailureThrottle({ maxFailures: 60, windowMs: 15 * 60_000 }),
+  });
   registerIdpConfigRoutes(app, projects, callers);
   registerAdminRoutes(app, { sessions, accounts, admin, projects, callers });
   registerTokenRoutes(app, sessions, callers, keys);
@@ -166,12 +176,22 @@ export function createLogger(level: string): Logger {
   });
 }
 
+/** The demo provider trusts anyone: it must never outlive the run that started it. */
+async function withdrawDemoIdp(projects: ProjectDirectory): Promise<void> {
+  const config = await projects.config(projects.defaultProjectId);
+  if (!config.idps[demoProviderId]) return;
+  const { [demoProviderId]: _withdrawn, ...idps } = config.idps;
+  await projects.save(projects.defaultProjectId, { ...config, idps });
+}
+
+const demoProviderId = 'oidc.demo';
+
 /** The default project offers the demo provider (its secret is new each start). */
 async function offerDemoIdp(projects: ProjectDirectory, demo: DemoIdp): Promise<void> {
   const config = await projects.config(projects.defaultProjectId);
   const provider: OidcProvider = {
     kind: 'oidc',
-    providerId: 'oidc.demo',
+    providerId: demoProviderId,
     displayName: 'Hearth Demo',
     enabled: true,
     issuer: demo.issuer,

@@ -137,6 +137,8 @@ export type Mutation =
   | { kind: 'clearOutbox'; projectId: string }
   | { kind: 'pruneOutbox'; olderThan: number }
   | { kind: 'putHandlerSession'; session: HandlerSessionRecord }
+  /** Fails with a `code-used` conflict when the session is gone (used): it never comes back. */
+  | { kind: 'updateHandlerSession'; session: HandlerSessionRecord }
   /** Fails with a `code-used` conflict when the session is already gone: each is used once. */
   | { kind: 'deleteHandlerSession'; id: string }
   | { kind: 'deleteExpiredHandlerSessions'; expiredBefore: number };

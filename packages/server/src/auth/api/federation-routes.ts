@@ -6,6 +6,8 @@ import type { ProjectDirectory } from '../core/project-config.js';
 import type { Delivery, HandlerFlow, HandlerStartParams } from '../federation/handler-flow.js';
 import type { IdpSignIn, IdpSignInResult, SignInWithIdpRequest } from '../federation/idp-sign-in.js';
 import { assets, pageSecurityHeaders, renderPage } from '../federation/pages.js';
+import type { FailureThrottle } from '../core/throttle.js';
+import { authError } from '../errors.js';
 import type { CallerResolver } from './caller.js';
 import * as schemas from './schemas.js';
 
@@ -15,7 +17,20 @@ export interface FederationServices {
   projects: ProjectDirectory;
   callers: CallerResolver;
   publicUrl: () => string;
+  /** Handler starts per client address: each stores a session row until it expires. */
+  startThrottle: FailureThrottle;
 }
+
+const text = { type: 'string', maxLength: 4096 };
+/** Repeated parameters arrive as arrays and are refused here rather than crashing further in. */
+const handlerQuery = {
+  type: 'object',
+  properties: Object.fromEntries(
+    ['apiKey', 'appName', 'authType', 'redirectUrl', 'v', 'providerId', 'eventId', 'scopes', 'customParameters', 'tid', 'state', 'code', 'error', 'error_description', 'iss', 'eid', 'fw'].map((name) => [name, text]),
+  ),
+};
+/** A SAML answer is a few KiB; 256 KiB of base64 is plenty. */
+const maxSamlResponseLength = 350_000;
 
 const v1 = '/identitytoolkit.googleapis.com/v1';
 const v3 = '/www.googleapis.com/identitytoolkit/v3/relyingparty';
@@ -47,6 +62,11 @@ export async function registerFederationRoutes(app: FastifyInstance, services: F
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const query = request.query as Record<string, string | undefined>;
+    if (query.state === undefined) {
+      const key = request.ip;
+      if (services.startThrottle.isBlocked(key)) throw authError('TOO_MANY_ATTEMPTS_TRY_LATER', 'Too many sign-in attempts from this address; try again later.');
+      services.startThrottle.recordFailure(key);
+    }
     if (query.state !== undefined) {
       const callbackUrl = new URL(request.url, services.publicUrl());
       const outcome = await flow.callback(callbackUrl, request.cookies[flowCookieName(query.state)]);
@@ -66,9 +86,10 @@ export async function registerFederationRoutes(app: FastifyInstance, services: F
     });
     return reply.header('cache-control', 'no-store').redirect(outcome.location, 302);
   };
-  app.get('/__/auth/handler', handler);
-  app.get('/emulator/auth/handler', handler);
-  app.post('/__/auth/handler', { schema: { body: { type: 'object', properties: { SAMLResponse: { type: 'string' }, RelayState: { type: 'string' } } } } }, async (request, reply) => {
+  app.get('/__/auth/handler', { schema: { querystring: handlerQuery } }, handler);
+  app.get('/emulator/auth/handler', { schema: { querystring: handlerQuery } }, handler);
+  const samlPost = { type: 'object', properties: { SAMLResponse: { type: 'string', maxLength: maxSamlResponseLength }, RelayState: { type: 'string', maxLength: 200 } } };
+  app.post('/__/auth/handler', { schema: { body: samlPost } }, async (request, reply) => {
     const { SAMLResponse, RelayState } = request.body as { SAMLResponse?: string; RelayState?: string };
     const next = await flow.receiveSamlPost(RelayState, SAMLResponse);
     if (!next) return sendPage(reply.status(400), renderPage('Signing in', '/__/auth/handler.js', { refuse: 'This sign-in attempt has expired or is unknown. Please start again.' }));
@@ -92,6 +113,9 @@ export async function registerFederationRoutes(app: FastifyInstance, services: F
   const signInWithIdp = async (request: FastifyRequest) => {
     const body = schemas.requestBody<SignInWithIdpRequest>(request);
     const result = await idpSignIn.signIn(callers.fromApiKey(request), body);
+    // A refused link still carries the provider's credential, as Google answers (200 + errorMessage),
+    // so the SDK's credentialFromError can hand it back to the app.
+    if (result.refusal) return { ...idpResponse(result, true), errorMessage: result.refusal };
     return idpResponse(result, body.returnIdpCredential === true);
   };
   app.post(`${v1}/accounts::signInWithIdp`, { schema: { body: schemas.signInWithIdpBody } }, signInWithIdp);
@@ -115,7 +139,7 @@ function idpResponse(result: IdpSignInResult, withCredential: boolean): Record<s
   if (profile.lastName) response.lastName = profile.lastName;
   if (profile.photoUrl) response.photoUrl = profile.photoUrl;
   if (profile.screenName) response.screenName = profile.screenName;
-  if (withCredential || result.needConfirmation) {
+  if (withCredential || result.needConfirmation || result.refusal) {
     if (profile.idToken) response.oauthIdToken = profile.idToken;
     if (profile.accessToken) response.oauthAccessToken = profile.accessToken;
   }

@@ -130,7 +130,7 @@ export const signInWithIdpBody = body({
   returnRefreshToken: ignored,
   pendingToken: ignored,
   pendingIdToken: ignored,
-  autoCreate: ignored,
+  autoCreate: boolean,
 });
 
 export const batchDeleteBody = body({ localIds: strings, force: boolean });

@@ -66,6 +66,8 @@ export class HandlerFlow {
     private readonly saml: SamlServiceProvider,
     private readonly oauth2: OAuth2Client,
     private readonly options: { publicUrl: () => string; sessionTtlMs: number },
+    /** Where provider failures go (the log), since visitors only get a plain sentence. */
+    private readonly onProviderError: (providerId: string, error: unknown) => void = () => undefined,
   ) {}
 
   get callbackUrl(): string {
@@ -112,7 +114,8 @@ export class HandlerFlow {
         secrets = { nonce: request.nonce, codeVerifier: request.codeVerifier };
       }
     } catch (error) {
-      return fail('internal-error', `The identity provider could not be reached: ${(error as Error).message}`);
+      this.onProviderError(providerId, error);
+      return fail('internal-error', 'The identity provider could not be reached. Try again later.');
     }
     const now = Date.now();
     const session: HandlerSessionRecord = {
@@ -140,7 +143,11 @@ export class HandlerFlow {
   async receiveSamlPost(relayState: string | undefined, samlResponse: string | undefined): Promise<string | undefined> {
     const session = relayState ? await this.store.getHandlerSession(relayState) : undefined;
     if (!session || !samlResponse || session.samlRequestId === undefined || session.samlResponse || session.callbackUrl || Date.now() >= session.expiresAt) return undefined;
-    await this.store.commit([{ kind: 'putHandlerSession', session: { ...session, samlResponse } }]);
+    try {
+      await this.store.commit([{ kind: 'updateHandlerSession', session: { ...session, samlResponse } }]);
+    } catch {
+      return undefined;
+    }
     const next = new URL(this.callbackUrl);
     next.searchParams.set('state', session.id);
     return next.toString();
@@ -164,7 +171,11 @@ export class HandlerFlow {
       const event = errorEvent(authType, session.eventId, cancelled ? 'user-cancelled' : 'invalid-credential', callbackUrl.searchParams.get('error_description') ?? providerError);
       return { kind: 'deliver', delivery: { apiKey, appName, authType, redirectUrl, event } };
     }
-    await this.store.commit([{ kind: 'putHandlerSession', session: { ...session, callbackUrl: callbackUrl.toString() } }]);
+    try {
+      await this.store.commit([{ kind: 'updateHandlerSession', session: { ...session, callbackUrl: callbackUrl.toString() } }]);
+    } catch {
+      return { kind: 'refuse', message: 'This sign-in attempt was already used. Please start again.' };
+    }
     const event: AuthEvent = { type: authType, eventId: session.eventId ?? null, urlResponse: callbackUrl.toString(), sessionId: session.id, postBody: null, tenantId: null };
     return { kind: 'deliver', delivery: { apiKey, appName, authType, redirectUrl, event } };
   }

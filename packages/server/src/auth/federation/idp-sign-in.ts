@@ -3,6 +3,7 @@ import { authenticate, type AuthDeps } from '../core/auth-context.js';
 import type { Caller } from '../core/requests.js';
 import type { SessionService, SessionTokens } from '../core/sessions.js';
 import { newLocalId } from '../core/user-repository.js';
+import { ApiError } from '../../http/api-error.js';
 import { authError } from '../errors.js';
 import type { IdpConfig } from './idp-configs.js';
 import type { OAuth2Client } from './oauth2.js';
@@ -15,6 +16,8 @@ export interface SignInWithIdpRequest {
   sessionId?: string;
   idToken?: string;
   returnIdpCredential?: boolean;
+  /** false for reauthentication: never create an account. */
+  autoCreate?: boolean;
 }
 
 export interface IdpSignInResult {
@@ -25,6 +28,8 @@ export interface IdpSignInResult {
   isNewUser: boolean;
   /** The identity's email belongs to another account: the SDK's account-exists-with-different-credential. */
   needConfirmation?: boolean;
+  /** A link that was refused (FEDERATED_USER_ID_ALREADY_LINKED, EMAIL_EXISTS), answered with the credential. */
+  refusal?: 'FEDERATED_USER_ID_ALREADY_LINKED' | 'EMAIL_EXISTS';
 }
 
 /**
@@ -42,11 +47,18 @@ export class IdpSignIn {
   ) {}
 
   async signIn(caller: Caller, request: SignInWithIdpRequest): Promise<IdpSignInResult> {
-    const { providerId, profile } = await this.verifiedProfile(caller, request);
-    return this.resolveAccount(caller, providerId, profile, request.idToken);
+    const { providerId, profile, reauthentication } = await this.verifiedProfile(caller, request);
+    try {
+      return await this.resolveAccount(caller, providerId, profile, request.idToken, reauthentication || request.autoCreate === false);
+    } catch (error) {
+      for (const refusal of ['FEDERATED_USER_ID_ALREADY_LINKED', 'EMAIL_EXISTS'] as const) {
+        if (error instanceof ApiError && error.wireMessage === refusal) return { providerId, profile, isNewUser: false, refusal };
+      }
+      throw error;
+    }
   }
 
-  private async verifiedProfile(caller: Caller, request: SignInWithIdpRequest): Promise<{ providerId: string; profile: IdpProfile }> {
+  private async verifiedProfile(caller: Caller, request: SignInWithIdpRequest): Promise<{ providerId: string; profile: IdpProfile; reauthentication?: boolean }> {
     if (!request.requestUri) throw authError('MISSING_REQUEST_URI');
     const config = await this.deps.projects.config(caller.projectId);
     const enabled = (providerId: string): IdpConfig => {
@@ -87,20 +99,20 @@ export class IdpSignIn {
       throw authError('INVALID_IDP_RESPONSE', 'The sign-in session was already used.');
     }
     const provider = enabled(session.providerId);
+    const base = { providerId: session.providerId, reauthentication: session.authType.startsWith('reauth') };
     if (provider.kind === 'saml') {
       if (!session.samlResponse || !session.samlRequestId) throw authError('INVALID_IDP_RESPONSE', 'The SAML answer is missing.');
-      return { providerId: session.providerId, profile: await this.saml.verifyResponse(provider, session.samlResponse, { requestId: session.samlRequestId, issuedAt: session.createdAt }) };
+      return { ...base, profile: await this.saml.verifyResponse(provider, session.samlResponse, { requestId: session.samlRequestId, issuedAt: session.createdAt }) };
     }
     if (provider.kind === 'oauth2') {
       if (!session.codeVerifier) throw authError('INVALID_IDP_RESPONSE', 'The sign-in session is not an OAuth one.');
-      return { providerId: session.providerId, profile: await this.oauth2.completeAuthorization(provider, callback, { state, codeVerifier: session.codeVerifier }) };
+      return { ...base, profile: await this.oauth2.completeAuthorization(provider, callback, { state, codeVerifier: session.codeVerifier }) };
     }
     if (!session.nonce || !session.codeVerifier) throw authError('INVALID_IDP_RESPONSE', 'The sign-in session is not an OpenID one.');
-    const profile = await this.oidc.completeAuthorization(provider, callback, { state, nonce: session.nonce, codeVerifier: session.codeVerifier });
-    return { providerId: session.providerId, profile };
+    return { ...base, profile: await this.oidc.completeAuthorization(provider, callback, { state, nonce: session.nonce, codeVerifier: session.codeVerifier }) };
   }
 
-  private async resolveAccount(caller: Caller, providerId: string, profile: IdpProfile, idToken: string | undefined): Promise<IdpSignInResult> {
+  private async resolveAccount(caller: Caller, providerId: string, profile: IdpProfile, idToken: string | undefined, mustExist: boolean): Promise<IdpSignInResult> {
     const { users } = this.deps;
     const linked = await users.getByFederatedId(caller.projectId, providerId, profile.rawId);
     const now = Date.now();
@@ -115,9 +127,9 @@ export class IdpSignIn {
       }
       return this.signInExisting(caller, current, providerId, profile, (u) => {
         const next: UserRecord = { ...u, providerUserInfo: [...u.providerUserInfo.filter((p) => p.providerId !== providerId), info], lastLoginAt: now };
-        if (!next.email && profile.email) {
+        if (!next.email && profile.email && profile.emailVerified) {
           next.email = profile.email;
-          next.emailVerified = profile.emailVerified;
+          next.emailVerified = true;
         }
         return next;
       });
@@ -132,13 +144,19 @@ export class IdpSignIn {
       }));
     }
 
-    if (profile.email && (await users.getByEmail(caller.projectId, profile.email))) {
+    // Reauthentication proves who is already here; it never makes a stray new account.
+    // EMAIL_NOT_FOUND is the SDK's user-not-found, which its reauthentication turns into user-mismatch.
+    if (mustExist) throw authError('EMAIL_NOT_FOUND', 'No account is linked to this identity.');
+    // Only an address the provider vouches for becomes the account's: an unverified one could be
+    // someone else's, who would later prove it by mail and find this identity inside their account.
+    const email = profile.email && profile.emailVerified ? profile.email : undefined;
+    if (email && (await users.getByEmail(caller.projectId, email))) {
       return { providerId, profile, isNewUser: false, needConfirmation: true };
     }
 
     const fresh: UserRecord = {
       localId: newLocalId(),
-      emailVerified: profile.email ? profile.emailVerified : false,
+      emailVerified: email !== undefined,
       providerUserInfo: [info],
       disabled: false,
       createdAt: now,
@@ -146,7 +164,7 @@ export class IdpSignIn {
       validSince: authTime,
       version: 1,
     };
-    if (profile.email) fresh.email = profile.email;
+    if (email) fresh.email = email;
     if (profile.displayName) fresh.displayName = profile.displayName;
     if (profile.photoUrl) fresh.photoUrl = profile.photoUrl;
     const refresh = this.deps.tokens.newRefreshToken(caller.projectId, fresh, authTime, providerId);

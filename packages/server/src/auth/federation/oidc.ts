@@ -38,6 +38,17 @@ function isLoopback(url: URL): boolean {
  */
 export class OidcRelyingParty {
   private readonly configurations = new Map<string, Promise<client.Configuration>>();
+  /** One remote key set per provider: jose caches and refreshes it (on an unknown kid, at most every 30 s). */
+  private readonly keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
+
+  private keySet(jwksUri: string): ReturnType<typeof createRemoteJWKSet> {
+    let keys = this.keySets.get(jwksUri);
+    if (!keys) {
+      keys = createRemoteJWKSet(new URL(jwksUri));
+      this.keySets.set(jwksUri, keys);
+    }
+    return keys;
+  }
 
   private configuration(provider: OidcProvider): Promise<client.Configuration> {
     const key = `${provider.issuer}\u0000${provider.clientId}\u0000${provider.clientSecret ?? ''}`;
@@ -45,7 +56,9 @@ export class OidcRelyingParty {
     if (!pending) {
       const issuer = new URL(provider.issuer);
       const options = isLoopback(issuer) && issuer.protocol === 'http:' ? { execute: [client.allowInsecureRequests] } : undefined;
-      pending = client.discovery(issuer, provider.clientId, provider.clientSecret, undefined, options);
+      pending = client.discovery(issuer, provider.clientId, provider.clientSecret, undefined, options).catch((error: unknown) => {
+        throw authError('INVALID_IDP_RESPONSE', `The identity provider could not be reached (${(error as Error).name}).`);
+      });
       // A failed discovery is not cached: the provider may come up later.
       pending.catch(() => this.configurations.delete(key));
       this.configurations.set(key, pending);
@@ -106,7 +119,7 @@ export class OidcRelyingParty {
     if (!metadata.jwks_uri) throw authError('INVALID_IDP_RESPONSE', 'The provider publishes no keys.');
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(idToken, createRemoteJWKSet(new URL(metadata.jwks_uri)), { issuer: metadata.issuer, audience: provider.clientId }));
+      ({ payload } = await jwtVerify(idToken, this.keySet(metadata.jwks_uri), { issuer: metadata.issuer, audience: provider.clientId }));
     } catch (error) {
       throw authError('INVALID_IDP_RESPONSE', `The ID token was refused: ${(error as Error).message}`);
     }

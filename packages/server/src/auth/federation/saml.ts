@@ -56,7 +56,8 @@ export class SamlServiceProvider {
       return typeof value === 'string' && value !== '' ? value : undefined;
     };
     const email = attribute('email') ?? attribute('mail') ?? attribute('http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress') ?? (/^[^@\s]+@[^@\s]+$/.test(profile.nameID) ? profile.nameID : undefined);
-    const result: IdpProfile = { rawId: profile.nameID, emailVerified: false, raw: { ...profile } };
+    // The IdP is one the administrator configured and trusts to say who its users are.
+    const result: IdpProfile = { rawId: profile.nameID, emailVerified: email !== undefined, raw: { ...profile } };
     if (email) result.email = email.toLowerCase();
     const displayName = attribute('displayName') ?? attribute('name');
     if (displayName) result.displayName = displayName;

@@ -94,6 +94,7 @@ export class SqliteStore implements Store {
         'INSERT INTO handler_sessions (id, expires_at, record) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at, record = excluded.record',
       ),
       deleteHandlerSession: db.prepare('DELETE FROM handler_sessions WHERE id = ?'),
+      updateHandlerSession: db.prepare('UPDATE handler_sessions SET expires_at = ?, record = ? WHERE id = ?'),
       deleteExpiredHandlerSessions: db.prepare('DELETE FROM handler_sessions WHERE expires_at < ?'),
       putProject: db.prepare(
         'INSERT INTO projects (project_id, config) VALUES (?, ?) ON CONFLICT (project_id) DO UPDATE SET config = excluded.config',
@@ -231,6 +232,9 @@ export class SqliteStore implements Store {
         return;
       case 'putHandlerSession':
         s.putHandlerSession.run(m.session.id, m.session.expiresAt, JSON.stringify(m.session));
+        return;
+      case 'updateHandlerSession':
+        if (s.updateHandlerSession.run(m.session.expiresAt, JSON.stringify(m.session), m.session.id).changes !== 1) throw new StoreConflict('code-used');
         return;
       case 'deleteHandlerSession':
         if (s.deleteHandlerSession.run(m.id).changes !== 1) throw new StoreConflict('code-used');
