@@ -182,6 +182,7 @@ describe('plain OAuth 2 providers (GitHub preset)', () => {
         authorizationEndpoint: `${github.base}/login/oauth/authorize`,
         tokenEndpoint: `${github.base}/login/oauth/access_token`,
         userinfoEndpoint: `${github.base}/user`,
+        tokenCheckEndpoint: `${github.base}/applications/{client_id}/token`,
       },
       { authorization: `Bearer ${server.adminKey}` },
     );
@@ -209,6 +210,10 @@ describe('plain OAuth 2 providers (GitHub preset)', () => {
     assert.equal(result.user.uid, created.body.localId);
     assert.equal(getAdditionalUserInfo(result)?.username, 'octocat');
     await assert.rejects(signInWithCredential(newAuth(), GithubAuthProvider.credential('not-a-token')), (error: { code?: string }) => error.code === 'auth/invalid-credential');
+    // A genuine token the user gave to some other GitHub app must not sign them in here.
+    const users = await countUsers();
+    await assert.rejects(signInWithCredential(newAuth(), GithubAuthProvider.credential(github.issueToken('another-app'))), (error: { code?: string }) => error.code === 'auth/invalid-credential');
+    assert.equal(await countUsers(), users);
   });
 });
 

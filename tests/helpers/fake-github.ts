@@ -16,7 +16,8 @@ export interface GithubUser {
 export class FakeGithub {
   private server?: Server;
   private readonly codes = new Map<string, { challenge: string; redirectUri: string }>();
-  private readonly tokens = new Set<string>();
+  /** Token -> the client it was issued to. */
+  private readonly tokens = new Map<string, string>();
   port = 0;
   readonly clientId = 'github-client';
   readonly clientSecret = randomBytes(12).toString('hex');
@@ -38,10 +39,10 @@ export class FakeGithub {
     await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
   }
 
-  /** An access token issued outside the handler flow (the app's own GitHub sign-in). */
-  issueToken(): string {
+  /** An access token issued outside the handler flow: to this app's client, or to another app. */
+  issueToken(clientId = this.clientId): string {
     const token = randomBytes(16).toString('hex');
-    this.tokens.add(token);
+    this.tokens.set(token, clientId);
     return token;
   }
 
@@ -67,6 +68,15 @@ export class FakeGithub {
       const verifierOk = grant && createHash('sha256').update(form.get('code_verifier') ?? '').digest('base64url') === grant.challenge;
       if (!grant || !verifierOk || form.get('client_secret') !== this.clientSecret || form.get('redirect_uri') !== grant.redirectUri) return json(400, { error: 'bad_verification_code' });
       return json(200, { access_token: this.issueToken(), token_type: 'bearer', scope: 'read:user' });
+    }
+    const check = /^\/applications\/([^/]+)\/token$/.exec(url.pathname);
+    if (check && request.method === 'POST') {
+      let text = '';
+      for await (const chunk of request) text += (chunk as Buffer).toString();
+      const expected = `Basic ${Buffer.from(`${this.clientId}:${this.clientSecret}`).toString('base64')}`;
+      if (request.headers.authorization !== expected || decodeURIComponent(check[1]!) !== this.clientId) return json(401, { message: 'Bad credentials' });
+      const token = (JSON.parse(text) as { access_token?: string }).access_token ?? '';
+      return this.tokens.get(token) === this.clientId ? json(200, { token }) : json(404, { message: 'Not Found' });
     }
     if (url.pathname === '/user') {
       const token = (request.headers.authorization ?? '').replace(/^Bearer /i, '');

@@ -113,16 +113,22 @@ const builtIn: Collection = {
       return value;
     };
     if (config.kind === 'oidc') return { ...config, issuer: endpoint('issuer', config.issuer) };
-    return {
+    const oauth2 = {
       ...config,
       authorizationEndpoint: endpoint('authorizationEndpoint', config.authorizationEndpoint),
       tokenEndpoint: endpoint('tokenEndpoint', config.tokenEndpoint),
       userinfoEndpoint: endpoint('userinfoEndpoint', config.userinfoEndpoint),
     };
+    const currentCheck = base?.kind === 'oauth2' ? base.tokenCheck?.endpoint : undefined;
+    if (config.tokenCheck) oauth2.tokenCheck = { ...config.tokenCheck, endpoint: endpoint('tokenCheckEndpoint', currentCheck ?? config.tokenCheck.endpoint) };
+    return oauth2;
   },
   toWire(config) {
     const c = config as Exclude<IdpConfig, SamlProvider>;
-    const endpoints = c.kind === 'oidc' ? { issuer: c.issuer } : { authorizationEndpoint: c.authorizationEndpoint, tokenEndpoint: c.tokenEndpoint, userinfoEndpoint: c.userinfoEndpoint };
+    const endpoints =
+      c.kind === 'oidc'
+        ? { issuer: c.issuer }
+        : { authorizationEndpoint: c.authorizationEndpoint, tokenEndpoint: c.tokenEndpoint, userinfoEndpoint: c.userinfoEndpoint, tokenCheckEndpoint: c.tokenCheck?.endpoint };
     return { clientId: c.clientId, clientSecret: c.clientSecret, enabled: c.enabled, ...endpoints };
   },
 };

@@ -31,6 +31,11 @@ export interface OAuth2Provider {
   /** Answers the profile for the access token; mapped by `profile`. */
   userinfoEndpoint: string;
   scopes: string[];
+  /**
+   * How to tell that an access token an app brings (signInWithCredential) was issued to this
+   * client and not to some other app: GitHub's token check API, Facebook's debug_token.
+   */
+  tokenCheck?: { kind: 'github' | 'facebook'; endpoint: string };
 }
 
 export interface SamlProvider {
@@ -61,6 +66,7 @@ const presets: Record<string, Omit<OidcProvider, 'clientId' | 'enabled'> | Omit<
     tokenEndpoint: 'https://github.com/login/oauth/access_token',
     userinfoEndpoint: 'https://api.github.com/user',
     scopes: ['read:user', 'user:email'],
+    tokenCheck: { kind: 'github', endpoint: 'https://api.github.com/applications/{client_id}/token' },
   },
   'facebook.com': {
     kind: 'oauth2',
@@ -70,6 +76,7 @@ const presets: Record<string, Omit<OidcProvider, 'clientId' | 'enabled'> | Omit<
     tokenEndpoint: 'https://graph.facebook.com/v19.0/oauth/access_token',
     userinfoEndpoint: 'https://graph.facebook.com/me?fields=id,name,email,picture',
     scopes: ['email', 'public_profile'],
+    tokenCheck: { kind: 'facebook', endpoint: 'https://graph.facebook.com/debug_token' },
   },
 };
 

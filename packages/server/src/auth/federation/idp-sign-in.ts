@@ -77,7 +77,7 @@ export class IdpSignIn {
     if (postedProvider && post.get('access_token')) {
       const provider = enabled(postedProvider);
       if (provider.kind !== 'oauth2') throw authError('INVALID_IDP_RESPONSE', `${postedProvider} takes an ID token, not an access token.`);
-      return { providerId: postedProvider, profile: await this.oauth2.profile(provider, post.get('access_token')!) };
+      return { providerId: postedProvider, profile: await this.oauth2.profileForAppToken(provider, post.get('access_token')!) };
     }
 
     let callback: URL;

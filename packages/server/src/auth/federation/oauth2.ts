@@ -50,7 +50,36 @@ export class OAuth2Client {
     return this.profile(provider, accessToken);
   }
 
-  /** The provider's user endpoint, called with the access token (also for signInWithCredential). */
+  /**
+   * An access token the app brings itself: first make sure it was issued to this client (a token
+   * given to any other app must not sign anyone in here), then read the profile.
+   */
+  async profileForAppToken(provider: OAuth2Provider, accessToken: string): Promise<IdpProfile> {
+    const check = provider.tokenCheck;
+    if (!check) throw authError('INVALID_IDP_RESPONSE', `${provider.providerId} access tokens cannot be checked; sign in through the handler instead.`);
+    let issuedToUs = false;
+    try {
+      if (check.kind === 'github') {
+        const url = check.endpoint.replace('{client_id}', encodeURIComponent(provider.clientId));
+        const basic = Buffer.from(`${provider.clientId}:${provider.clientSecret ?? ''}`).toString('base64');
+        const response = await fetch(url, { method: 'POST', headers: { authorization: `Basic ${basic}`, accept: 'application/json', 'content-type': 'application/json' }, body: JSON.stringify({ access_token: accessToken }) });
+        issuedToUs = response.ok;
+      } else {
+        const url = new URL(check.endpoint);
+        url.searchParams.set('input_token', accessToken);
+        url.searchParams.set('access_token', `${provider.clientId}|${provider.clientSecret ?? ''}`);
+        const response = await fetch(url, { headers: { accept: 'application/json' } });
+        const body = (await response.json()) as { data?: { app_id?: string; is_valid?: boolean } };
+        issuedToUs = response.ok && body.data?.is_valid === true && body.data.app_id === provider.clientId;
+      }
+    } catch (error) {
+      throw authError('INVALID_IDP_RESPONSE', `The provider could not check the access token (${(error as Error).name}).`);
+    }
+    if (!issuedToUs) throw authError('INVALID_IDP_RESPONSE', 'The access token was not issued to this app.');
+    return this.profile(provider, accessToken);
+  }
+
+  /** The provider's user endpoint, called with the access token. */
   async profile(provider: OAuth2Provider, accessToken: string): Promise<IdpProfile> {
     let body: Record<string, unknown>;
     try {
