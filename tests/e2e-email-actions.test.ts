@@ -9,22 +9,18 @@
  * Needs `npm run build -w packages/web` first (the root `npm test` does it) and /usr/bin/chromium.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { deleteApp, initializeApp, type FirebaseApp } from 'firebase/app';
 import { connectAuthEmulator, createUserWithEmailAndPassword, inMemoryPersistence, initializeAuth } from 'firebase/auth';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { assertBrowserReady, launchChromium, requestsOffMachine, webRoot } from './helpers/browser.js';
 import { uniqueEmail } from './helpers/admin-http.js';
-import { repoRoot, startHearth, type TestHearth } from './helpers/hearth.js';
+import { startHearth, type TestHearth } from './helpers/hearth.js';
 import { actionLinkIn, MailCatcher, type ReceivedMail } from './helpers/smtp.js';
 
-const webRoot = join(repoRoot, 'packages/web/dist');
-const chromiumPath = '/usr/bin/chromium';
 /** Bound for any single wait, on the page or for a mail. */
 const waitMs = 15_000;
 const stepTimeout = { timeout: 90_000 };
-const localHosts = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 const catcher = new MailCatcher();
 let server: TestHearth | undefined;
@@ -41,15 +37,10 @@ const newPassword = 'battery staple 2';
 let resetLink = '';
 
 before(async () => {
-  assert.ok(existsSync(join(webRoot, 'index.html')), `the web app is not built (${webRoot}/index.html is missing): run \`npm run build -w packages/web\` first`);
-  assert.ok(existsSync(chromiumPath), `${chromiumPath} is missing: install it with \`apt-get install -y chromium\``);
+  assertBrowserReady();
   await catcher.start();
   server = await startHearth({ webRoot, dev: false, smtpUrl: catcher.url });
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    timeout: 30_000,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   context = await newContext();
   page = await newPage(context);
 });
@@ -282,11 +273,6 @@ test('email-link sign-in on another device asks for the address, and refuses the
 
 test('nothing the page requested left the machine, and the page threw nothing', () => {
   assert.ok(requested.length > 0, 'no requests were recorded');
-  const outside = requested.filter((address) => {
-    const parsed = new URL(address);
-    if (parsed.protocol === 'data:' || parsed.protocol === 'blob:' || parsed.protocol === 'about:') return false;
-    return !localHosts.has(parsed.hostname);
-  });
-  assert.deepEqual(outside, []);
+  assert.deepEqual(requestsOffMachine(requested), []);
   assert.deepEqual(pageErrors, []);
 });

@@ -9,22 +9,18 @@
  * Needs `npm run build -w packages/web` first (the root `npm test` does it) and /usr/bin/chromium.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { assertBrowserReady, launchChromium, requestsOffMachine, webRoot } from './helpers/browser.js';
 import { adminPost, patchProjectConfig, uniqueEmail } from './helpers/admin-http.js';
-import { freePort, repoRoot, startHearth, type TestHearth } from './helpers/hearth.js';
+import { freePort, startHearth, type TestHearth } from './helpers/hearth.js';
 import { CookieBrowser, handlerUrl } from './helpers/idp-flow.js';
 
-const webRoot = join(repoRoot, 'packages/web/dist');
-const chromiumPath = '/usr/bin/chromium';
 /** Bound for any single wait on a page. */
 const waitMs = 15_000;
 /** The SDK notices a closed popup within ~2 s, then waits 8 s for a late answer before giving up. */
 const popupClosedWaitMs = 20_000;
 const stepTimeout = { timeout: 90_000 };
-const localHosts = new Set(['127.0.0.1', 'localhost', '[::1]']);
 const demo = 'Hearth Demo';
 
 let server: TestHearth | undefined;
@@ -37,17 +33,12 @@ const requested: string[] = [];
 const pageErrors: string[] = [];
 
 before(async () => {
-  assert.ok(existsSync(join(webRoot, 'index.html')), `the web app is not built (${webRoot}/index.html is missing): run \`npm run build -w packages/web\` first`);
-  assert.ok(existsSync(chromiumPath), `${chromiumPath} is missing: install it with \`apt-get install -y chromium\``);
+  assertBrowserReady();
   const demoIdpPort = await freePort();
   providerOrigin = `http://127.0.0.1:${demoIdpPort}`;
   server = await startHearth({ webRoot, demoIdpPort });
   providerPolicy = await providerPagePolicy();
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    timeout: 30_000,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {
@@ -389,12 +380,7 @@ test('the same auth event delivered twice is used once', stepTimeout, async () =
 
 test('nothing any page requested left the machine, and no page threw', () => {
   assert.ok(requested.length > 0, 'no requests were recorded');
-  const outside = requested.filter((address) => {
-    const parsed = new URL(address);
-    if (parsed.protocol === 'data:' || parsed.protocol === 'blob:' || parsed.protocol === 'about:') return false;
-    return !localHosts.has(parsed.hostname);
-  });
-  assert.deepEqual(outside, []);
+  assert.deepEqual(requestsOffMachine(requested), []);
   assert.ok(requested.some((address) => new URL(address).port !== new URL(server!.url).port), 'the demo provider was visited');
   assert.deepEqual(pageErrors, []);
 });

@@ -7,19 +7,15 @@
  * (`apt-get install -y chromium`).
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { assertBrowserReady, launchChromium, requestsOffMachine, webRoot } from './helpers/browser.js';
 import { uniqueEmail } from './helpers/admin-http.js';
-import { repoRoot, startHearth, type TestHearth } from './helpers/hearth.js';
+import { startHearth, type TestHearth } from './helpers/hearth.js';
 
-const webRoot = join(repoRoot, 'packages/web/dist');
-const chromiumPath = '/usr/bin/chromium';
 /** Bound for any single wait on the page. */
 const waitMs = 15_000;
 const stepTimeout = { timeout: 60_000 };
-const localHosts = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 let server: TestHearth | undefined;
 let browser: Browser | undefined;
@@ -33,14 +29,9 @@ const password = 'correct horse 1';
 const newPassword = 'battery staple 2';
 
 before(async () => {
-  assert.ok(existsSync(join(webRoot, 'index.html')), `the web app is not built (${webRoot}/index.html is missing): run \`npm run build -w packages/web\` first`);
-  assert.ok(existsSync(chromiumPath), `${chromiumPath} is missing: install it with \`apt-get install -y chromium\``);
+  assertBrowserReady();
   server = await startHearth({ webRoot });
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    timeout: 30_000,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   context = await browser.newContext();
   context.setDefaultTimeout(waitMs);
   context.setDefaultNavigationTimeout(waitMs);
@@ -197,11 +188,6 @@ test('the account page sends a signed-out visitor to sign in', stepTimeout, asyn
 
 test('nothing the page requested left the machine, and the page threw nothing', () => {
   assert.ok(requested.length > 0, 'no requests were recorded');
-  const outside = requested.filter((address) => {
-    const parsed = new URL(address);
-    if (parsed.protocol === 'data:' || parsed.protocol === 'blob:' || parsed.protocol === 'about:') return false;
-    return !localHosts.has(parsed.hostname);
-  });
-  assert.deepEqual(outside, []);
+  assert.deepEqual(requestsOffMachine(requested), []);
   assert.deepEqual(pageErrors, []);
 });

@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { repoRoot } from './hearth.js';
+
+/** The built web app (`npm test` builds it first). */
+export const webRoot = join(repoRoot, 'packages/web/dist');
+/** Debian's chromium (`.ci/run` installs it). */
+export const chromiumPath = '/usr/bin/chromium';
+
+/** Fails with the fix in the message when the web app is not built or Chromium is missing. */
+export function assertBrowserReady(): void {
+  assert.ok(existsSync(join(webRoot, 'index.html')), `the web app is not built (${webRoot}/index.html is missing): run \`npm run build -w packages/web\` first`);
+  assert.ok(existsSync(chromiumPath), `${chromiumPath} is missing: install it with \`apt-get install -y chromium\``);
+}
+
+/** Headless Chromium with the flags that keep it from calling out of this machine. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: chromiumPath,
+    timeout: 30_000,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+const localHosts = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** The recorded request URLs that went anywhere but this machine (data:, blob: and about: stay local). */
+export function requestsOffMachine(requested: string[]): string[] {
+  return requested.filter((address) => {
+    const parsed = new URL(address);
+    if (parsed.protocol === 'data:' || parsed.protocol === 'blob:' || parsed.protocol === 'about:') return false;
+    return !localHosts.has(parsed.hostname);
+  });
+}
