@@ -85,7 +85,7 @@ export class ActionMailer {
 
   /** Mails an email-change recovery link to the old address (after a change was applied). */
   recoverEmailLater(caller: Caller, user: UserRecord, oldEmail: string, config: ProjectConfig): void {
-    const plan: Planned = { requestType: 'RECOVER_EMAIL', recipient: oldEmail, email: oldEmail, newEmail: user.email!, user, silent: false };
+    const plan = recoveryPlan(user, oldEmail, user.email!);
     this.inBackground(() => this.issueAndDeliver(caller, plan, config, undefined, true));
   }
 
@@ -94,7 +94,7 @@ export class ActionMailer {
    * same commit as the change (so it exists whenever the change does); the mail follows after.
    */
   prepareRecovery(caller: Caller, user: UserRecord, oldEmail: string, newEmail: string, config: ProjectConfig): { mutation: Mutation; mailLater: () => void } {
-    const plan: Planned = { requestType: 'RECOVER_EMAIL', recipient: oldEmail, email: oldEmail, newEmail, user, silent: false };
+    const plan = recoveryPlan(user, oldEmail, newEmail);
     const issued = this.codes.issue(caller.projectId, plan.requestType, plan.email, plan.user, plan.newEmail);
     return { mutation: issued.mutation, mailLater: () => this.inBackground(() => this.deliverCode(caller, plan, config, undefined, issued.code)) };
   }
@@ -154,10 +154,10 @@ export class ActionMailer {
   }
 
   private async issueAndDeliver(caller: Caller, plan: Planned, config: ProjectConfig, continueUrl: string | undefined, mailIt: boolean): Promise<{ code: string; link: string } | undefined> {
-    const issued = this.codes.issue(caller.projectId, plan.requestType, plan.email, plan.user, plan.newEmail);
     // A silent request stores a code too (bound to no account and never sent, so unusable): the
     // same write as a real one, so the server's work does not tell either.
-    await this.codes.save(plan.silent ? this.codes.issue(caller.projectId, plan.requestType, plan.email, undefined) : issued);
+    const issued = this.codes.issue(caller.projectId, plan.requestType, plan.email, plan.silent ? undefined : plan.user, plan.newEmail);
+    await this.codes.save(issued);
     if (plan.silent) return undefined;
     if (!mailIt) return { code: issued.code, link: this.linkFor(plan.requestType, issued.code, caller, config, pickLanguage(caller.languageCode), continueUrl) };
     return this.deliverCode(caller, plan, config, continueUrl, issued.code);
@@ -195,6 +195,11 @@ export class ActionMailer {
     this.pending.add(job);
     void job.finally(() => this.pending.delete(job));
   }
+}
+
+/** The recovery of an email change: mailed to the old address, about the new one. */
+function recoveryPlan(user: UserRecord, oldEmail: string, newEmail: string): Planned {
+  return { requestType: 'RECOVER_EMAIL', recipient: oldEmail, email: oldEmail, newEmail, user, silent: false };
 }
 
 /** continueUrl must be an absolute http(s) URL on an authorized domain (see isAuthorizedUrl). */

@@ -133,7 +133,7 @@ export class SessionService {
   }
 
   /** Records a sign-in and issues a fresh ID token and refresh token for it. */
-  async startSession(projectId: string, account: UserRecord, provider: SignInProvider): Promise<SignInResult> {
+  private async startSession(projectId: string, account: UserRecord, provider: SignInProvider): Promise<SignInResult> {
     const now = Date.now();
     const authTime = Math.floor(now / 1000);
     const refresh = this.deps.tokens.newRefreshToken(projectId, account, authTime, provider);

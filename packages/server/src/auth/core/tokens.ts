@@ -36,12 +36,6 @@ export function hashRefreshToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-export interface IssuedTokens {
-  idToken: string;
-  refreshToken: string;
-  expiresIn: string;
-}
-
 export class TokenService {
   constructor(
     private readonly keys: SigningKeyRing,
