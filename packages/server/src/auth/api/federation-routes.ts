@@ -49,14 +49,18 @@ export async function registerFederationRoutes(app: FastifyInstance, services: F
   const { flow, idpSignIn, projects, callers } = services;
   await app.register(cookie);
 
+  const servingHost = () => new URL(services.publicUrl()).hostname;
+  /** The domains of the project an API key names (none for an unknown key). */
+  const authorizedDomainsOf = async (apiKey: string | undefined): Promise<string[]> => {
+    const projectId = apiKey ? projects.projectForApiKey(apiKey) : undefined;
+    return projectId ? (await projects.config(projectId)).authorizedDomains : [];
+  };
   const sendPage = (reply: FastifyReply, html: string) => reply.headers(pageSecurityHeaders).type('text/html; charset=utf-8').send(html);
   const sendScript = (reply: FastifyReply, source: string) =>
     reply.headers({ 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' }).send(source);
 
   const deliver = async (reply: FastifyReply, delivery: Delivery) => {
-    const projectId = projects.projectForApiKey(delivery.apiKey);
-    const authorizedDomains = projectId ? (await projects.config(projectId)).authorizedDomains : [];
-    const redirectAllowed = isAuthorizedUrl(delivery.redirectUrl, authorizedDomains, new URL(services.publicUrl()).hostname);
+    const redirectAllowed = isAuthorizedUrl(delivery.redirectUrl, await authorizedDomainsOf(delivery.apiKey), servingHost());
     return sendPage(reply, renderPage('Signing in', '/__/auth/handler.js', { ...delivery, redirectAllowed }));
   };
 
@@ -98,9 +102,7 @@ export async function registerFederationRoutes(app: FastifyInstance, services: F
 
   const iframe = async (request: FastifyRequest, reply: FastifyReply) => {
     const { apiKey } = request.query as { apiKey?: string };
-    const projectId = apiKey ? projects.projectForApiKey(apiKey) : undefined;
-    const domains = projectId ? (await projects.config(projectId)).authorizedDomains : [];
-    const authorizedDomains = [...domains, new URL(services.publicUrl()).hostname];
+    const authorizedDomains = [...(await authorizedDomainsOf(apiKey)), servingHost()];
     // This page is meant to be framed by apps: no frame-ancestors limit, but no referrer leaks either.
     return sendPage(reply, renderPage('Hearth', '/__/auth/iframe.js', { authorizedDomains }));
   };
