@@ -28,6 +28,10 @@ export interface HearthOptions {
   publicUrl?: string;
   /** Run the built-in demo OpenID provider on this port and offer it as `oidc.demo`. */
   demoIdpPort?: number;
+  /** Composite indexes for the document database, in firestore.indexes.json form. */
+  indexesFile?: string;
+  /** Values allowed in an `in` / `array-contains-any` filter (30 today; 10 for old clients). */
+  maxInValues: number;
 }
 
 export const defaultWebRoot = resolve(import.meta.dirname, '../../web/dist');
@@ -46,6 +50,7 @@ export function defaultOptions(overrides: Partial<HearthOptions> = {}): HearthOp
     addressThrottle: { maxFailures: 100, windowMs: 15 * 60_000 },
     mailThrottle: { maxFailures: 10, windowMs: 60 * 60_000 },
     oobLifetimes: { defaultMs: 3600_000, emailSignInMs: 6 * 3600_000 },
+    maxInValues: 30,
     ...overrides,
   };
 }

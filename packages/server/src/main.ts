@@ -33,6 +33,8 @@ interface StartFlags {
   smtpUrl?: string;
   publicUrl?: string;
   demoIdp?: boolean | string;
+  indexes?: string;
+  maxInValues: number;
 }
 
 const program = new Command('hearth').description('Self-hostable identity server and document database for Firebase SDK apps');
@@ -50,6 +52,8 @@ program
   .option('--smtp-url <url>', 'deliver mail by SMTP, e.g. smtp://user:pass@mail.example:587 (or HEARTH_SMTP_URL); otherwise mail goes to the outbox')
   .option('--public-url <url>', 'the origin action links in mails point at (default: the listening address)', origin)
   .option('--demo-idp [port]', 'run the built-in demo OpenID provider (default: the next port) and offer it as "Hearth Demo"; it trusts any email, so never in production')
+  .option('--indexes <file>', 'composite indexes for the document database (firestore.indexes.json format)')
+  .option('--max-in-values <n>', 'values allowed in an in / array-contains-any filter (old clients expect 10)', count, 30)
   .option('--recent-login <seconds>', 'how recent a sign-in must be to change email or password or delete the account', count, 300)
   .action(async (flags: StartFlags) => {
     const defaults = defaultOptions();
@@ -63,6 +67,8 @@ program
       recentLoginSeconds: flags.recentLogin,
       ...(flags.smtpUrl || process.env.HEARTH_SMTP_URL ? { smtpUrl: flags.smtpUrl ?? process.env.HEARTH_SMTP_URL } : {}),
       ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}),
+      ...(flags.indexes ? { indexesFile: resolve(flags.indexes) } : {}),
+      maxInValues: flags.maxInValues,
       ...(flags.demoIdp ? { demoIdpPort: flags.demoIdp === true ? flags.port + 1 : port(flags.demoIdp) } : {}),
       accountThrottle: { ...defaults.accountThrottle, maxFailures: flags.maxFailedSignins },
       addressThrottle: { ...defaults.addressThrottle, maxFailures: flags.maxFailedSignins * 10 },

@@ -36,6 +36,11 @@ import { createHttpApp } from './http/app.js';
 import { SqliteStore } from './storage/sqlite/sqlite-store.js';
 import type { Store } from './storage/store.js';
 import { registerWebRoutes } from './web/web-routes.js';
+import { FirestoreAccess } from './firestore/api/access.js';
+import { registerFirestoreRestRoutes } from './firestore/api/rest-routes.js';
+import { loadIndexFile } from './firestore/core/composite-indexes.js';
+import { DocumentDatabase } from './firestore/core/database.js';
+import { defaultQueryLimits } from './firestore/core/query.js';
 
 const hour = 3600_000;
 /** Outbox messages are for following links while developing; a week is plenty. */
@@ -57,7 +62,8 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   // The folder holds password hashes, keys and mails: private to the owner even if it existed before.
   chmodSync(options.dataDir, 0o700);
-  const store: Store = new SqliteStore(join(options.dataDir, 'hearth.sqlite'));
+  const sqlite = new SqliteStore(join(options.dataDir, 'hearth.sqlite'));
+  const store: Store = sqlite;
   const keys = await SigningKeyRing.open(join(options.dataDir, 'signing-keys.json'), {
     rotateAfterMs: 24 * hour,
     prepublishMs: hour,
@@ -127,6 +133,16 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   registerIdpConfigRoutes(app, projects, callers);
   registerAdminRoutes(app, { sessions, accounts, admin, projects, callers });
   registerTokenRoutes(app, sessions, callers, keys);
+  const database = new DocumentDatabase(sqlite.documents(), {
+    queryLimits: { ...defaultQueryLimits, maxInValues: options.maxInValues },
+    compositeIndexes: options.indexesFile ? loadIndexFile(options.indexesFile) : [],
+  });
+  const firestoreAccess = new FirestoreAccess({
+    isAdmin: (request) => callers.isAdmin(request),
+    verifyIdToken: (projectId, token) => deps.tokens.verifyIdToken(projectId, token),
+    openToUsers: options.dev,
+  });
+  await registerFirestoreRestRoutes(app, database, firestoreAccess);
   await registerWebRoutes(app, options.webRoot, projects, () => publicUrl);
 
   const defaultApiKey = (await projects.config(options.defaultProjectId)).apiKeys[0]!;

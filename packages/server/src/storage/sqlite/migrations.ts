@@ -67,6 +67,40 @@ const migrations: string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX handler_sessions_expiry ON handler_sessions (expires_at);
   `,
+  `
+  -- Firestore documents; db is 'project/database'. name_key is the order-preserving path encoding.
+  CREATE TABLE fs_documents (
+    db TEXT NOT NULL,
+    parent TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    collection_id TEXT NOT NULL,
+    name_key BLOB NOT NULL,
+    create_time INTEGER NOT NULL,
+    update_time INTEGER NOT NULL,
+    fields TEXT NOT NULL
+  );
+  CREATE UNIQUE INDEX fs_documents_key ON fs_documents (db, parent, doc_id);
+  CREATE INDEX fs_documents_name ON fs_documents (db, name_key);
+  CREATE INDEX fs_documents_group ON fs_documents (db, collection_id, name_key);
+
+  -- Every field of every document, by collection: value order, then document id.
+  -- kind 0: the field's value; 1: each distinct element of an array; 2: a declared composite index.
+  CREATE TABLE fs_index (
+    db TEXT NOT NULL,
+    parent TEXT NOT NULL,
+    field TEXT NOT NULL,
+    kind INTEGER NOT NULL,
+    value BLOB NOT NULL,
+    doc_id TEXT NOT NULL,
+    PRIMARY KEY (db, parent, field, kind, value, doc_id)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE fs_meta (
+    db TEXT PRIMARY KEY,
+    last_commit_time INTEGER NOT NULL,
+    index_set TEXT
+  ) WITHOUT ROWID;
+  `,
 ];
 
 export function migrate(db: Database): void {

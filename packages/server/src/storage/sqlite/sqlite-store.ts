@@ -14,6 +14,7 @@ import {
   type UserRecord,
 } from '../store.js';
 import { migrate } from './migrations.js';
+import { SqliteDocumentStore } from './sqlite-document-store.js';
 
 interface UserRow {
   record: string;
@@ -256,6 +257,11 @@ export class SqliteStore implements Store {
         throw translateConstraint(error);
       }
     }
+  }
+
+  /** The document database's storage, in the same file and connection. */
+  documents(): SqliteDocumentStore {
+    return new SqliteDocumentStore(this.db);
   }
 
   async close(): Promise<void> {

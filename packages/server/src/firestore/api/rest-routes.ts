@@ -1,0 +1,414 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { randomBytes } from 'node:crypto';
+import { aggregate, parseAggregations } from '../core/aggregation.js';
+import type { DocumentDatabase } from '../core/database.js';
+import { docToWire } from '../core/documents.js';
+import { firestoreErrors } from '../core/errors.js';
+import { checkDatabase, documentKey, documentKeyFromName, fullName, parseFieldPath, pathSegments, type DatabaseId } from '../core/paths.js';
+import type { ServerTransaction } from '../core/transactions.js';
+import { formatMicros, toWire } from '../core/values.js';
+import { parseWrite, type Write, type WriteResult } from '../core/writes.js';
+import type { FirestoreAccess, FirestoreCaller } from './access.js';
+import { ApiError } from '../../http/api-error.js';
+import { toApiError } from '../../http/error-handler.js';
+
+/** Firestore allows 10 MiB per request. */
+export const firestoreBodyLimit = 10 * 1024 * 1024;
+
+const verbs = new Set([
+  'batchGet',
+  'beginTransaction',
+  'commit',
+  'rollback',
+  'runQuery',
+  'runAggregationQuery',
+  'partitionQuery',
+  'listCollectionIds',
+  'batchWrite',
+  'listen',
+  'write',
+  'executePipeline',
+]);
+
+type Body = Record<string, unknown>;
+
+interface Target {
+  db: DatabaseId;
+  /** Path under `documents`, '' for the root. */
+  path: string;
+  verb?: string;
+}
+
+/**
+ * The Firestore v1 REST surface: `/v1/projects/{p}/databases/{d}/documents…`. Thin: it parses
+ * requests into DocumentDatabase calls and formats answers in proto3 JSON. Server-streaming
+ * calls (batchGet, runQuery, runAggregationQuery) answer one JSON array, as the SDKs expect.
+ */
+export async function registerFirestoreRestRoutes(app: FastifyInstance, database: DocumentDatabase, access: FirestoreAccess): Promise<void> {
+  await app.register(async (scope) => {
+    // Browsers send the JSON as text/plain so no CORS preflight is needed.
+    scope.addContentTypeParser('text/plain', { parseAs: 'string', bodyLimit: firestoreBodyLimit }, scope.getDefaultJsonParser('error', 'error'));
+    scope.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: firestoreBodyLimit }, scope.getDefaultJsonParser('error', 'error'));
+
+    scope.route({
+      method: ['GET', 'POST', 'PATCH', 'DELETE'],
+      url: '/v1/projects/:project/databases/:database/*',
+      bodyLimit: firestoreBodyLimit,
+      handler: async (request, reply) => {
+        const target = parseTarget(request);
+        const caller = await access.callerOf(request, target.db.projectId);
+        const answer = await dispatch(database, access, caller, request, target);
+        void reply.header('content-type', 'application/json; charset=utf-8');
+        return answer;
+      },
+    });
+
+    scope.delete('/emulator/v1/projects/:project/databases/:database/documents', async (request) => {
+      const params = request.params as { project: string; database: string };
+      const db = checkDatabase(params.project, params.database);
+      access.checkAdmin(await access.callerOf(request, db.projectId));
+      await database.clear(db);
+      return {};
+    });
+  });
+}
+
+function parseTarget(request: FastifyRequest): Target {
+  const params = request.params as { project: string; database: string; '*': string };
+  const db = checkDatabase(params.project, params.database);
+  let rest = params['*'];
+  let verb: string | undefined;
+  const colon = rest.lastIndexOf(':');
+  if (request.method === 'POST' && colon > rest.lastIndexOf('/') && verbs.has(rest.slice(colon + 1))) {
+    verb = rest.slice(colon + 1);
+    rest = rest.slice(0, colon);
+  }
+  if (rest !== 'documents' && !rest.startsWith('documents/')) throw firestoreErrors.notFound(`No route for ${request.method} ${request.url.split('?')[0]}.`);
+  return { db, path: rest === 'documents' ? '' : rest.slice('documents/'.length), ...(verb ? { verb } : {}) };
+}
+
+async function dispatch(database: DocumentDatabase, access: FirestoreAccess, caller: FirestoreCaller, request: FastifyRequest, target: Target): Promise<unknown> {
+  const query = (request.query ?? {}) as Record<string, string | string[] | undefined>;
+  const body = bodyOf(request);
+  const { db, path } = target;
+  if (target.verb === 'listCollectionIds') {
+    access.checkAdmin(caller);
+    return listCollectionIds(database, db, path, body);
+  }
+  access.checkDataAccess(caller);
+  switch (target.verb) {
+    case undefined:
+      break;
+    case 'batchGet':
+      return batchGet(database, db, body);
+    case 'beginTransaction':
+      return beginTransaction(database, db, body);
+    case 'commit':
+      return commit(database, db, body);
+    case 'rollback': {
+      onlyFields(body, ['transaction']);
+      database.transactions.end(database.transactions.use(database.dbKey(db), body.transaction));
+      return {};
+    }
+    case 'runQuery':
+      return runQuery(database, db, path, body);
+    case 'runAggregationQuery':
+      return runAggregationQuery(database, db, path, body);
+    case 'batchWrite':
+      return batchWrite(database, db, body);
+    default:
+      throw firestoreErrors.unimplemented(`${target.verb} is not supported over REST by Hearth.`);
+  }
+  const segments = pathSegments(path);
+  switch (request.method) {
+    case 'GET':
+      return segments.length % 2 === 0 ? getDocument(database, db, path, query) : listDocuments(database, db, segments, query);
+    case 'PATCH':
+      return patchDocument(database, db, path, query, body);
+    case 'DELETE': {
+      const write: Write = { kind: 'delete', key: documentKey(path), transforms: [], ...preconditionFrom(query) };
+      await database.commit(db, [write]);
+      return {};
+    }
+    default:
+      return createDocument(database, db, segments, query, body);
+  }
+}
+
+function bodyOf(request: FastifyRequest): Body {
+  const body = request.body;
+  if (body === undefined || body === null || body === '') return {};
+  if (typeof body !== 'object' || Array.isArray(body)) throw firestoreErrors.invalidArgument('Invalid JSON payload received. Expected an object.');
+  return body as Body;
+}
+
+function onlyFields(body: Body, allowed: readonly string[]): void {
+  for (const key of Object.keys(body)) {
+    if (!allowed.includes(key)) throw firestoreErrors.invalidArgument(`Invalid JSON payload received. Unknown name "${key}": Cannot find field.`);
+  }
+}
+
+function list(raw: string | string[] | undefined): string[] {
+  return raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+}
+
+function single(raw: string | string[] | undefined, name: string): string | undefined {
+  if (Array.isArray(raw)) throw firestoreErrors.invalidArgument(`Parameter ${name} may be given only once.`);
+  return raw;
+}
+
+function maskFrom(paths: unknown): string[][] | undefined {
+  if (paths === undefined) return undefined;
+  if (!Array.isArray(paths) || paths.some((p) => typeof p !== 'string')) throw firestoreErrors.invalidArgument('mask.fieldPaths must be a list of field paths.');
+  return (paths as string[]).map(parseFieldPath);
+}
+
+function bodyMask(body: Body): string[][] | undefined {
+  if (body.mask === undefined) return undefined;
+  if (typeof body.mask !== 'object' || body.mask === null) throw firestoreErrors.invalidArgument('mask must be a DocumentMask.');
+  return maskFrom((body.mask as { fieldPaths?: unknown }).fieldPaths ?? []);
+}
+
+function preconditionFrom(query: Record<string, string | string[] | undefined>): Pick<Write, 'precondition'> {
+  const exists = single(query['currentDocument.exists'], 'currentDocument.exists');
+  const updateTime = single(query['currentDocument.updateTime'], 'currentDocument.updateTime');
+  if (exists !== undefined && updateTime !== undefined) throw firestoreErrors.invalidArgument('Precondition must set exactly one of exists or updateTime.');
+  if (exists !== undefined) {
+    if (exists !== 'true' && exists !== 'false') throw firestoreErrors.invalidArgument('currentDocument.exists must be true or false.');
+    return { precondition: { exists: exists === 'true' } };
+  }
+  if (updateTime !== undefined) {
+    const parsed = parseWrite({ projectId: 'p', databaseId: '(default)' }, { verify: 'projects/p/databases/(default)/documents/c/d', currentDocument: { updateTime } }, 'currentDocument');
+    return { precondition: parsed.precondition! };
+  }
+  return {};
+}
+
+// ---- transactions in read requests ------------------------------------------------------------
+
+/** `transaction`, `newTransaction` or `readTime`: which snapshot a read sees. */
+function readConsistency(database: DocumentDatabase, db: DatabaseId, body: Body): { transaction?: ServerTransaction; isNew: boolean } {
+  const selectors = ['transaction', 'newTransaction', 'readTime'].filter((key) => body[key] !== undefined);
+  if (selectors.length > 1) throw firestoreErrors.invalidArgument('Only one of transaction, newTransaction and readTime may be set.');
+  if (body.transaction !== undefined) return { transaction: database.transactions.use(database.dbKey(db), body.transaction), isNew: false };
+  if (body.newTransaction !== undefined) return { transaction: beginWith(database, db, body.newTransaction), isNew: true };
+  // No history is kept: a readTime reads the current data (it must not lie in the future).
+  return { isNew: false };
+}
+
+function beginWith(database: DocumentDatabase, db: DatabaseId, options: unknown): ServerTransaction {
+  const wire = (options ?? {}) as { readOnly?: unknown; readWrite?: { retryTransaction?: unknown } };
+  if (typeof wire !== 'object') throw firestoreErrors.invalidArgument('Invalid transaction options.');
+  if (wire.readOnly !== undefined && wire.readWrite !== undefined) throw firestoreErrors.invalidArgument('Transaction options must set one of readOnly and readWrite.');
+  const dbKey = database.dbKey(db);
+  const retrying = wire.readWrite?.retryTransaction === undefined ? undefined : database.transactions.find(dbKey, wire.readWrite.retryTransaction);
+  if (retrying) database.transactions.end(retrying);
+  return database.transactions.begin(dbKey, wire.readOnly !== undefined, retrying);
+}
+
+function beginTransaction(database: DocumentDatabase, db: DatabaseId, body: Body): { transaction: string } {
+  onlyFields(body, ['options']);
+  return { transaction: beginWith(database, db, body.options).id };
+}
+
+// ---- documents ------------------------------------------------------------------------------
+
+async function getDocument(database: DocumentDatabase, db: DatabaseId, path: string, query: Record<string, string | string[] | undefined>): Promise<unknown> {
+  const key = documentKey(path);
+  const transactionId = single(query.transaction, 'transaction');
+  const transaction = transactionId === undefined ? undefined : database.transactions.use(database.dbKey(db), transactionId);
+  const docs = await database.getDocuments(db, [key.path], transaction ? { transaction } : {});
+  const doc = docs.get(key.path);
+  if (!doc) throw firestoreErrors.notFound(`Document "${fullName(db, key.path)}" not found.`);
+  return docToWire(db, doc, maskFrom(query['mask.fieldPaths'] === undefined ? undefined : list(query['mask.fieldPaths'])));
+}
+
+async function listDocuments(database: DocumentDatabase, db: DatabaseId, segments: string[], query: Record<string, string | string[] | undefined>): Promise<unknown> {
+  const collectionId = segments[segments.length - 1]!;
+  const parent = segments.slice(0, -1).join('/');
+  const pageSize = Number(single(query.pageSize, 'pageSize') ?? 0) || 300;
+  const pageToken = single(query.pageToken, 'pageToken');
+  const offset = pageToken ? Number(Buffer.from(pageToken, 'base64url').toString()) : 0;
+  if (!Number.isInteger(offset) || offset < 0) throw firestoreErrors.invalidArgument('Invalid page token.');
+  const orderBy = (single(query.orderBy, 'orderBy') ?? '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .map((part) => {
+      const [field, direction] = part.split(/\s+/);
+      return { field: { fieldPath: field }, direction: direction?.toLowerCase() === 'desc' ? 'DESCENDING' : 'ASCENDING' };
+    });
+  const parsed = database.parseQuery(db, parent, { from: [{ collectionId }], orderBy, offset, limit: pageSize + 1 });
+  const { docs } = await database.runQuery(db, parsed);
+  const mask = maskFrom(query['mask.fieldPaths'] === undefined ? undefined : list(query['mask.fieldPaths']));
+  const answer: { documents?: unknown[]; nextPageToken?: string } = {};
+  if (docs.length) answer.documents = docs.slice(0, pageSize).map((doc) => docToWire(db, doc, mask));
+  if (docs.length > pageSize) answer.nextPageToken = Buffer.from(String(offset + pageSize)).toString('base64url');
+  return answer;
+}
+
+async function patchDocument(database: DocumentDatabase, db: DatabaseId, path: string, query: Record<string, string | string[] | undefined>, body: Body): Promise<unknown> {
+  const key = documentKey(path);
+  const document = { ...body, name: fullName(db, key.path) };
+  const updateMask = query['updateMask.fieldPaths'];
+  const write = parseWrite(db, { update: document, ...(updateMask !== undefined ? { updateMask: { fieldPaths: list(updateMask) } } : {}) }, 'document');
+  Object.assign(write, preconditionFrom(query));
+  await database.commit(db, [write]);
+  const doc = (await database.getDocuments(db, [key.path])).get(key.path)!;
+  return docToWire(db, doc, maskFrom(query['mask.fieldPaths'] === undefined ? undefined : list(query['mask.fieldPaths'])));
+}
+
+async function createDocument(database: DocumentDatabase, db: DatabaseId, segments: string[], query: Record<string, string | string[] | undefined>, body: Body): Promise<unknown> {
+  if (segments.length % 2 !== 1) throw firestoreErrors.invalidArgument('Documents are created in a collection.');
+  if (body.name !== undefined) throw firestoreErrors.invalidArgument('Document name must not be set when creating a document.');
+  const id = single(query.documentId, 'documentId') || autoId();
+  const key = documentKey([...segments, id].join('/'));
+  const write = parseWrite(db, { update: { ...body, name: fullName(db, key.path) }, currentDocument: { exists: false } }, 'document');
+  await database.commit(db, [write]);
+  const doc = (await database.getDocuments(db, [key.path])).get(key.path)!;
+  return docToWire(db, doc, maskFrom(query['mask.fieldPaths'] === undefined ? undefined : list(query['mask.fieldPaths'])));
+}
+
+const autoIdAlphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** 20 characters like the SDKs' auto ids (rejection sampling keeps them uniform). */
+export function autoId(): string {
+  let id = '';
+  while (id.length < 20) {
+    for (const byte of randomBytes(40)) {
+      if (byte < 248 && id.length < 20) id += autoIdAlphabet[byte % 62];
+    }
+  }
+  return id;
+}
+
+// ---- verbs ----------------------------------------------------------------------------------
+
+async function batchGet(database: DocumentDatabase, db: DatabaseId, body: Body): Promise<unknown[]> {
+  onlyFields(body, ['documents', 'mask', 'transaction', 'newTransaction', 'readTime']);
+  if (!Array.isArray(body.documents)) throw firestoreErrors.invalidArgument('documents must be a list of document names.');
+  const keys = body.documents.map((name, i) => documentKeyFromName(db, name, `documents[${i}]`));
+  const mask = bodyMask(body);
+  const { transaction, isNew } = readConsistency(database, db, body);
+  const docs = await database.getDocuments(db, keys.map((key) => key.path), transaction ? { transaction } : {});
+  const readTime = formatMicros(await database.readTime(db));
+  const answers: unknown[] = keys.map((key) => {
+    const doc = docs.get(key.path);
+    return doc ? { found: docToWire(db, doc, mask), readTime } : { missing: fullName(db, key.path), readTime };
+  });
+  if (isNew && transaction) {
+    if (answers.length) Object.assign(answers[0] as object, { transaction: transaction.id });
+    else answers.push({ transaction: transaction.id, readTime });
+  }
+  return answers;
+}
+
+async function commit(database: DocumentDatabase, db: DatabaseId, body: Body): Promise<unknown> {
+  onlyFields(body, ['writes', 'transaction']);
+  const writes = parseWrites(db, body.writes);
+  const transaction = body.transaction === undefined ? undefined : database.transactions.use(database.dbKey(db), body.transaction);
+  const outcome = await database.commit(db, writes, transaction);
+  return { writeResults: outcome.writeResults.map(writeResultToWire), commitTime: formatMicros(outcome.commitTime) };
+}
+
+function parseWrites(db: DatabaseId, raw: unknown): Write[] {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw)) throw firestoreErrors.invalidArgument('writes must be a list.');
+  return raw.map((write, i) => parseWrite(db, write, `writes[${i}]`));
+}
+
+function writeResultToWire(result: WriteResult): Record<string, unknown> {
+  const wire: Record<string, unknown> = {};
+  if (result.updateTime !== undefined) wire.updateTime = formatMicros(result.updateTime);
+  if (result.transformResults) wire.transformResults = result.transformResults.map(toWire);
+  return wire;
+}
+
+async function batchWrite(database: DocumentDatabase, db: DatabaseId, body: Body): Promise<unknown> {
+  onlyFields(body, ['writes', 'labels']);
+  const writes = parseWrites(db, body.writes);
+  const outcomes = await database.batchWrite(db, writes);
+  return {
+    writeResults: outcomes.map((outcome) => (outcome.result ? writeResultToWire(outcome.result) : {})),
+    status: outcomes.map((outcome) => {
+      if (!outcome.error) return {};
+      const error: ApiError = outcome.error instanceof ApiError ? outcome.error : toApiError(outcome.error);
+      return { code: grpcCode(error.status), message: error.wireMessage };
+    }),
+  };
+}
+
+const grpcCodes: Record<string, number> = {
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  ABORTED: 10,
+  OUT_OF_RANGE: 11,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  UNAUTHENTICATED: 16,
+};
+
+function grpcCode(status: string | undefined): number {
+  return grpcCodes[status ?? 'UNKNOWN'] ?? 2;
+}
+
+async function runQuery(database: DocumentDatabase, db: DatabaseId, parent: string, body: Body): Promise<unknown[]> {
+  onlyFields(body, ['structuredQuery', 'transaction', 'newTransaction', 'readTime', 'parent', 'explainOptions']);
+  if (body.structuredQuery === undefined) throw firestoreErrors.invalidArgument('A query must be set.');
+  checkParent(parent);
+  const query = database.parseQuery(db, parent, body.structuredQuery);
+  const { transaction, isNew } = readConsistency(database, db, body);
+  const { docs, skipped } = await database.runQuery(db, query, transaction ? { transaction } : {});
+  const readTime = formatMicros(await database.readTime(db));
+  const answers: Array<Record<string, unknown>> = [];
+  if (isNew && transaction) answers.push({ transaction: transaction.id, readTime });
+  for (const doc of docs) answers.push({ document: docToWire(db, doc, query.select), readTime });
+  if (!answers.length || (isNew && answers.length === 1)) answers.push({ readTime });
+  if (skipped) answers[answers.length - 1]!.skippedResults = skipped;
+  answers[answers.length - 1]!.done = true;
+  return answers;
+}
+
+async function runAggregationQuery(database: DocumentDatabase, db: DatabaseId, parent: string, body: Body): Promise<unknown[]> {
+  onlyFields(body, ['structuredAggregationQuery', 'transaction', 'newTransaction', 'readTime', 'parent', 'explainOptions']);
+  const aggregationQuery = body.structuredAggregationQuery as { structuredQuery?: unknown; aggregations?: unknown } | undefined;
+  if (typeof aggregationQuery !== 'object' || aggregationQuery === null || aggregationQuery.structuredQuery === undefined) {
+    throw firestoreErrors.invalidArgument('A structuredAggregationQuery with a structuredQuery must be set.');
+  }
+  checkParent(parent);
+  const query = database.parseQuery(db, parent, aggregationQuery.structuredQuery);
+  const aggregations = parseAggregations(aggregationQuery.aggregations);
+  const { transaction, isNew } = readConsistency(database, db, body);
+  const { docs } = await database.runQuery(db, query, transaction ? { transaction } : {});
+  const results = aggregate(db, aggregations, docs);
+  const aggregateFields: Record<string, unknown> = {};
+  for (const [alias, value] of results) Object.defineProperty(aggregateFields, alias, { value: toWire(value), enumerable: true });
+  const answer: Record<string, unknown> = { result: { aggregateFields }, readTime: formatMicros(await database.readTime(db)), done: true };
+  if (isNew && transaction) answer.transaction = transaction.id;
+  return [answer];
+}
+
+/** A query's parent is the root or a document. */
+function checkParent(parent: string): void {
+  if (parent !== '') documentKey(parent);
+}
+
+async function listCollectionIds(database: DocumentDatabase, db: DatabaseId, parent: string, body: Body): Promise<unknown> {
+  onlyFields(body, ['pageSize', 'pageToken', 'readTime']);
+  const ids = await database.listCollectionIds(db, parent);
+  const pageSize = typeof body.pageSize === 'number' && body.pageSize > 0 ? body.pageSize : ids.length;
+  const start = typeof body.pageToken === 'string' && body.pageToken ? ids.findIndex((id) => id > Buffer.from(body.pageToken as string, 'base64url').toString()) : 0;
+  const page = start < 0 ? [] : ids.slice(start, start + pageSize);
+  const answer: { collectionIds: string[]; nextPageToken?: string } = { collectionIds: page };
+  if (start >= 0 && start + pageSize < ids.length) answer.nextPageToken = Buffer.from(page[page.length - 1]!).toString('base64url');
+  return answer;
+}
+

@@ -1,0 +1,174 @@
+import type { DocumentStore } from '../../storage/document-store.js';
+import { compositeEntries, indexSetText, type CompositeIndex } from './composite-indexes.js';
+import { changeFor, docFromRow, singleFieldEntries, type Doc } from './documents.js';
+import { firestoreErrors } from './errors.js';
+import { executeQuery, type QueryResult } from './planner.js';
+import { documentKey, type DatabaseId } from './paths.js';
+import { defaultQueryLimits, parseStructuredQuery, type Query, type QueryLimits } from './query.js';
+import { contention, TransactionManager, type ServerTransaction } from './transactions.js';
+import { applyWrite, type Write, type WriteResult } from './writes.js';
+import { timestampFromMicros } from './values.js';
+
+/** How a read sees the data: now, or inside a server transaction (which locks what it reads). */
+export type ReadConsistency = { transaction?: ServerTransaction };
+
+export interface CommitOutcome {
+  writeResults: WriteResult[];
+  commitTime: number;
+}
+
+export interface DatabaseOptions {
+  queryLimits: QueryLimits;
+  compositeIndexes: readonly CompositeIndex[];
+}
+
+/**
+ * The document database: reads, atomic commits and queries over the DocumentStore. Protocol
+ * adapters (REST now, streams later) parse requests into these calls and format the answers.
+ */
+export class DocumentDatabase {
+  readonly transactions = new TransactionManager();
+  private readonly prepared = new Set<string>();
+  private readonly indexSet: string;
+
+  constructor(
+    private readonly store: DocumentStore,
+    private readonly options: DatabaseOptions = { queryLimits: defaultQueryLimits, compositeIndexes: [] },
+  ) {
+    this.indexSet = indexSetText(options.compositeIndexes);
+  }
+
+  get queryLimits(): QueryLimits {
+    return this.options.queryLimits;
+  }
+
+  dbKey(db: DatabaseId): string {
+    return `${db.projectId}/${db.databaseId}`;
+  }
+
+  /** Before a database's first use: its composite index entries must match the declared set. */
+  private async ready(db: DatabaseId): Promise<string> {
+    const key = this.dbKey(db);
+    if (this.prepared.has(key)) return key;
+    if ((await this.store.indexSet(key)) !== this.indexSet) {
+      await this.store.rebuildComposite(key, this.indexSet, (row) => compositeEntries(this.options.compositeIndexes, docFromRow(row)));
+    }
+    this.prepared.add(key);
+    return key;
+  }
+
+  /** The time reads are answered at: never before the last commit they may see. */
+  async readTime(db: DatabaseId): Promise<number> {
+    return Math.max(Math.floor(Date.now() * 1000), await this.store.lastCommitTime(await this.ready(db)));
+  }
+
+  async getDocuments(db: DatabaseId, paths: readonly string[], consistency: ReadConsistency = {}): Promise<Map<string, Doc>> {
+    const key = await this.ready(db);
+    const rows = await this.store.getDocuments(key, paths);
+    const docs = new Map<string, Doc>();
+    for (const path of paths) {
+      const row = rows.get(path);
+      const doc = row ? docFromRow(row) : undefined;
+      if (doc) docs.set(path, doc);
+      if (consistency.transaction) this.transactions.recordRead(consistency.transaction, path, doc?.updateTime);
+    }
+    return docs;
+  }
+
+  parseQuery(db: DatabaseId, parent: string, structuredQuery: unknown): Query {
+    return parseStructuredQuery(db, parent, structuredQuery, this.options.queryLimits);
+  }
+
+  async runQuery(db: DatabaseId, query: Query, consistency: ReadConsistency = {}): Promise<QueryResult> {
+    const dbKey = await this.ready(db);
+    const result = await executeQuery({ store: this.store, dbKey, db, query, composites: this.options.compositeIndexes });
+    if (consistency.transaction) for (const doc of result.docs) this.transactions.recordRead(consistency.transaction, doc.key.path, doc.updateTime);
+    return result;
+  }
+
+  /**
+   * Applies the writes atomically and in order at one commit time. With a transaction, its
+   * locks are honoured and released, and what it read must be unchanged.
+   */
+  async commit(db: DatabaseId, writes: readonly Write[], transaction?: ServerTransaction): Promise<CommitOutcome> {
+    const dbKey = await this.ready(db);
+    const paths = writes.map((write) => write.key.path);
+    try {
+      await this.transactions.acquireForWrite(dbKey, paths, transaction);
+      const { result, commitTime } = await this.store.transact(dbKey, [...paths, ...(transaction ? transaction.reads.keys() : [])], (current, commitTime) => {
+        if (transaction) checkReadsUnchanged(transaction, current);
+        const before = new Map<string, Doc | undefined>();
+        const state = new Map<string, Doc | undefined>();
+        for (const path of paths) {
+          if (state.has(path)) continue;
+          const row = current.get(path);
+          const doc = row ? docFromRow(row) : undefined;
+          before.set(path, doc);
+          state.set(path, doc);
+        }
+        const requestTime = timestampFromMicros(Math.floor(commitTime / 1000) * 1000);
+        const writeResults = writes.map((write) => {
+          const { after, result } = applyWrite(write, state.get(write.key.path), { db, commitTime, requestTime });
+          state.set(write.key.path, after);
+          return result;
+        });
+        const changes = [...state.entries()]
+          .filter(([path, after]) => before.get(path) !== after)
+          .map(([path, after]) => changeFor(before.get(path), after, (doc) => this.entriesOf(doc)))
+          .filter((change, i, all) => all.findIndex((other) => other.path === change.path) === i);
+        return { changes, result: writeResults };
+      });
+      return { writeResults: result, commitTime };
+    } finally {
+      if (transaction) this.transactions.end(transaction);
+    }
+  }
+
+  /** Each write on its own: one failing does not stop the others. */
+  async batchWrite(db: DatabaseId, writes: readonly Write[]): Promise<Array<{ result?: WriteResult; commitTime?: number; error?: Error }>> {
+    const seen = new Set<string>();
+    for (const write of writes) {
+      if (seen.has(write.key.path)) throw firestoreErrors.invalidArgument('A batch write cannot write to the same document more than once.');
+      seen.add(write.key.path);
+    }
+    const outcomes: Array<{ result?: WriteResult; commitTime?: number; error?: Error }> = [];
+    for (const write of writes) {
+      try {
+        const outcome = await this.commit(db, [write]);
+        outcomes.push({ result: outcome.writeResults[0]!, commitTime: outcome.commitTime });
+      } catch (error) {
+        outcomes.push({ error: error as Error });
+      }
+    }
+    return outcomes;
+  }
+
+  /** Collection ids directly under a document (or the root). */
+  async listCollectionIds(db: DatabaseId, parent: string): Promise<string[]> {
+    const dbKey = await this.ready(db);
+    if (parent !== '') documentKey(parent);
+    const paths = await this.store.collectionPaths(dbKey, parent);
+    const depth = parent === '' ? 0 : parent.split('/').length;
+    const ids = new Set<string>();
+    for (const path of paths) {
+      const segments = path.split('/');
+      if (segments.length > depth && (parent === '' || path.startsWith(`${parent}/`))) ids.add(segments[depth]!);
+    }
+    return [...ids].sort();
+  }
+
+  async clear(db: DatabaseId): Promise<void> {
+    await this.store.clear(await this.ready(db));
+  }
+
+  private entriesOf(doc: Doc) {
+    const single = singleFieldEntries(doc.fields);
+    return this.options.compositeIndexes.length ? [...single, ...compositeEntries(this.options.compositeIndexes, doc)] : single;
+  }
+}
+
+function checkReadsUnchanged(transaction: ServerTransaction, current: Map<string, { updateTime: number }>): void {
+  for (const [path, seen] of transaction.reads) {
+    if ((current.get(path)?.updateTime ?? 0) !== seen) throw contention();
+  }
+}

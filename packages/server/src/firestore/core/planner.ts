@@ -1,0 +1,313 @@
+import type { DocumentStore, IndexPosition } from '../../storage/document-store.js';
+import { compositeIndexFor, type CompositeIndex } from './composite-indexes.js';
+import { arrayElementKind, docFromRow, valueKind, type Doc } from './documents.js';
+import { encodeSegments, encodeValue } from './index-encoding.js';
+import { relativeName, type DatabaseId } from './paths.js';
+import { compareDocs, conjuncts, isRangeOp, matchesQuery, type Filter, type Query } from './query.js';
+import { isNaNValue, nullValue, type Value } from './values.js';
+
+/**
+ * Chooses where a query's candidates come from and runs it. Every source yields a superset of
+ * the answer in the answer's exact order, and every candidate is checked again with the full
+ * query (`matchesQuery`), so a source only has to be fast, never clever about semantics:
+ * - `__name__` order with equality filters: the single-field indexes of those filters, merged
+ *   (zig-zag) in id order;
+ * - a field order: that field's index, bounded by the filters and cursor on it; equal values
+ *   are sorted by the rest of the order as they come;
+ * - a declared composite index that fits the equalities and the order exactly;
+ * - otherwise the collection (or group) in name order.
+ * The work follows the size of the result (plus what a filter without an index rejects).
+ */
+
+export interface QueryResult {
+  docs: Doc[];
+  skipped: number;
+}
+
+interface PlanContext {
+  store: DocumentStore;
+  dbKey: string;
+  db: DatabaseId;
+  query: Query;
+  composites: readonly CompositeIndex[];
+}
+
+export async function executeQuery(context: PlanContext): Promise<QueryResult> {
+  const { query, db } = context;
+  const wanted = query.limit === undefined ? Infinity : query.offset + query.limit;
+  const docs: Doc[] = [];
+  let skipped = 0;
+  if (wanted === 0) return { docs, skipped };
+  for await (const doc of candidates(context)) {
+    if (!matchesQuery(db, query, doc)) continue;
+    if (skipped < query.offset) {
+      skipped++;
+      continue;
+    }
+    docs.push(doc);
+    if (skipped + docs.length >= wanted) break;
+  }
+  return { docs, skipped };
+}
+
+function candidates(context: PlanContext): AsyncGenerator<Doc> {
+  const { query } = context;
+  if (query.allDescendants) return sortedIfNeeded(context, scanGroup(context));
+  const collection = query.parent === '' ? query.collectionId! : `${query.parent}/${query.collectionId!}`;
+  const composite = compositeIndexFor(context.composites, collection, query);
+  if (composite) return groupSorted(context, scanComposite(context, collection, composite.index, composite.prefix, composite.descending));
+  const first = query.orderBy[0]!;
+  if (!first.field.isKey) return groupSorted(context, scanFieldIndex(context, collection));
+  const equalities = equalityRanges(conjuncts(query.filter));
+  if (equalities.length) return zigzag(context, collection, equalities);
+  return scanCollection(context, collection);
+}
+
+// ---- sources --------------------------------------------------------------------------------
+
+async function* scanCollection(context: PlanContext, collection: string): AsyncGenerator<Doc> {
+  const descending = context.query.orderBy[0]!.descending;
+  let afterId: string | undefined;
+  let beforeId: string | undefined;
+  // A name cursor seeks; its own document is re-checked by matchesQuery.
+  let fromId = keyCursorId(context);
+  for (let page = firstPage(context.query); ; page = Math.min(page * 2, 1000)) {
+    const rows = await context.store.scanDocuments(context.dbKey, {
+      parent: collection,
+      descending,
+      limit: page,
+      ...(afterId !== undefined ? { afterId } : {}),
+      ...(beforeId !== undefined ? { beforeId } : {}),
+      ...(fromId !== undefined ? { fromId } : {}),
+    });
+    fromId = undefined;
+    for (const row of rows) yield docFromRow(row);
+    if (rows.length < page) return;
+    const last = rows[rows.length - 1]!.id;
+    if (descending) beforeId = last;
+    else afterId = last;
+  }
+}
+
+/** The id a `__name__` startAt cursor points at, when the query is ordered by name first. */
+function keyCursorId(context: PlanContext): string | undefined {
+  const cursor = context.query.startAt;
+  const value = cursor?.values[0];
+  if (value?.type !== 'reference') return undefined;
+  const relative = relativeName(context.db, value.value, 'Reference');
+  const collection = context.query.parent === '' ? context.query.collectionId! : `${context.query.parent}/${context.query.collectionId!}`;
+  if (!relative.startsWith(`${collection}/`) || relative.slice(collection.length + 1).includes('/')) return undefined;
+  return relative.slice(collection.length + 1);
+}
+
+async function* scanGroup(context: PlanContext): AsyncGenerator<Doc> {
+  const { query } = context;
+  let afterNameKey: Buffer | undefined;
+  let beforeNameKey: Buffer | undefined;
+  if (query.parent !== '') {
+    // Every descendant's name key extends the parent's segments (without its end marker).
+    const prefix = encodeSegments(query.parent.split('/')).subarray(0, -1);
+    afterNameKey = prefix;
+    beforeNameKey = Buffer.concat([prefix, Buffer.of(0x03)]);
+  }
+  for (let page = firstPage(query); ; page = Math.min(page * 2, 1000)) {
+    const rows = await context.store.scanDocuments(context.dbKey, {
+      ...(query.collectionId !== undefined ? { collectionId: query.collectionId } : {}),
+      ...(afterNameKey ? { afterNameKey } : {}),
+      ...(beforeNameKey ? { beforeNameKey } : {}),
+      descending: false,
+      limit: page,
+    });
+    for (const row of rows) yield docFromRow(row);
+    if (rows.length < page) return;
+    afterNameKey = rows[rows.length - 1]!.nameKey;
+  }
+}
+
+interface IndexRange {
+  field: string;
+  kind: number;
+  value: Buffer;
+}
+
+/** Conjuncts that pin a field to one indexed value. */
+function equalityRanges(filters: Filter[]): IndexRange[] {
+  const ranges: IndexRange[] = [];
+  for (const filter of filters) {
+    if (filter.kind === 'unary' && !filter.field.isKey && (filter.op === 'IS_NULL' || filter.op === 'IS_NAN')) {
+      const value: Value = filter.op === 'IS_NULL' ? nullValue : { type: 'double', value: NaN };
+      ranges.push({ field: filter.field.path, kind: valueKind, value: encodeValue(value) });
+    }
+    if (filter.kind !== 'field' || filter.field.isKey || filter.value.type === 'null' || isNaNValue(filter.value)) continue;
+    if (filter.op === 'EQUAL') ranges.push({ field: filter.field.path, kind: valueKind, value: encodeValue(filter.value) });
+    if (filter.op === 'ARRAY_CONTAINS') ranges.push({ field: filter.field.path, kind: arrayElementKind, value: encodeValue(filter.value) });
+  }
+  return ranges;
+}
+
+/** Index intersection in id order: each range seeks to the largest id any other range proposed. */
+async function* zigzag(context: PlanContext, collection: string, ranges: IndexRange[]): AsyncGenerator<Doc> {
+  const descending = context.query.orderBy[0]!.descending;
+  const { store, dbKey } = context;
+  if (ranges.length === 1) {
+    const range = ranges[0]!;
+    let position: IndexPosition = { value: range.value, inclusive: true };
+    for (let page = firstPage(context.query); ; page = Math.min(page * 2, 1000)) {
+      const bound = { value: range.value, inclusive: true };
+      const hits = await store.scanIndex(dbKey, { parent: collection, field: range.field, kind: range.kind, descending, limit: page, ...(descending ? { upper: position, lower: bound } : { lower: position, upper: bound }) });
+      yield* fetchInOrder(context, collection, hits.map((hit) => hit.docId));
+      if (hits.length < page) return;
+      position = { value: range.value, docId: hits[hits.length - 1]!.docId, inclusive: false };
+    }
+  }
+  let candidate: string | undefined;
+  let inclusive = true;
+  for (;;) {
+    let agreed = 0;
+    for (let i = 0; agreed < ranges.length; i = (i + 1) % ranges.length) {
+      const range = ranges[i]!;
+      const position: IndexPosition = candidate === undefined ? { value: range.value, inclusive: true } : { value: range.value, docId: candidate, inclusive };
+      const bound = { value: range.value, inclusive: true };
+      const [hit] = await store.scanIndex(dbKey, { parent: collection, field: range.field, kind: range.kind, descending, limit: 1, ...(descending ? { upper: position, lower: bound } : { lower: position, upper: bound }) });
+      if (!hit) return;
+      if (hit.docId === candidate) {
+        agreed++;
+      } else {
+        candidate = hit.docId;
+        inclusive = true;
+        agreed = 1;
+      }
+    }
+    yield* fetchInOrder(context, collection, [candidate!]);
+    inclusive = false;
+  }
+}
+
+/** A field's index from the first bound the filters and cursor allow, in the first order's direction. */
+async function* scanFieldIndex(context: PlanContext, collection: string): AsyncGenerator<Doc> {
+  const { query, store, dbKey } = context;
+  const first = query.orderBy[0]!;
+  const { lower, upper } = boundsFor(first.field.path, conjuncts(query.filter), query.startAt?.values[0], first.descending);
+  let position = first.descending ? upper : lower;
+  for (let page = firstPage(query); ; page = Math.min(page * 2, 1000)) {
+    const hits = await store.scanIndex(dbKey, {
+      parent: collection,
+      field: first.field.path,
+      kind: valueKind,
+      descending: first.descending,
+      limit: page,
+      ...(first.descending ? { ...(lower ? { lower } : {}), ...(position ? { upper: position } : {}) } : { ...(position ? { lower: position } : {}), ...(upper ? { upper } : {}) }),
+    });
+    yield* fetchInOrder(context, collection, hits.map((hit) => hit.docId));
+    if (hits.length < page) return;
+    const last = hits[hits.length - 1]!;
+    position = { value: last.value, docId: last.docId, inclusive: false };
+  }
+}
+
+interface Bounds {
+  lower?: IndexPosition;
+  upper?: IndexPosition;
+}
+
+/** Tightest bounds on one field from top-level filters; range filters also bound the type class. */
+function boundsFor(field: string, filters: Filter[], cursorValue: Value | undefined, descending: boolean): Bounds {
+  const bounds: Bounds = {};
+  const tighten = (side: 'lower' | 'upper', value: Value, inclusive: boolean) => {
+    const position = { value: encodeValue(value), inclusive };
+    const current = bounds[side];
+    const order = current ? Buffer.compare(position.value, current.value) : 0;
+    if (!current || (side === 'lower' ? order > 0 : order < 0) || (order === 0 && !inclusive)) bounds[side] = position;
+  };
+  for (const filter of filters) {
+    if (filter.kind !== 'field' || filter.field.path !== field || filter.field.isKey) continue;
+    const value = filter.value;
+    if (filter.op === 'EQUAL' && value.type !== 'null' && !isNaNValue(value)) {
+      tighten('lower', value, true);
+      tighten('upper', value, true);
+    } else if (isRangeOp(filter.op) && value.type !== 'null' && !isNaNValue(value)) {
+      const below = filter.op === 'LESS_THAN' || filter.op === 'LESS_THAN_OR_EQUAL';
+      tighten(below ? 'upper' : 'lower', value, filter.op.endsWith('EQUAL'));
+    } else if (filter.op === 'IN' && value.type === 'array') {
+      const members = value.values.filter((member) => member.type !== 'null' && !isNaNValue(member)).map(encodeValue).sort(Buffer.compare);
+      if (members.length) {
+        tightenEncoded(bounds, 'lower', members[0]!);
+        tightenEncoded(bounds, 'upper', members[members.length - 1]!);
+      }
+    }
+  }
+  if (cursorValue) tighten(descending ? 'upper' : 'lower', cursorValue, true);
+  return bounds;
+}
+
+function tightenEncoded(bounds: Bounds, side: 'lower' | 'upper', value: Buffer): void {
+  const current = bounds[side];
+  const order = current ? Buffer.compare(value, current.value) : 0;
+  if (!current || (side === 'lower' ? order > 0 : order < 0)) bounds[side] = { value, inclusive: true };
+}
+
+async function* scanComposite(context: PlanContext, collection: string, index: CompositeIndex, prefix: Buffer, descending: boolean): AsyncGenerator<Doc> {
+  const lower: IndexPosition = { value: prefix, inclusive: true };
+  const upper: IndexPosition = { value: Buffer.concat([prefix, Buffer.of(0xff)]), inclusive: false };
+  let position = descending ? upper : lower;
+  for (let page = firstPage(context.query); ; page = Math.min(page * 2, 1000)) {
+    const hits = await context.store.scanIndex(context.dbKey, {
+      parent: collection,
+      field: index.id,
+      kind: 2,
+      descending,
+      limit: page,
+      ...(descending ? { lower, upper: position } : { lower: position, upper }),
+    });
+    yield* fetchInOrder(context, collection, hits.map((hit) => hit.docId));
+    if (hits.length < page) return;
+    position = { value: hits[hits.length - 1]!.value, inclusive: false };
+  }
+}
+
+async function* fetchInOrder(context: PlanContext, collection: string, ids: string[]): AsyncGenerator<Doc> {
+  if (!ids.length) return;
+  const paths = ids.map((id) => `${collection}/${id}`);
+  const rows = await context.store.getDocuments(context.dbKey, paths);
+  for (const path of paths) {
+    const row = rows.get(path);
+    if (row) yield docFromRow(row);
+  }
+}
+
+// ---- ordering -------------------------------------------------------------------------------
+
+/** Index order is (first field, id); documents tied on the first field are sorted by the rest. */
+async function* groupSorted(context: PlanContext, source: AsyncGenerator<Doc>): AsyncGenerator<Doc> {
+  const { db, query } = context;
+  const first = query.orderBy.slice(0, 1);
+  let group: Doc[] = [];
+  const flush = () => group.sort((a, b) => compareDocs(db, query.orderBy, a, b));
+  for await (const doc of source) {
+    if (group.length && compareDocs(db, first, group[0]!, doc) !== 0) {
+      yield* flush();
+      group = [];
+    }
+    group.push(doc);
+  }
+  yield* flush();
+}
+
+/** Name-ordered scans fit a name order; anything else is sorted whole. */
+async function* sortedIfNeeded(context: PlanContext, source: AsyncGenerator<Doc>): AsyncGenerator<Doc> {
+  const { db, query } = context;
+  const byName = query.orderBy.length === 1 && !query.orderBy[0]!.descending;
+  if (byName) {
+    yield* source;
+    return;
+  }
+  const all: Doc[] = [];
+  for await (const doc of source) if (matchesQuery(db, query, doc)) all.push(doc);
+  yield* all.sort((a, b) => compareDocs(db, query.orderBy, a, b));
+}
+
+function firstPage(query: Query): number {
+  const wanted = query.limit === undefined ? 100 : query.offset + query.limit;
+  return Math.max(16, Math.min(wanted + 1, 1000));
+}
+

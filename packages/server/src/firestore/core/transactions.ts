@@ -1,0 +1,147 @@
+import { randomBytes } from 'node:crypto';
+import { firestoreErrors } from './errors.js';
+
+/**
+ * Server transactions, for admin SDKs (client SDKs commit optimistically with preconditions and
+ * never begin one). A read-write transaction holds a shared lock on every document it read; a
+ * write to a locked document waits until the lock is released. Conflicts are settled by age
+ * (wound-wait): an older transaction that needs a document wounds the younger holder, which
+ * fails with ABORTED (the SDKs retry), so two transactions can never wait on each other forever.
+ */
+export interface ServerTransaction {
+  id: string;
+  dbKey: string;
+  readOnly: boolean;
+  /** Begin order; smaller is older. */
+  age: number;
+  startedAt: number;
+  lastUsedAt: number;
+  /** Path → updateTime seen (0: missing). */
+  reads: Map<string, number>;
+  wounded: boolean;
+}
+
+export interface TransactionTimeouts {
+  lockWaitMs: number;
+  idleMs: number;
+  maxLifetimeMs: number;
+}
+
+export const defaultTransactionTimeouts: TransactionTimeouts = { lockWaitMs: 15_000, idleMs: 60_000, maxLifetimeMs: 270_000 };
+
+export const contention = () => firestoreErrors.aborted('Too much contention on these documents. Please try again.');
+
+export class TransactionManager {
+  private readonly live = new Map<string, ServerTransaction>();
+  private readonly locks = new Map<string, Set<ServerTransaction>>();
+  private readonly waiters = new Map<string, Array<() => void>>();
+  private nextAge = 0;
+
+  constructor(private readonly timeouts: TransactionTimeouts = defaultTransactionTimeouts) {}
+
+  begin(dbKey: string, readOnly: boolean, retrying?: ServerTransaction): ServerTransaction {
+    this.sweep();
+    const now = Date.now();
+    // A retry keeps its age, so it cannot be starved by younger transactions.
+    const age = retrying?.age ?? this.nextAge++;
+    const transaction: ServerTransaction = { id: randomBytes(16).toString('base64'), dbKey, readOnly, age, startedAt: now, lastUsedAt: now, reads: new Map(), wounded: false };
+    this.live.set(this.keyOf(dbKey, transaction.id), transaction);
+    return transaction;
+  }
+
+  /** A transaction named in a request; unknown or expired ones are refused. */
+  use(dbKey: string, id: unknown): ServerTransaction {
+    this.sweep();
+    const transaction = typeof id === 'string' ? this.live.get(this.keyOf(dbKey, id)) : undefined;
+    if (!transaction) throw firestoreErrors.invalidArgument('Transaction is invalid or expired.');
+    if (transaction.wounded) {
+      this.end(transaction);
+      throw contention();
+    }
+    transaction.lastUsedAt = Date.now();
+    return transaction;
+  }
+
+  /** For a retry: the transaction being retried, if still known (its age carries over). */
+  find(dbKey: string, id: unknown): ServerTransaction | undefined {
+    return typeof id === 'string' ? this.live.get(this.keyOf(dbKey, id)) : undefined;
+  }
+
+  recordRead(transaction: ServerTransaction, path: string, updateTime: number | undefined): void {
+    if (transaction.readOnly) return;
+    transaction.reads.set(path, updateTime ?? 0);
+    let holders = this.locks.get(this.lockKey(transaction.dbKey, path));
+    if (!holders) {
+      holders = new Set();
+      this.locks.set(this.lockKey(transaction.dbKey, path), holders);
+    }
+    holders.add(transaction);
+  }
+
+  /** Waits until no other transaction holds a lock on these documents (wounding younger ones). */
+  async acquireForWrite(dbKey: string, paths: readonly string[], writer?: ServerTransaction): Promise<void> {
+    const deadline = Date.now() + this.timeouts.lockWaitMs;
+    for (const path of new Set(paths)) {
+      for (;;) {
+        if (writer?.wounded) throw contention();
+        const key = this.lockKey(dbKey, path);
+        const others = [...(this.locks.get(key) ?? [])].filter((holder) => holder !== writer);
+        if (others.length === 0) break;
+        if (writer) for (const holder of others) if (holder.age > writer.age) this.wound(holder);
+        if ([...(this.locks.get(key) ?? [])].every((holder) => holder === writer)) break;
+        const remaining = deadline - Date.now();
+        if (remaining <= 0) throw firestoreErrors.aborted('Transaction lock timeout.');
+        await this.released(key, remaining);
+      }
+    }
+  }
+
+  end(transaction: ServerTransaction): void {
+    this.live.delete(this.keyOf(transaction.dbKey, transaction.id));
+    for (const path of transaction.reads.keys()) {
+      const key = this.lockKey(transaction.dbKey, path);
+      const holders = this.locks.get(key);
+      if (!holders) continue;
+      holders.delete(transaction);
+      if (holders.size === 0) this.locks.delete(key);
+      for (const wake of this.waiters.get(key)?.splice(0) ?? []) wake();
+    }
+  }
+
+  private wound(transaction: ServerTransaction): void {
+    transaction.wounded = true;
+    const reads = transaction.reads;
+    this.end(transaction);
+    // Keep it findable so its next call answers ABORTED rather than "invalid".
+    transaction.reads = reads;
+    this.live.set(this.keyOf(transaction.dbKey, transaction.id), transaction);
+    transaction.reads = new Map();
+  }
+
+  private released(key: string, timeoutMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      const list = this.waiters.get(key) ?? [];
+      list.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.waiters.set(key, list);
+    });
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const transaction of this.live.values()) {
+      if (now - transaction.lastUsedAt > this.timeouts.idleMs || now - transaction.startedAt > this.timeouts.maxLifetimeMs) this.end(transaction);
+    }
+  }
+
+  private keyOf(dbKey: string, id: string): string {
+    return `${dbKey}\u0000${id}`;
+  }
+
+  private lockKey(dbKey: string, path: string): string {
+    return `${dbKey}\u0000${path}`;
+  }
+}

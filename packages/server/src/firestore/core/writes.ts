@@ -1,0 +1,301 @@
+import { deleteField, getField, setField, checkDocumentSize, type Doc } from './documents.js';
+import { firestoreErrors } from './errors.js';
+import { checkFieldName, documentKeyFromName, fullName, parseFieldPath, type DatabaseId, type DocumentKey } from './paths.js';
+import {
+  compareValues,
+  fieldsFromWire,
+  int64Max,
+  int64Min,
+  isNaNValue,
+  isNumber,
+  isVector,
+  nullValue,
+  parseMicros,
+  toWire,
+  valuesEqual,
+  fromWire,
+  type Fields,
+  type Value,
+  type WireValue,
+} from './values.js';
+
+export type Precondition = { exists: boolean } | { updateTime: number };
+
+export type FieldTransform =
+  | { path: string[]; op: 'requestTime' }
+  | { path: string[]; op: 'increment' | 'maximum' | 'minimum'; operand: Value }
+  | { path: string[]; op: 'append' | 'remove'; elements: Value[] };
+
+/** One parsed write of a commit: the request's shape checked once, before anything is read. */
+export interface Write {
+  kind: 'update' | 'delete' | 'verify' | 'transform';
+  key: DocumentKey;
+  fields?: Fields;
+  mask?: string[][];
+  transforms: FieldTransform[];
+  precondition?: Precondition;
+}
+
+export interface WriteResult {
+  updateTime?: number;
+  transformResults?: Value[];
+}
+
+const maxTransformsPerDocument = 500;
+
+type WireObject = Record<string, unknown>;
+
+function object(raw: unknown, where: string): WireObject {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw firestoreErrors.invalidArgument(`Invalid JSON payload received. Invalid value at '${where}': expected an object.`);
+  }
+  return raw as WireObject;
+}
+
+function onlyKeys(raw: WireObject, allowed: readonly string[], where: string): void {
+  for (const key of Object.keys(raw)) {
+    if (!allowed.includes(key)) throw firestoreErrors.invalidArgument(`Invalid JSON payload received. Unknown name "${key}" at '${where}': Cannot find field.`);
+  }
+}
+
+export function parseWrite(db: DatabaseId, raw: unknown, where: string): Write {
+  const wire = object(raw, where);
+  onlyKeys(wire, ['update', 'delete', 'verify', 'transform', 'updateMask', 'updateTransforms', 'currentDocument'], where);
+  const operations = ['update', 'delete', 'verify', 'transform'].filter((name) => wire[name] !== undefined);
+  if (operations.length !== 1) throw firestoreErrors.invalidArgument(`Write at ${where} must set exactly one of update, delete, verify or transform.`);
+  const kind = operations[0] as Write['kind'];
+  const precondition = wire.currentDocument === undefined ? undefined : parsePrecondition(wire.currentDocument, `${where}.currentDocument`);
+  const write: Write = { kind, key: undefined as unknown as DocumentKey, transforms: [], ...(precondition ? { precondition } : {}) };
+  if (kind === 'update') {
+    const document = object(wire.update, `${where}.update`);
+    onlyKeys(document, ['name', 'fields', 'createTime', 'updateTime'], `${where}.update`);
+    write.key = documentKeyFromName(db, document.name);
+    write.fields = fieldsFromWire(document.fields, `${where}.update.fields`);
+    checkFieldNames(write.fields, '');
+    if (wire.updateMask !== undefined) write.mask = parseMask(wire.updateMask, `${where}.updateMask`);
+  } else if (kind === 'transform') {
+    const transform = object(wire.transform, `${where}.transform`);
+    onlyKeys(transform, ['document', 'fieldTransforms'], `${where}.transform`);
+    write.key = documentKeyFromName(db, transform.document);
+    write.transforms = parseTransforms(transform.fieldTransforms, `${where}.transform.fieldTransforms`);
+  } else {
+    write.key = documentKeyFromName(db, wire[kind]);
+    if (wire.updateMask !== undefined) throw firestoreErrors.invalidArgument(`A ${kind} write cannot have an updateMask.`);
+  }
+  if (wire.updateTransforms !== undefined) {
+    if (kind !== 'update') throw firestoreErrors.invalidArgument('updateTransforms are only allowed on update writes.');
+    write.transforms = parseTransforms(wire.updateTransforms, `${where}.updateTransforms`);
+  }
+  if (write.transforms.length > maxTransformsPerDocument) {
+    throw firestoreErrors.invalidArgument(`A document cannot be written with more than ${maxTransformsPerDocument} field transforms.`);
+  }
+  return write;
+}
+
+/** Field names at every depth: not empty, not reserved (`__x__`), except a vector's own marker. */
+function checkFieldNames(fields: Fields, prefix: string): void {
+  for (const [name, value] of fields) {
+    const where = prefix ? `${prefix}.${name}` : name;
+    if (!(name === '__type__' && prefix !== '' && value.type === 'string' && value.value === '__vector__')) checkFieldName(name, where);
+    if (value.type === 'map') {
+      if (isVector(value)) continue;
+      checkFieldNames(value.fields, where);
+    } else if (value.type === 'array') {
+      for (const element of value.values) if (element.type === 'map' && !isVector(element)) checkFieldNames(element.fields, where);
+    }
+  }
+}
+
+function parsePrecondition(raw: unknown, where: string): Precondition {
+  const wire = object(raw, where);
+  onlyKeys(wire, ['exists', 'updateTime'], where);
+  if (wire.exists !== undefined && wire.updateTime === undefined) {
+    if (typeof wire.exists !== 'boolean') throw firestoreErrors.invalidArgument(`Invalid value at '${where}.exists' (TYPE_BOOL).`);
+    return { exists: wire.exists };
+  }
+  if (wire.updateTime !== undefined && wire.exists === undefined) {
+    const micros = typeof wire.updateTime === 'string' ? parseMicros(wire.updateTime) : undefined;
+    if (micros === undefined) throw firestoreErrors.invalidArgument(`Invalid value at '${where}.updateTime' (type.googleapis.com/google.protobuf.Timestamp).`);
+    return { updateTime: micros };
+  }
+  throw firestoreErrors.invalidArgument(`Precondition at ${where} must set exactly one of exists or updateTime.`);
+}
+
+function parseMask(raw: unknown, where: string): string[][] {
+  const wire = object(raw, where);
+  onlyKeys(wire, ['fieldPaths'], where);
+  if (wire.fieldPaths === undefined) return [];
+  if (!Array.isArray(wire.fieldPaths) || wire.fieldPaths.some((path) => typeof path !== 'string')) {
+    throw firestoreErrors.invalidArgument(`Invalid value at '${where}.fieldPaths' (TYPE_STRING list).`);
+  }
+  return (wire.fieldPaths as string[]).map(parseFieldPath);
+}
+
+function parseTransforms(raw: unknown, where: string): FieldTransform[] {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw)) throw firestoreErrors.invalidArgument(`Invalid value at '${where}': expected a list.`);
+  return raw.map((item, i) => parseTransform(item, `${where}[${i}]`));
+}
+
+function parseTransform(raw: unknown, where: string): FieldTransform {
+  const wire = object(raw, where);
+  onlyKeys(wire, ['fieldPath', 'setToServerValue', 'increment', 'maximum', 'minimum', 'appendMissingElements', 'removeAllFromArray'], where);
+  if (typeof wire.fieldPath !== 'string') throw firestoreErrors.invalidArgument(`Field transform at ${where} needs a fieldPath.`);
+  const path = parseFieldPath(wire.fieldPath);
+  const ops = Object.keys(wire).filter((key) => key !== 'fieldPath');
+  if (ops.length !== 1) throw firestoreErrors.invalidArgument(`Field transform at ${where} must set exactly one transformation.`);
+  const op = ops[0]!;
+  const operand = wire[op];
+  switch (op) {
+    case 'setToServerValue':
+      if (operand !== 'REQUEST_TIME' && operand !== 1) throw firestoreErrors.invalidArgument(`Unknown server value "${String(operand)}" at ${where}.`);
+      return { path, op: 'requestTime' };
+    case 'increment':
+    case 'maximum':
+    case 'minimum': {
+      const value = fromWire(operand, `${where}.${op}`);
+      if (!isNumber(value)) throw firestoreErrors.invalidArgument(`The ${op} transform at ${where} needs a number.`);
+      return { path, op, operand: value };
+    }
+    default: {
+      const array = fromWire({ arrayValue: operand }, `${where}.${op}`);
+      const elements = array.type === 'array' ? array.values : [];
+      return { path, op: op === 'appendMissingElements' ? 'append' : 'remove', elements };
+    }
+  }
+}
+
+// ---- applying -------------------------------------------------------------------------------
+
+export interface WriteContext {
+  db: DatabaseId;
+  commitTime: number;
+  /** REQUEST_TIME: the commit's time at millisecond precision, the same for every field. */
+  requestTime: Value;
+}
+
+/** Applies one write to the document's state so far in this commit. */
+export function applyWrite(write: Write, current: Doc | undefined, context: WriteContext): { after: Doc | undefined; result: WriteResult } {
+  checkPrecondition(write, current, context.db);
+  switch (write.kind) {
+    case 'delete':
+      return { after: undefined, result: {} };
+    case 'verify':
+      return { after: current, result: current ? { updateTime: current.updateTime } : {} };
+    case 'update':
+    case 'transform': {
+      const fields = baseFields(write, current);
+      const transformResults = write.transforms.map((transform) => applyTransform(fields, transform, context.requestTime));
+      checkDocumentSize(write.key.path, fields);
+      const changed = !current || !sameFields(current.fields, fields);
+      const after: Doc = {
+        key: write.key,
+        fields,
+        createTime: current?.createTime ?? context.commitTime,
+        updateTime: changed ? context.commitTime : current.updateTime,
+      };
+      const result: WriteResult = { updateTime: after.updateTime };
+      if (write.transforms.length) result.transformResults = transformResults;
+      return { after, result };
+    }
+  }
+}
+
+function checkPrecondition(write: Write, current: Doc | undefined, db: DatabaseId): void {
+  const precondition = write.precondition;
+  if (!precondition) return;
+  const name = fullName(db, write.key.path);
+  if ('exists' in precondition) {
+    if (precondition.exists && !current) throw firestoreErrors.notFound(`No document to update: ${name}`);
+    if (!precondition.exists && current) throw firestoreErrors.alreadyExists(`Document already exists: ${name}`);
+    return;
+  }
+  if (!current) throw firestoreErrors.notFound(`No document to update: ${name}`);
+  if (current.updateTime !== precondition.updateTime) {
+    throw firestoreErrors.failedPrecondition(
+      `the stored version (${current.updateTime}) does not match the required base version (${precondition.updateTime})`,
+    );
+  }
+}
+
+function baseFields(write: Write, current: Doc | undefined): Fields {
+  if (write.kind === 'transform') return new Map(current?.fields ?? []);
+  if (!write.mask) return new Map(write.fields);
+  const fields: Fields = new Map(current?.fields ?? []);
+  for (const path of write.mask) {
+    const value = getField(write.fields!, path);
+    if (value === undefined) deleteField(fields, path);
+    else setField(fields, path, value);
+  }
+  return fields;
+}
+
+function applyTransform(fields: Fields, transform: FieldTransform, requestTime: Value): Value {
+  const current = getField(fields, transform.path);
+  let next: Value;
+  let result: Value;
+  switch (transform.op) {
+    case 'requestTime':
+      next = result = requestTime;
+      break;
+    case 'increment':
+      next = result = current && isNumber(current) ? add(current, transform.operand) : transform.operand;
+      break;
+    case 'maximum':
+    case 'minimum':
+      next = result = current && isNumber(current) ? extreme(transform.op, current, transform.operand) : transform.operand;
+      break;
+    case 'append': {
+      const values = current?.type === 'array' ? [...current.values] : [];
+      for (const element of transform.elements) if (!values.some((existing) => valuesEqual(existing, element))) values.push(element);
+      next = { type: 'array', values };
+      result = nullValue;
+      break;
+    }
+    case 'remove': {
+      const values = current?.type === 'array' ? current.values.filter((existing) => !transform.elements.some((element) => valuesEqual(existing, element))) : [];
+      next = { type: 'array', values };
+      result = nullValue;
+      break;
+    }
+  }
+  setField(fields, transform.path, next);
+  return result;
+}
+
+/** int + int stays an int and saturates; anything with a double is a double. */
+function add(left: Value, right: Value): Value {
+  if (left.type === 'integer' && right.type === 'integer') {
+    const sum = left.value + right.value;
+    return { type: 'integer', value: sum > int64Max ? int64Max : sum < int64Min ? int64Min : sum };
+  }
+  return { type: 'double', value: asDouble(left) + asDouble(right) };
+}
+
+function asDouble(value: Value): number {
+  return value.type === 'integer' ? Number(value.value) : value.type === 'double' ? value.value : 0;
+}
+
+/** NaN wins; equal values (3 and 3.0, 0 and -0.0) keep what is stored. */
+function extreme(op: 'maximum' | 'minimum', current: Value, operand: Value): Value {
+  if (isNaNValue(current)) return current;
+  if (isNaNValue(operand)) return operand;
+  const order = compareValues(operand, current);
+  return (op === 'maximum' ? order > 0 : order < 0) ? operand : current;
+}
+
+function sameFields(left: Fields, right: Fields): boolean {
+  if (left.size !== right.size) return false;
+  return compareValues({ type: 'map', fields: left }, { type: 'map', fields: right }) === 0 && identical(left, right);
+}
+
+/** compareValues treats 1 and 1.0 as equal; a stored change of type is still a change. */
+function identical(left: Fields, right: Fields): boolean {
+  return JSON.stringify(wireOf(left)) === JSON.stringify(wireOf(right));
+}
+
+function wireOf(fields: Fields): Record<string, WireValue> {
+  const out: Record<string, WireValue> = {};
+  for (const key of [...fields.keys()].sort()) out[key] = toWire(fields.get(key)!);
+  return out;
+}

@@ -1,0 +1,105 @@
+/**
+ * Storage for the document database, behind one interface. The store keeps rows and index
+ * entries and scans byte ranges; what the rows mean (values, order, queries, transforms) is
+ * decided by firestore/core, which hands the store finished index entries. `db` is
+ * `project/database`.
+ */
+
+export interface DocumentRow {
+  /** `users/u1` */
+  path: string;
+  /** `users` */
+  parent: string;
+  collectionId: string;
+  id: string;
+  /** The order-preserving encoding of the path's segments. */
+  nameKey: Buffer;
+  /** Microseconds since the epoch. */
+  createTime: number;
+  updateTime: number;
+  /** The fields in proto3 JSON. */
+  fields: string;
+}
+
+/** One index entry of a document: kind 0 a field's value, 1 an array element, 2 a composite key. */
+export interface IndexEntry {
+  field: string;
+  kind: number;
+  value: Buffer;
+}
+
+/** What one commit does to one document: its new row (or none: deleted) and index changes. */
+export interface DocumentChange {
+  path: string;
+  parent: string;
+  id: string;
+  row: DocumentRow | undefined;
+  removeEntries: IndexEntry[];
+  addEntries: IndexEntry[];
+}
+
+export interface IndexPosition {
+  value: Buffer;
+  /** Without a document id the position is before (or after) every entry with that value. */
+  docId?: string;
+  inclusive: boolean;
+}
+
+export interface IndexScan {
+  parent: string;
+  field: string;
+  kind: number;
+  lower?: IndexPosition;
+  upper?: IndexPosition;
+  descending: boolean;
+  limit: number;
+}
+
+export interface IndexHit {
+  value: Buffer;
+  docId: string;
+}
+
+export interface DocumentScan {
+  /** One collection (`parent`, in id order), a collection group (`collectionId`), or every document (name order). */
+  parent?: string;
+  collectionId?: string;
+  /** Id bounds within one collection, exclusive. */
+  afterId?: string;
+  beforeId?: string;
+  /** Inclusive start in the scan's direction. */
+  fromId?: string;
+  /** Name-key bounds otherwise, exclusive. */
+  afterNameKey?: Buffer;
+  beforeNameKey?: Buffer;
+  descending: boolean;
+  limit: number;
+}
+
+export class CommitRejected extends Error {}
+
+export interface DocumentStore {
+  getDocuments(db: string, paths: readonly string[]): Promise<Map<string, DocumentRow>>;
+  /**
+   * Atomically: reads the named documents, lets `decide` compute the changes from them and the
+   * commit time (strictly greater than every earlier one of this database), and writes them.
+   * Whatever `decide` throws aborts the commit with nothing written.
+   */
+  transact<T>(
+    db: string,
+    paths: readonly string[],
+    decide: (current: Map<string, DocumentRow>, commitTime: number) => { changes: DocumentChange[]; result: T },
+  ): Promise<{ result: T; commitTime: number }>;
+  scanIndex(db: string, scan: IndexScan): Promise<IndexHit[]>;
+  scanDocuments(db: string, scan: DocumentScan): Promise<DocumentRow[]>;
+  /** Collection paths at or under `prefix` (every collection holding a document). */
+  collectionPaths(db: string, prefix: string): Promise<string[]>;
+  /** The latest commit time of a database (µs), 0 if none. */
+  lastCommitTime(db: string): Promise<number>;
+  /** The composite indexes a database's entries were built for (opaque text), if any. */
+  indexSet(db: string): Promise<string | undefined>;
+  /** Replaces every kind-2 entry of a database and records the index set they were built for. */
+  rebuildComposite(db: string, indexSet: string, entriesOf: (row: DocumentRow) => IndexEntry[]): Promise<void>;
+  /** Deletes every document of a database (the emulator's clear endpoint). */
+  clear(db: string): Promise<void>;
+}

@@ -1,0 +1,236 @@
+import type Database from 'better-sqlite3';
+import type {
+  DocumentChange,
+  DocumentRow,
+  DocumentScan,
+  DocumentStore,
+  IndexEntry,
+  IndexHit,
+  IndexPosition,
+  IndexScan,
+} from '../document-store.js';
+
+interface RowShape {
+  path: string;
+  parent: string;
+  collection_id: string;
+  doc_id: string;
+  name_key: Buffer;
+  create_time: number;
+  update_time: number;
+  fields: string;
+}
+
+const rowColumns = 'parent, doc_id, collection_id, name_key, create_time, update_time, fields';
+
+/**
+ * Documents and their index entries in the same SQLite file as the identity data (WAL,
+ * synchronous=FULL). Index entries live in one WITHOUT ROWID table whose primary key is the scan
+ * order, so a range of values is a range of the B-tree.
+ */
+export class SqliteDocumentStore implements DocumentStore {
+  private readonly statements;
+  private readonly scans = new Map<string, Database.Statement>();
+  private readonly lastCommit = new Map<string, number>();
+
+  constructor(private readonly db: Database.Database) {
+    this.statements = {
+      getByPath: db.prepare<[string, string, string], RowShape>(`SELECT ${rowColumns} FROM fs_documents WHERE db = ? AND parent = ? AND doc_id = ?`),
+      upsert: db.prepare(
+        `INSERT INTO fs_documents (db, ${rowColumns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (db, parent, doc_id) DO UPDATE SET create_time = excluded.create_time, update_time = excluded.update_time, fields = excluded.fields`,
+      ),
+      delete: db.prepare('DELETE FROM fs_documents WHERE db = ? AND parent = ? AND doc_id = ?'),
+      insertEntry: db.prepare('INSERT OR IGNORE INTO fs_index (db, parent, field, kind, value, doc_id) VALUES (?, ?, ?, ?, ?, ?)'),
+      deleteEntry: db.prepare('DELETE FROM fs_index WHERE db = ? AND parent = ? AND field = ? AND kind = ? AND value = ? AND doc_id = ?'),
+      getMeta: db.prepare<[string], { last_commit_time: number; index_set: string | null }>('SELECT last_commit_time, index_set FROM fs_meta WHERE db = ?'),
+      setLastCommit: db.prepare(
+        'INSERT INTO fs_meta (db, last_commit_time) VALUES (?, ?) ON CONFLICT (db) DO UPDATE SET last_commit_time = excluded.last_commit_time',
+      ),
+      setIndexSet: db.prepare(
+        'INSERT INTO fs_meta (db, last_commit_time, index_set) VALUES (?, 0, ?) ON CONFLICT (db) DO UPDATE SET index_set = excluded.index_set',
+      ),
+      collectionPaths: db.prepare<[string, string, string], { parent: string }>(
+        'SELECT DISTINCT parent FROM fs_documents WHERE db = ? AND parent >= ? AND parent < ?',
+      ),
+      allRows: db.prepare<[string], RowShape>(`SELECT ${rowColumns} FROM fs_documents WHERE db = ?`),
+      deleteComposite: db.prepare('DELETE FROM fs_index WHERE db = ? AND kind = 2'),
+      clearDocuments: db.prepare('DELETE FROM fs_documents WHERE db = ?'),
+      clearIndex: db.prepare('DELETE FROM fs_index WHERE db = ?'),
+    };
+  }
+
+  async getDocuments(db: string, paths: readonly string[]): Promise<Map<string, DocumentRow>> {
+    return this.readRows(db, paths);
+  }
+
+  async transact<T>(
+    db: string,
+    paths: readonly string[],
+    decide: (current: Map<string, DocumentRow>, commitTime: number) => { changes: DocumentChange[]; result: T },
+  ): Promise<{ result: T; commitTime: number }> {
+    const run = this.db.transaction(() => {
+      const current = this.readRows(db, paths);
+      const commitTime = Math.max(Math.floor(Date.now() * 1000), this.lastCommitTimeSync(db) + 1);
+      const { changes, result } = decide(current, commitTime);
+      for (const change of changes) this.apply(db, change);
+      this.statements.setLastCommit.run(db, commitTime);
+      return { result, commitTime };
+    });
+    const outcome = run.immediate();
+    this.lastCommit.set(db, outcome.commitTime);
+    return outcome;
+  }
+
+  private apply(db: string, change: DocumentChange): void {
+    const { statements } = this;
+    for (const entry of change.removeEntries) {
+      statements.deleteEntry.run(db, change.parent, entry.field, entry.kind, entry.value, change.id);
+    }
+    if (change.row) {
+      const row = change.row;
+      statements.upsert.run(db, row.parent, row.id, row.collectionId, row.nameKey, row.createTime, row.updateTime, row.fields);
+    } else {
+      statements.delete.run(db, change.parent, change.id);
+    }
+    for (const entry of change.addEntries) {
+      statements.insertEntry.run(db, change.parent, entry.field, entry.kind, entry.value, change.id);
+    }
+  }
+
+  async scanIndex(db: string, scan: IndexScan): Promise<IndexHit[]> {
+    const conditions = ['db = ?', 'parent = ?', 'field = ?', 'kind = ?'];
+    const params: unknown[] = [db, scan.parent, scan.field, scan.kind];
+    addBound(conditions, params, scan.lower, '>');
+    addBound(conditions, params, scan.upper, '<');
+    const direction = scan.descending ? 'DESC' : 'ASC';
+    const sql = `SELECT value, doc_id FROM fs_index WHERE ${conditions.join(' AND ')} ORDER BY value ${direction}, doc_id ${direction} LIMIT ?`;
+    params.push(scan.limit);
+    const rows = this.prepared(sql).all(...params) as Array<{ value: Buffer; doc_id: string }>;
+    return rows.map((row) => ({ value: row.value, docId: row.doc_id }));
+  }
+
+  async scanDocuments(db: string, scan: DocumentScan): Promise<DocumentRow[]> {
+    const conditions = ['db = ?'];
+    const params: unknown[] = [db];
+    if (scan.parent !== undefined) {
+      conditions.push('parent = ?');
+      params.push(scan.parent);
+    }
+    if (scan.collectionId !== undefined) {
+      conditions.push('collection_id = ?');
+      params.push(scan.collectionId);
+    }
+    if (scan.afterId !== undefined) {
+      conditions.push('doc_id > ?');
+      params.push(scan.afterId);
+    }
+    if (scan.beforeId !== undefined) {
+      conditions.push('doc_id < ?');
+      params.push(scan.beforeId);
+    }
+    if (scan.fromId !== undefined) {
+      conditions.push(scan.descending ? 'doc_id <= ?' : 'doc_id >= ?');
+      params.push(scan.fromId);
+    }
+    if (scan.afterNameKey) {
+      conditions.push('name_key > ?');
+      params.push(scan.afterNameKey);
+    }
+    if (scan.beforeNameKey) {
+      conditions.push('name_key < ?');
+      params.push(scan.beforeNameKey);
+    }
+    const sql = `SELECT ${rowColumns} FROM fs_documents WHERE ${conditions.join(' AND ')} ORDER BY ${scan.parent !== undefined ? 'doc_id' : 'name_key'} ${scan.descending ? 'DESC' : 'ASC'} LIMIT ?`;
+    params.push(scan.limit);
+    return (this.prepared(sql).all(...params) as RowShape[]).map(toRow);
+  }
+
+  async collectionPaths(db: string, prefix: string): Promise<string[]> {
+    // Parents sharing the prefix sort together; '0' is the character after '/'.
+    const lower = prefix === '' ? '' : `${prefix}/`;
+    const upper = prefix === '' ? '\u{10FFFF}' : `${prefix}0`;
+    return this.statements.collectionPaths.all(db, lower, upper).map((row) => row.parent);
+  }
+
+  async lastCommitTime(db: string): Promise<number> {
+    return this.lastCommitTimeSync(db);
+  }
+
+  async indexSet(db: string): Promise<string | undefined> {
+    return this.statements.getMeta.get(db)?.index_set ?? undefined;
+  }
+
+  async rebuildComposite(db: string, indexSet: string, entriesOf: (row: DocumentRow) => IndexEntry[]): Promise<void> {
+    this.db.transaction(() => {
+      this.statements.deleteComposite.run(db);
+      for (const shape of this.statements.allRows.iterate(db) as IterableIterator<RowShape>) {
+        const row = toRow(shape);
+        for (const entry of entriesOf(row)) this.statements.insertEntry.run(db, row.parent, entry.field, entry.kind, entry.value, row.id);
+      }
+      this.statements.setIndexSet.run(db, indexSet);
+    }).immediate();
+  }
+
+  async clear(db: string): Promise<void> {
+    this.db.transaction(() => {
+      this.statements.clearDocuments.run(db);
+      this.statements.clearIndex.run(db);
+    }).immediate();
+  }
+
+  private lastCommitTimeSync(db: string): number {
+    let last = this.lastCommit.get(db);
+    if (last === undefined) {
+      last = this.statements.getMeta.get(db)?.last_commit_time ?? 0;
+      this.lastCommit.set(db, last);
+    }
+    return last;
+  }
+
+  private readRows(db: string, paths: readonly string[]): Map<string, DocumentRow> {
+    const rows = new Map<string, DocumentRow>();
+    for (const path of paths) {
+      if (rows.has(path)) continue;
+      const slash = path.lastIndexOf('/');
+      const shape = this.statements.getByPath.get(db, path.slice(0, Math.max(slash, 0)), path.slice(slash + 1));
+      if (shape) rows.set(path, toRow(shape));
+    }
+    return rows;
+  }
+
+  private prepared(sql: string): Database.Statement {
+    let statement = this.scans.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.scans.set(sql, statement);
+    }
+    return statement;
+  }
+}
+
+function addBound(conditions: string[], params: unknown[], bound: IndexPosition | undefined, direction: '>' | '<'): void {
+  if (!bound) return;
+  const op = bound.inclusive ? `${direction}=` : direction;
+  if (bound.docId === undefined) {
+    conditions.push(`value ${op} ?`);
+    params.push(bound.value);
+  } else {
+    conditions.push(`(value, doc_id) ${op} (?, ?)`);
+    params.push(bound.value, bound.docId);
+  }
+}
+
+function toRow(shape: RowShape): DocumentRow {
+  const path = shape.parent === '' ? shape.doc_id : `${shape.parent}/${shape.doc_id}`;
+  return {
+    path,
+    parent: shape.parent,
+    collectionId: shape.collection_id,
+    id: shape.doc_id,
+    nameKey: shape.name_key,
+    createTime: shape.create_time,
+    updateTime: shape.update_time,
+    fields: shape.fields,
+  };
+}
