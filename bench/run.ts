@@ -1,13 +1,15 @@
 /**
  * `npm run bench`: each Hearth throughput beside a physical baseline measured in the same process
  * run, as a ratio. Settings: BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (1), BENCH_CONNECTIONS (10),
- * BENCH_USERS (50).
+ * BENCH_USERS (50). `npm run bench -- auth` or `npm run bench -- firestore` runs one part only
+ * (firestore.ts lists its own settings); with no name, every part runs in turn.
  */
 import { availableParallelism, cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { defaultScryptParams } from '../packages/server/src/auth/core/passwords.js';
 import { jwtBaseline, scryptOnce, startTrivialServer, type TrivialServer } from './baselines.js';
 import { bodies, createUsers, paths, smokeTest, startBenchHearth, type BenchHearth } from './hearth-setup.js';
 import { measureEnumerationTiming } from './enumeration.js';
+import { runFirestoreBench } from './firestore.js';
 import { measureLoad, type LoadSettings } from './load.js';
 import { measureConcurrent, type Rate } from './stats.js';
 
@@ -79,7 +81,7 @@ function table(rows: Row[], context: { name: string; rate: Rate }[]): string {
   return [render(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(render)].join('\n');
 }
 
-async function main(): Promise<void> {
+async function runAuthBench(): Promise<void> {
   console.log(header());
   let target: BenchHearth | undefined;
   let trivial: TrivialServer | undefined;
@@ -136,6 +138,19 @@ async function main(): Promise<void> {
     await trivial?.close();
     await target?.close();
     progress(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }
+}
+
+const benches: Record<string, () => Promise<void>> = { auth: runAuthBench, firestore: runFirestoreBench };
+
+async function main(): Promise<void> {
+  const names = process.argv.slice(2);
+  const unknown = names.filter((name) => !Object.hasOwn(benches, name));
+  if (unknown.length > 0) throw new Error(`unknown benchmark ${unknown.join(', ')}: choose from ${Object.keys(benches).join(', ')}`);
+  const chosen = names.length > 0 ? names : Object.keys(benches);
+  for (const [i, name] of chosen.entries()) {
+    if (i > 0) console.log('');
+    await benches[name]!();
   }
 }
 

@@ -369,7 +369,7 @@ export function isNaNValue(value: Value): boolean {
 function compareNumbers(left: NumberValue, right: NumberValue): number {
   if (left.type === 'integer' && right.type === 'integer') return left.value < right.value ? -1 : left.value > right.value ? 1 : 0;
   if (left.type === 'double' && right.type === 'double') return compareDoubles(left.value, right.value);
-  if (left.type === 'integer') return -compareDoubleWithInteger((right as { value: number }).value, left.value);
+  if (left.type === 'integer') return 0 - compareDoubleWithInteger((right as { value: number }).value, left.value) || 0;
   return compareDoubleWithInteger(left.value, (right as { value: bigint }).value);
 }
 
