@@ -41,7 +41,13 @@ export function parseAggregations(raw: unknown): Aggregation[] {
   return aggregations;
 }
 
-export function aggregate(db: DatabaseId, aggregations: readonly Aggregation[], docs: readonly Doc[]): Map<string, Value> {
+/**
+ * Like an orderBy, a sum or avg over a field limits the whole aggregation query to documents that
+ * have the field: `count` beside `sum(n)` counts only documents with an `n`.
+ */
+export function aggregate(db: DatabaseId, aggregations: readonly Aggregation[], allDocs: readonly Doc[]): Map<string, Value> {
+  const fields = aggregations.flatMap((aggregation) => (aggregation.kind === 'count' ? [] : [aggregation.field]));
+  const docs = allDocs.filter((doc) => fields.every((field) => valueOf(db, doc, field) !== undefined));
   const results = new Map<string, Value>();
   for (const aggregation of aggregations) {
     if (aggregation.kind === 'count') {

@@ -284,6 +284,7 @@ async function* groupSorted(context: PlanContext, source: AsyncGenerator<Doc>): 
   let group: Doc[] = [];
   const flush = () => group.sort((a, b) => compareDocs(db, query.orderBy, a, b));
   for await (const doc of source) {
+    if (!matchesQuery(db, query, doc)) continue;
     if (group.length && compareDocs(db, first, group[0]!, doc) !== 0) {
       yield* flush();
       group = [];

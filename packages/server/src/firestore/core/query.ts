@@ -179,7 +179,7 @@ function parseFilter(db: DatabaseId, raw: unknown, where: string): Filter {
   if (typeof fieldFilter.op !== 'string' || !fieldOps.has(fieldFilter.op)) throw firestoreErrors.invalidArgument('Unknown FieldFilter operator.');
   const op = fieldFilter.op as FieldOp;
   const field = parseFieldRef(fieldFilter.field, `${where}.fieldFilter.field`);
-  const value = fromWire(fieldFilter.value, `${where}.fieldFilter.value`);
+  const value = fromWire(fieldFilter.value, `${where}.fieldFilter.value`, 1, { allowNestedArrays: op === 'IN' || op === 'NOT_IN' });
   if (op === 'IN' || op === 'NOT_IN' || op === 'ARRAY_CONTAINS_ANY') {
     if (value.type !== 'array' || value.values.length === 0) throw firestoreErrors.invalidArgument(`'${op}' requires an non-empty ArrayValue.`);
   }
@@ -404,12 +404,16 @@ export function matchesField(op: FieldOp, value: Value | undefined, operand: Val
 /** The order of results: the normalized orderBy, each field's direction applied. */
 export function compareDocs(db: DatabaseId, orderBy: readonly Order[], left: Doc, right: Doc): number {
   for (const order of orderBy) {
-    const result = order.field.isKey
-      ? compareSegments(left.key.path.split('/'), right.key.path.split('/'))
-      : compareValues(valueOf(db, left, order.field)!, valueOf(db, right, order.field)!);
+    const result = order.field.isKey ? compareSegments(left.key.path.split('/'), right.key.path.split('/')) : compareMissingFirst(valueOf(db, left, order.field), valueOf(db, right, order.field));
     if (result !== 0) return order.descending ? -result : result;
   }
   return 0;
+}
+
+/** Documents without an ordered field are never in an answer; ordering them first keeps sorting total. */
+function compareMissingFirst(left: Value | undefined, right: Value | undefined): number {
+  if (left === undefined || right === undefined) return left === right ? 0 : left === undefined ? -1 : 1;
+  return compareValues(left, right);
 }
 
 /** Where the document sits relative to a cursor's position (over the cursor's own length). */

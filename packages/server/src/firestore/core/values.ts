@@ -48,11 +48,16 @@ const valueKinds = new Set([
   'mapValue',
 ]);
 
-/** `where` names the place in the request, as Google's JSON parser does in its messages. */
-export function fromWire(wire: unknown, where: string, depth = 1): Value {
-  if (depth > maxDepth) {
-    throw firestoreErrors.invalidArgument(`Value at ${where} exceeds the maximum nesting depth of ${maxDepth}.`);
-  }
+export interface WireOptions {
+  /** Query operands (`in`, `not-in`) may list arrays; stored values may not nest them. */
+  allowNestedArrays?: boolean;
+}
+
+/**
+ * `where` names the place in the request, as Google's JSON parser does in its messages. Depth
+ * counts maps and arrays: a top-level field may hold 20 of them nested, not 21.
+ */
+export function fromWire(wire: unknown, where: string, depth = 1, options: WireOptions = {}): Value {
   if (typeof wire !== 'object' || wire === null || Array.isArray(wire)) {
     throw firestoreErrors.invalidArgument(`Invalid JSON payload received. Invalid value at '${where}': expected a Value object.`);
   }
@@ -69,6 +74,9 @@ export function fromWire(wire: unknown, where: string, depth = 1): Value {
   }
   const kind = keys[0]!;
   const raw = (wire as Record<string, unknown>)[kind];
+  if ((kind === 'arrayValue' || kind === 'mapValue') && depth > maxDepth) {
+    throw firestoreErrors.invalidArgument(`Property ${where} contains an invalid nested entity: maps and arrays nest at most ${maxDepth} deep.`);
+  }
   const bad = (expected: string) =>
     firestoreErrors.invalidArgument(`Invalid JSON payload received. Invalid value at '${where}.${kind}' (${expected}).`);
   switch (kind) {
@@ -125,7 +133,7 @@ export function fromWire(wire: unknown, where: string, depth = 1): Value {
       if (array.values === undefined) return { type: 'array', values: [] };
       if (!Array.isArray(array.values)) throw bad('TYPE_MESSAGE list');
       const values = array.values.map((element, i) => fromWire(element, `${where}.arrayValue.values[${i}]`, depth + 1));
-      if (values.some((element) => element.type === 'array')) {
+      if (!options.allowNestedArrays && values.some((element) => element.type === 'array')) {
         throw firestoreErrors.invalidArgument(`Cannot have an array value directly inside an array value (at ${where}).`);
       }
       return { type: 'array', values };

@@ -92,11 +92,18 @@ export function parseWrite(db: DatabaseId, raw: unknown, where: string): Write {
   return write;
 }
 
-/** Field names at every depth: not empty, not reserved (`__x__`), except a vector's own marker. */
+/** Strings and bytes may hold 1 MiB less the 89 bytes Firestore keeps for itself. */
+const maxValueBytes = 1_048_487;
+
+/**
+ * Field names at every depth (not empty, not reserved `__x__`, except a vector's own marker) and
+ * the size of each string and bytes value.
+ */
 function checkFieldNames(fields: Fields, prefix: string): void {
   for (const [name, value] of fields) {
     const where = prefix ? `${prefix}.${name}` : name;
     if (!(name === '__type__' && prefix !== '' && value.type === 'string' && value.value === '__vector__')) checkFieldName(name, where);
+    checkValueSize(value, where);
     if (value.type === 'map') {
       if (isVector(value)) continue;
       checkFieldNames(value.fields, where);
@@ -104,6 +111,12 @@ function checkFieldNames(fields: Fields, prefix: string): void {
       for (const element of value.values) if (element.type === 'map' && !isVector(element)) checkFieldNames(element.fields, where);
     }
   }
+}
+
+function checkValueSize(value: Value, where: string): void {
+  const size = value.type === 'string' ? Buffer.byteLength(value.value) : value.type === 'bytes' ? value.value.length : 0;
+  if (size > maxValueBytes) throw firestoreErrors.invalidArgument(`The value of property "${where}" is longer than ${maxValueBytes} bytes.`);
+  if (value.type === 'array') for (const element of value.values) checkValueSize(element, where);
 }
 
 function parsePrecondition(raw: unknown, where: string): Precondition {

@@ -1,0 +1,124 @@
+/**
+ * Google's official Cloud Firestore emulator (from the Cloud SDK), started on a free port as an oracle
+ * for differential tests.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, realpathSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
+import { freePort } from './hearth.js';
+
+export interface GoogleEmulator {
+  /** http://127.0.0.1:PORT */
+  url: string;
+  /** 127.0.0.1:PORT, for FIRESTORE_EMULATOR_HOST */
+  hostPort: string;
+  stop(): Promise<void>;
+}
+
+const startupTimeoutMs = 60_000;
+const stopTimeoutMs = 10_000;
+const keptOutputChars = 20_000;
+
+/** The Cloud SDK root that holds gcloud and the Firestore emulator component, if both are installed. */
+export function findCloudSdkWithFirestoreEmulator(): string | undefined {
+  const gcloud = (process.env.PATH ?? '')
+    .split(delimiter)
+    .map((dir) => join(dir, 'gcloud'))
+    .find((candidate) => existsSync(candidate));
+  if (!gcloud) return undefined;
+  const sdkRoot = dirname(dirname(realpathSync(gcloud)));
+  // Without the component, `gcloud emulators firestore start` would offer to install it and wait for an answer.
+  return existsSync(join(sdkRoot, 'platform/cloud-firestore-emulator/cloud-firestore-emulator.jar')) ? sdkRoot : undefined;
+}
+
+/**
+ * Starts `gcloud emulators firestore start` on a free port and waits until it answers.
+ * Returns undefined when gcloud or its Firestore emulator component is not installed.
+ */
+export async function startGoogleEmulator(): Promise<GoogleEmulator | undefined> {
+  if (!findCloudSdkWithFirestoreEmulator()) return undefined;
+  const hostPort = `127.0.0.1:${await freePort()}`;
+  const url = `http://${hostPort}`;
+  // gcloud (python) starts java as a child: a process group of its own lets stop() end both.
+  const child = spawn('gcloud', ['emulators', 'firestore', 'start', `--host-port=${hostPort}`], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const pid = child.pid!;
+  let output = '';
+  const keepOutput = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-keptOutputChars));
+  child.stdout!.on('data', keepOutput);
+  child.stderr!.on('data', keepOutput);
+  const killOnExit = () => killGroup(pid, 'SIGKILL');
+  process.once('exit', killOnExit);
+
+  const stop = async () => {
+    process.removeListener('exit', killOnExit);
+    await stopGroup(pid);
+  };
+  try {
+    await waitUntilReady(url, () => child.exitCode !== null);
+  } catch (error) {
+    await stop();
+    throw new Error(`the Firestore emulator did not start: ${(error as Error).message}\n${output}`);
+  }
+  return { url, hostPort, stop };
+}
+
+/** Deletes every document of the emulator's default database for that project. */
+export async function clearDatabase(url: string, projectId: string): Promise<void> {
+  const response = await fetch(`${url}/emulator/v1/projects/${projectId}/databases/(default)/documents`, { method: 'DELETE' });
+  if (!response.ok) throw new Error(`clearing the emulator's database failed: ${response.status} ${await response.text()}`);
+}
+
+async function waitUntilReady(url: string, exited: () => boolean): Promise<void> {
+  const deadline = Date.now() + startupTimeoutMs;
+  while (Date.now() < deadline) {
+    if (exited()) throw new Error('gcloud exited');
+    try {
+      const response = await fetch(`${url}/`);
+      if ((await response.text()).trim() === 'Ok') return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(200);
+  }
+  throw new Error(`no "Ok" from GET ${url}/ within ${startupTimeoutMs / 1000} s`);
+}
+
+async function stopGroup(pid: number): Promise<void> {
+  killGroup(pid, 'SIGTERM');
+  if (await groupGoneWithin(pid, stopTimeoutMs)) return;
+  killGroup(pid, 'SIGKILL');
+  await groupGoneWithin(pid, stopTimeoutMs);
+}
+
+async function groupGoneWithin(pid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (groupAlive(pid)) {
+    if (Date.now() > deadline) return false;
+    await sleep(100);
+  }
+  return true;
+}
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // the group is already gone
+  }
+}
+
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
