@@ -365,15 +365,29 @@ async function runQuery(database: DocumentDatabase, db: DatabaseId, parent: stri
   if (body.structuredQuery === undefined) throw firestoreErrors.invalidArgument('A query must be set.');
   checkParent(parent);
   const query = database.parseQuery(db, parent, body.structuredQuery);
+  const explain = parseExplainOptions(body.explainOptions);
   const { transaction, isNew } = readConsistency(database, db, body);
-  const { docs, skipped } = await database.runQuery(db, query, transaction ? { transaction } : {});
+  const result = await database.runQuery(db, query, transaction ? { transaction } : {});
   const readTime = formatMicros(await database.readTime(db));
+  const planSummary = { indexesUsed: result.indexesUsed };
+  if (explain && !explain.analyze) return [{ explainMetrics: { planSummary } }];
   const answers: Array<Record<string, unknown>> = [];
   if (isNew && transaction) answers.push({ transaction: transaction.id, readTime });
-  for (const doc of docs) answers.push({ document: docToWire(db, doc, query.select), readTime });
+  for (const doc of result.docs) answers.push({ document: docToWire(db, doc, query.select), readTime });
   if (!answers.length || (isNew && answers.length === 1)) answers.push({ readTime });
-  if (skipped) answers[answers.length - 1]!.skippedResults = skipped;
-  answers[answers.length - 1]!.done = true;
+  const last = answers[answers.length - 1]!;
+  if (result.skipped) last.skippedResults = result.skipped;
+  last.done = true;
+  if (explain) {
+    last.explainMetrics = {
+      planSummary,
+      executionStats: {
+        resultsReturned: String(result.docs.length),
+        readOperations: String(result.docs.length),
+        debugStats: { documents_scanned: String(result.documentsScanned) },
+      },
+    };
+  }
   return answers;
 }
 
@@ -394,6 +408,15 @@ async function runAggregationQuery(database: DocumentDatabase, db: DatabaseId, p
   const answer: Record<string, unknown> = { result: { aggregateFields }, readTime: formatMicros(await database.readTime(db)), done: true };
   if (isNew && transaction) answer.transaction = transaction.id;
   return [answer];
+}
+
+/** Query explain: the plan only, or (analyze) the results with what running them took. */
+function parseExplainOptions(raw: unknown): { analyze: boolean } | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'object' || raw === null) throw firestoreErrors.invalidArgument('explainOptions must be an object.');
+  const analyze = (raw as { analyze?: unknown }).analyze;
+  if (analyze !== undefined && typeof analyze !== 'boolean') throw firestoreErrors.invalidArgument('explainOptions.analyze must be a boolean.');
+  return { analyze: analyze === true };
 }
 
 /** A query's parent is the root or a document. */

@@ -28,7 +28,7 @@ export interface DatabaseOptions {
  */
 export class DocumentDatabase {
   readonly transactions = new TransactionManager();
-  private readonly prepared = new Set<string>();
+  private readonly prepared = new Map<string, Promise<void>>();
   private readonly indexSet: string;
 
   constructor(
@@ -49,11 +49,16 @@ export class DocumentDatabase {
   /** Before a database's first use: its composite index entries must match the declared set. */
   private async ready(db: DatabaseId): Promise<string> {
     const key = this.dbKey(db);
-    if (this.prepared.has(key)) return key;
-    if ((await this.store.indexSet(key)) !== this.indexSet) {
-      await this.store.rebuildComposite(key, this.indexSet, (row) => compositeEntries(this.options.compositeIndexes, docFromRow(row)));
+    let preparing = this.prepared.get(key);
+    if (!preparing) {
+      preparing = (async () => {
+        if ((await this.store.indexSet(key)) === this.indexSet) return;
+        await this.store.rebuildComposite(key, this.indexSet, (row) => compositeEntries(this.options.compositeIndexes, docFromRow(row)));
+      })();
+      this.prepared.set(key, preparing);
+      preparing.catch(() => this.prepared.delete(key));
     }
-    this.prepared.add(key);
+    await preparing;
     return key;
   }
 

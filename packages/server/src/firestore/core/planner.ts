@@ -22,6 +22,20 @@ import { isNaNValue, nullValue, type Value } from './values.js';
 export interface QueryResult {
   docs: Doc[];
   skipped: number;
+  /** What the planner chose, in Firestore's query-explain form. */
+  indexesUsed: IndexUsed[];
+  /** Candidates read and checked: the work done, which follows the result, not the collection. */
+  documentsScanned: number;
+}
+
+export interface IndexUsed {
+  query_scope: 'Collection' | 'Collection group';
+  properties: string;
+}
+
+interface Plan {
+  source: AsyncGenerator<Doc>;
+  indexesUsed: IndexUsed[];
 }
 
 interface PlanContext {
@@ -37,8 +51,12 @@ export async function executeQuery(context: PlanContext): Promise<QueryResult> {
   const wanted = query.limit === undefined ? Infinity : query.offset + query.limit;
   const docs: Doc[] = [];
   let skipped = 0;
-  if (wanted === 0) return { docs, skipped };
-  for await (const doc of candidates(context)) {
+  let documentsScanned = 0;
+  const plan = candidates(context);
+  const result = { docs, indexesUsed: plan.indexesUsed };
+  if (wanted === 0) return { ...result, skipped, documentsScanned };
+  for await (const doc of plan.source) {
+    documentsScanned++;
     if (!matchesQuery(db, query, doc)) continue;
     if (skipped < query.offset) {
       skipped++;
@@ -47,20 +65,37 @@ export async function executeQuery(context: PlanContext): Promise<QueryResult> {
     docs.push(doc);
     if (skipped + docs.length >= wanted) break;
   }
-  return { docs, skipped };
+  return { ...result, skipped, documentsScanned };
 }
 
-function candidates(context: PlanContext): AsyncGenerator<Doc> {
+function candidates(context: PlanContext): Plan {
   const { query } = context;
-  if (query.allDescendants) return sortedIfNeeded(context, scanGroup(context));
+  const direction = (descending: boolean) => (descending ? 'DESC' : 'ASC');
+  const nameOrder = `__name__ ${direction(query.orderBy[query.orderBy.length - 1]!.descending)}`;
+  const used = (scope: IndexUsed['query_scope'], ...fields: string[]): IndexUsed => ({ query_scope: scope, properties: `(${fields.join(', ')})` });
+  if (query.allDescendants) return { source: sortedIfNeeded(context, scanGroup(context)), indexesUsed: [used('Collection group', '__name__ ASC')] };
   const collection = query.parent === '' ? query.collectionId! : `${query.parent}/${query.collectionId!}`;
   const composite = compositeIndexFor(context.composites, collection, query);
-  if (composite) return groupSorted(context, scanComposite(context, collection, composite.index, composite.prefix, composite.descending));
+  if (composite) {
+    const fields = composite.index.fields.map((field) => `${field.path} ${field.mode === 'CONTAINS' ? 'CONTAINS' : field.mode === 'DESCENDING' ? 'DESC' : 'ASC'}`);
+    const last = composite.index.fields[composite.index.fields.length - 1]!;
+    return {
+      source: groupSorted(context, scanComposite(context, collection, composite.index, composite.prefix, composite.descending)),
+      indexesUsed: [used('Collection', ...fields, `__name__ ${last.mode === 'DESCENDING' ? 'DESC' : 'ASC'}`)],
+    };
+  }
   const first = query.orderBy[0]!;
-  if (!first.field.isKey) return groupSorted(context, scanFieldIndex(context, collection));
+  if (!first.field.isKey) {
+    return { source: groupSorted(context, scanFieldIndex(context, collection)), indexesUsed: [used('Collection', `${first.field.path} ${direction(first.descending)}`, `__name__ ${direction(first.descending)}`)] };
+  }
   const equalities = equalityRanges(conjuncts(query.filter));
-  if (equalities.length) return zigzag(context, collection, equalities);
-  return scanCollection(context, collection);
+  if (equalities.length) {
+    return {
+      source: zigzag(context, collection, equalities),
+      indexesUsed: equalities.map((range) => used('Collection', `${range.field} ${range.kind === arrayElementKind ? 'CONTAINS' : 'ASC'}`, nameOrder)),
+    };
+  }
+  return { source: scanCollection(context, collection), indexesUsed: [used('Collection', nameOrder)] };
 }
 
 // ---- sources --------------------------------------------------------------------------------

@@ -53,7 +53,9 @@ export class SqliteDocumentStore implements DocumentStore {
       collectionPaths: db.prepare<[string, string, string], { parent: string }>(
         'SELECT DISTINCT parent FROM fs_documents WHERE db = ? AND parent >= ? AND parent < ?',
       ),
-      allRows: db.prepare<[string], RowShape>(`SELECT ${rowColumns} FROM fs_documents WHERE db = ?`),
+      rowsAfter: db.prepare<[string, number], RowShape & { rowid: number }>(
+        `SELECT rowid, ${rowColumns} FROM fs_documents WHERE db = ? AND rowid > ? ORDER BY rowid LIMIT 500`,
+      ),
       deleteComposite: db.prepare('DELETE FROM fs_index WHERE db = ? AND kind = 2'),
       clearDocuments: db.prepare('DELETE FROM fs_documents WHERE db = ?'),
       clearIndex: db.prepare('DELETE FROM fs_index WHERE db = ?'),
@@ -164,9 +166,15 @@ export class SqliteDocumentStore implements DocumentStore {
   async rebuildComposite(db: string, indexSet: string, entriesOf: (row: DocumentRow) => IndexEntry[]): Promise<void> {
     this.db.transaction(() => {
       this.statements.deleteComposite.run(db);
-      for (const shape of this.statements.allRows.iterate(db) as IterableIterator<RowShape>) {
-        const row = toRow(shape);
-        for (const entry of entriesOf(row)) this.statements.insertEntry.run(db, row.parent, entry.field, entry.kind, entry.value, row.id);
+      // Pages rather than one iterator: the connection cannot write while a statement iterates.
+      for (let after = 0; ; ) {
+        const page = this.statements.rowsAfter.all(db, after);
+        for (const shape of page) {
+          const row = toRow(shape);
+          for (const entry of entriesOf(row)) this.statements.insertEntry.run(db, row.parent, entry.field, entry.kind, entry.value, row.id);
+        }
+        if (page.length === 0) break;
+        after = page[page.length - 1]!.rowid;
       }
       this.statements.setIndexSet.run(db, indexSet);
     }).immediate();
