@@ -177,6 +177,59 @@ function randomJson(seed: number, depth: number): unknown {
   }
 }
 
+describe('documents over REST (get, list, create, patch, delete)', () => {
+  const request = async (method: string, url: string, body?: unknown) => {
+    const answer = await fetch(url, { method, headers: { ...owner, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    return { status: answer.status, body: (await answer.json()) as any };
+  };
+
+  test('create with and without an id, 409 when it exists; get with a mask', async () => {
+    const created = await request('POST', `${base()}/rest?documentId=fixed`, { fields: { a: int(1), b: str('x') } });
+    assert.equal(created.status, 200);
+    assert.equal(created.body.name, name('rest/fixed'));
+    assertGoogleError(await request('POST', `${base()}/rest?documentId=fixed`, { fields: {} }), 409, 'ALREADY_EXISTS');
+    const auto = await request('POST', `${base()}/rest`, { fields: { a: int(2) } });
+    assert.match(auto.body.name, /\/rest\/[A-Za-z0-9]{20}$/);
+    const masked = await request('GET', `${base()}/rest/fixed?mask.fieldPaths=b`);
+    assert.deepEqual(masked.body.fields, { b: str('x') });
+    assert.equal(typeof masked.body.createTime, 'string');
+  });
+
+  test('patch with an update mask and preconditions; delete with a precondition', async () => {
+    await request('POST', `${base()}/rest?documentId=patched`, { fields: { a: int(1), b: int(2), m: { mapValue: { fields: { x: int(1), y: int(2) } } } } });
+    const patched = await request('PATCH', `${base()}/rest/patched?updateMask.fieldPaths=a&updateMask.fieldPaths=m.x&updateMask.fieldPaths=gone`, { fields: { a: int(10), m: { mapValue: { fields: { x: int(5) } } } } });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    assert.deepEqual(patched.body.fields, { a: int(10), b: int(2), m: { mapValue: { fields: { x: int(5), y: int(2) } } } });
+    assertGoogleError(await request('PATCH', `${base()}/rest/nothere?currentDocument.exists=true`, { fields: {} }), 404, 'NOT_FOUND');
+    assertGoogleError(await request('PATCH', `${base()}/rest/patched?currentDocument.updateTime=2020-01-01T00:00:00Z`, { fields: {} }), 400, 'FAILED_PRECONDITION');
+    const ok = await request('PATCH', `${base()}/rest/patched?currentDocument.updateTime=${encodeURIComponent(patched.body.updateTime)}`, { fields: { only: int(1) } });
+    assert.deepEqual(ok.body.fields, { only: int(1) });
+    assertGoogleError(await request('DELETE', `${base()}/rest/patched?currentDocument.exists=false`), 409, 'ALREADY_EXISTS');
+    assert.deepEqual((await request('DELETE', `${base()}/rest/patched`)).body, {});
+    assert.equal((await request('DELETE', `${base()}/rest/patched`)).status, 200, 'deleting a missing document succeeds');
+  });
+
+  test('list pages through a collection in name order; showMissing adds parents of subcollections', async () => {
+    const writes = Array.from({ length: 7 }, (_, i) => set(`paged/d${i}`, { i: int(i) }));
+    writes.push(set('paged/ghost/sub/x', { i: int(99) }));
+    assert.equal((await commit(writes)).status, 200);
+    const seen: string[] = [];
+    let token = '';
+    for (let pages = 0; pages < 10; pages++) {
+      const page = await request('GET', `${base()}/paged?pageSize=3${token ? `&pageToken=${token}` : ''}`);
+      seen.push(...page.body.documents.map((d: { name: string }) => d.name.split('/').pop()));
+      if (!page.body.nextPageToken) break;
+      token = page.body.nextPageToken;
+    }
+    assert.deepEqual(seen, ['d0', 'd1', 'd2', 'd3', 'd4', 'd5', 'd6']);
+    const withMissing = await request('GET', `${base()}/paged?showMissing=true`);
+    assert.deepEqual(withMissing.body.documents.map((d: { name: string }) => d.name.split('/').pop()), ['d0', 'd1', 'd2', 'd3', 'd4', 'd5', 'd6', 'ghost']);
+    assert.equal(withMissing.body.documents[7].fields, undefined);
+    const descending = await request('GET', `${base()}/paged?orderBy=i%20desc&pageSize=2`);
+    assert.deepEqual(descending.body.documents.map((d: { name: string }) => d.name.split('/').pop()), ['d6', 'd5']);
+  });
+});
+
 describe('who may read and write', () => {
   test('in --dev: signed-in users and the admin may; nobody else; a forged token is UNAUTHENTICATED', async () => {
     const token = await signUp(server);

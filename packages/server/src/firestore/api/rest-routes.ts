@@ -6,7 +6,7 @@ import { docToWire } from '../core/documents.js';
 import { firestoreErrors } from '../core/errors.js';
 import { checkDatabase, documentKey, documentKeyFromName, fullName, parseFieldPath, pathSegments, type DatabaseId } from '../core/paths.js';
 import type { ServerTransaction } from '../core/transactions.js';
-import { formatMicros, toWire } from '../core/values.js';
+import { compareUtf8, formatMicros, toWire } from '../core/values.js';
 import { parseWrite, type Write, type WriteResult } from '../core/writes.js';
 import type { FirestoreAccess, FirestoreCaller } from './access.js';
 import { ApiError } from '../../http/api-error.js';
@@ -46,9 +46,15 @@ interface Target {
  */
 export async function registerFirestoreRestRoutes(app: FastifyInstance, database: DocumentDatabase, access: FirestoreAccess): Promise<void> {
   await app.register(async (scope) => {
-    // Browsers send the JSON as text/plain so no CORS preflight is needed.
-    scope.addContentTypeParser('text/plain', { parseAs: 'string', bodyLimit: firestoreBodyLimit }, scope.getDefaultJsonParser('error', 'error'));
-    scope.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: firestoreBodyLimit }, scope.getDefaultJsonParser('error', 'error'));
+    // Browsers send the JSON as text/plain so no CORS preflight is needed; GET and DELETE may
+    // carry a content type and no body.
+    const json = scope.getDefaultJsonParser('error', 'error');
+    const parser = (request: FastifyRequest, body: string | Buffer, done: (error: Error | null, value?: unknown) => void) => {
+      if (body.length === 0) done(null, {});
+      else json(request, body.toString(), done);
+    };
+    scope.addContentTypeParser('text/plain', { parseAs: 'string', bodyLimit: firestoreBodyLimit }, parser);
+    scope.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: firestoreBodyLimit }, parser);
 
     scope.route({
       method: ['GET', 'POST', 'PATCH', 'DELETE'],
@@ -229,7 +235,7 @@ async function listDocuments(database: DocumentDatabase, db: DatabaseId, segment
   const pageSize = Number(single(query.pageSize, 'pageSize') ?? 0) || 300;
   const pageToken = single(query.pageToken, 'pageToken');
   const offset = pageToken ? Number(Buffer.from(pageToken, 'base64url').toString()) : 0;
-  if (!Number.isInteger(offset) || offset < 0) throw firestoreErrors.invalidArgument('Invalid page token.');
+  if (!Number.isInteger(offset) || offset < 0 || !Number.isInteger(pageSize) || pageSize < 0) throw firestoreErrors.invalidArgument('Invalid page size or page token.');
   const orderBy = (single(query.orderBy, 'orderBy') ?? '')
     .split(',')
     .map((part) => part.trim())
@@ -238,12 +244,24 @@ async function listDocuments(database: DocumentDatabase, db: DatabaseId, segment
       const [field, direction] = part.split(/\s+/);
       return { field: { fieldPath: field }, direction: direction?.toLowerCase() === 'desc' ? 'DESCENDING' : 'ASCENDING' };
     });
-  const parsed = database.parseQuery(db, parent, { from: [{ collectionId }], orderBy, offset, limit: pageSize + 1 });
-  const { docs } = await database.runQuery(db, parsed);
   const mask = maskFrom(query['mask.fieldPaths'] === undefined ? undefined : list(query['mask.fieldPaths']));
+  const showMissing = single(query.showMissing, 'showMissing') === 'true';
+  let entries: unknown[];
+  if (showMissing) {
+    // Missing documents have no fields to order by: showMissing lists everything by name.
+    if (orderBy.length) throw firestoreErrors.invalidArgument('showMissing cannot be combined with orderBy.');
+    const { docs } = await database.runQuery(db, database.parseQuery(db, parent, { from: [{ collectionId }] }));
+    const collection = [...segments].join('/');
+    const missing = (await database.missingDocumentIds(db, collection)).map((id) => ({ id, wire: { name: fullName(db, `${collection}/${id}`) } as unknown }));
+    const present = docs.map((doc) => ({ id: doc.key.id, wire: docToWire(db, doc, mask) as unknown }));
+    entries = [...present, ...missing].sort((a, b) => compareUtf8(a.id, b.id)).slice(offset, offset + pageSize + 1).map((entry) => entry.wire);
+  } else {
+    const parsed = database.parseQuery(db, parent, { from: [{ collectionId }], orderBy, offset, limit: pageSize + 1 });
+    entries = (await database.runQuery(db, parsed)).docs.map((doc) => docToWire(db, doc, mask));
+  }
   const answer: { documents?: unknown[]; nextPageToken?: string } = {};
-  if (docs.length) answer.documents = docs.slice(0, pageSize).map((doc) => docToWire(db, doc, mask));
-  if (docs.length > pageSize) answer.nextPageToken = Buffer.from(String(offset + pageSize)).toString('base64url');
+  if (entries.length) answer.documents = entries.slice(0, pageSize);
+  if (entries.length > pageSize) answer.nextPageToken = Buffer.from(String(offset + pageSize)).toString('base64url');
   return answer;
 }
 

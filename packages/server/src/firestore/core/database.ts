@@ -162,6 +162,16 @@ export class DocumentDatabase {
     return [...ids].sort();
   }
 
+  /** Ids in a collection that name no document but have subcollections (ListDocuments' showMissing). */
+  async missingDocumentIds(db: DatabaseId, collection: string): Promise<string[]> {
+    const dbKey = await this.ready(db);
+    const depth = collection.split('/').length;
+    const ids = new Set<string>();
+    for (const path of await this.store.collectionPaths(dbKey, collection)) ids.add(path.split('/')[depth]!);
+    const existing = await this.store.getDocuments(dbKey, [...ids].map((id) => `${collection}/${id}`));
+    return [...ids].filter((id) => !existing.has(`${collection}/${id}`));
+  }
+
   async clear(db: DatabaseId): Promise<void> {
     await this.store.clear(await this.ready(db));
   }
