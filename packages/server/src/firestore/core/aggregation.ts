@@ -1,7 +1,8 @@
 import type { Doc } from './documents.js';
 import { firestoreErrors } from './errors.js';
 import type { DatabaseId } from './paths.js';
-import { parseFieldRef, valueOf, type FieldRef } from './query.js';
+import { valueOf, type FieldRef } from './query.js';
+import { parseFieldRef } from './query-parse.js';
 import { int64Max, int64Min, nullValue, type Value } from './values.js';
 
 /** count / sum / avg over a query's results (research/firestore-semantics.md §2.6). */

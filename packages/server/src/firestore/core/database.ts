@@ -4,10 +4,11 @@ import { changeFor, docFromRow, singleFieldEntries, type Doc } from './documents
 import { firestoreErrors } from './errors.js';
 import { executeQuery, type QueryResult } from './planner.js';
 import { documentKey, type DatabaseId } from './paths.js';
-import { defaultQueryLimits, parseStructuredQuery, type Query, type QueryLimits } from './query.js';
+import { defaultQueryLimits, type Query, type QueryLimits } from './query.js';
+import { parseStructuredQuery } from './query-parse.js';
 import { contention, TransactionManager, type ServerTransaction } from './transactions.js';
 import { applyWrite, type Write, type WriteResult } from './writes.js';
-import { timestampFromMicros } from './values.js';
+import { timestampFromMicros } from './value-wire.js';
 
 /** How a read sees the data: now, or inside a server transaction (which locks what it reads). */
 export type ReadConsistency = { transaction?: ServerTransaction };

@@ -2,7 +2,8 @@ import type { DocumentChange, DocumentRow, IndexEntry } from '../../storage/docu
 import { firestoreErrors } from './errors.js';
 import { encodeSegments, encodeValue } from './index-encoding.js';
 import { formatFieldPath, fullName, keyFromSegments, type DatabaseId, type DocumentKey } from './paths.js';
-import { fieldsFromWire, fieldsToWire, formatMicros, isVector, type Fields, type Value } from './values.js';
+import { isVector, type Fields, type Value } from './values.js';
+import { fieldsFromWire, fieldsToWire, formatMicros } from './value-wire.js';
 
 /** A stored document as the engine sees it; times in microseconds since the epoch. */
 export interface Doc {

@@ -1,5 +1,5 @@
 import { firestoreErrors } from './errors.js';
-import { isWellFormed } from './values.js';
+import { isWellFormed } from './value-wire.js';
 
 /** `projects/{p}/databases/{d}`: data is kept per database. */
 export interface DatabaseId {

@@ -1,23 +1,9 @@
 import { deleteField, getField, setField, checkDocumentSize, type Doc } from './documents.js';
 import { firestoreErrors } from './errors.js';
+import { onlyKeys, wireObject as object } from './wire-checks.js';
 import { checkFieldName, documentKeyFromName, fullName, parseFieldPath, type DatabaseId, type DocumentKey } from './paths.js';
-import {
-  compareValues,
-  fieldsFromWire,
-  int64Max,
-  int64Min,
-  isNaNValue,
-  isNumber,
-  isVector,
-  nullValue,
-  parseMicros,
-  toWire,
-  valuesEqual,
-  fromWire,
-  type Fields,
-  type Value,
-  type WireValue,
-} from './values.js';
+import { compareValues, int64Max, int64Min, isNaNValue, isNumber, isVector, nullValue, valuesEqual, type Fields, type Value, type WireValue } from './values.js';
+import { fieldsFromWire, parseMicros, toWire, fromWire } from './value-wire.js';
 
 export type Precondition = { exists: boolean } | { updateTime: number };
 
@@ -42,21 +28,6 @@ export interface WriteResult {
 }
 
 const maxTransformsPerDocument = 500;
-
-type WireObject = Record<string, unknown>;
-
-function object(raw: unknown, where: string): WireObject {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw firestoreErrors.invalidArgument(`Invalid JSON payload received. Invalid value at '${where}': expected an object.`);
-  }
-  return raw as WireObject;
-}
-
-function onlyKeys(raw: WireObject, allowed: readonly string[], where: string): void {
-  for (const key of Object.keys(raw)) {
-    if (!allowed.includes(key)) throw firestoreErrors.invalidArgument(`Invalid JSON payload received. Unknown name "${key}" at '${where}': Cannot find field.`);
-  }
-}
 
 export function parseWrite(db: DatabaseId, raw: unknown, where: string): Write {
   const wire = object(raw, where);
