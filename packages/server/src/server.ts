@@ -40,6 +40,7 @@ import { FirestoreAccess } from './firestore/api/access.js';
 import { registerFirestoreRestRoutes } from './firestore/api/rest-routes.js';
 import { loadIndexFile } from './firestore/core/composite-indexes.js';
 import { DocumentDatabase } from './firestore/core/database.js';
+import { FirestoreStreams } from './firestore/streams/streams.js';
 import { defaultQueryLimits } from './firestore/core/query.js';
 
 const hour = 3600_000;
@@ -138,11 +139,12 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     compositeIndexes: options.indexesFile ? loadIndexFile(options.indexesFile) : [],
   });
   const firestoreAccess = new FirestoreAccess({
-    isAdmin: (request) => callers.isAdmin(request),
+    isAdmin: (authorization) => callers.isAdminAuthorization(authorization),
     verifyIdToken: (projectId, token) => deps.tokens.verifyIdToken(projectId, token),
     openToUsers: options.dev,
   });
   await registerFirestoreRestRoutes(app, database, firestoreAccess);
+  const firestoreStreams = new FirestoreStreams(database, firestoreAccess);
   await registerWebRoutes(app, options.webRoot, projects, () => publicUrl);
 
   const defaultApiKey = (await projects.config(options.defaultProjectId)).apiKeys[0]!;

@@ -20,7 +20,10 @@ export class CallerResolver {
   ) {}
 
   isAdmin(request: FastifyRequest): boolean {
-    const header = request.headers.authorization;
+    return this.isAdminAuthorization(request.headers.authorization);
+  }
+
+  isAdminAuthorization(header: string | undefined): boolean {
     if (!header?.startsWith('Bearer ')) return false;
     const presented = header.slice('Bearer '.length).trim();
     if (this.admin.acceptOwner && presented === 'owner') return true;

@@ -1,4 +1,3 @@
-import type { FastifyRequest } from 'fastify';
 import type { IdTokenClaims } from '../../auth/core/tokens.js';
 import { firestoreErrors } from '../core/errors.js';
 
@@ -6,7 +5,8 @@ import { firestoreErrors } from '../core/errors.js';
 export type FirestoreCaller = { kind: 'admin' } | { kind: 'user'; claims: IdTokenClaims } | { kind: 'anonymous' };
 
 export interface FirestoreAccessDeps {
-  isAdmin(request: FastifyRequest): boolean;
+  /** Is this `Authorization` header the admin credential? */
+  isAdmin(authorization: string | undefined): boolean;
   verifyIdToken(projectId: string, token: string): Promise<IdTokenClaims>;
   /** Until security rules exist, signed-in users may use the database only in --dev. */
   openToUsers: boolean;
@@ -15,8 +15,9 @@ export interface FirestoreAccessDeps {
 export class FirestoreAccess {
   constructor(private readonly deps: FirestoreAccessDeps) {}
 
-  async callerOf(request: FastifyRequest, projectId: string, authorization = request.headers.authorization): Promise<FirestoreCaller> {
-    if (this.deps.isAdmin(request)) return { kind: 'admin' };
+  /** From the `Authorization` header, whichever transport carried it (HTTP, WebChannel's headers, gRPC metadata). */
+  async callerOf(authorization: string | undefined, projectId: string): Promise<FirestoreCaller> {
+    if (this.deps.isAdmin(authorization)) return { kind: 'admin' };
     if (!authorization) return { kind: 'anonymous' };
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);
     if (!match) throw firestoreErrors.unauthenticated('Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.');

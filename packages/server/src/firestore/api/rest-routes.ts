@@ -62,7 +62,7 @@ export async function registerFirestoreRestRoutes(app: FastifyInstance, database
       bodyLimit: firestoreBodyLimit,
       handler: async (request, reply) => {
         const target = parseTarget(request);
-        const caller = await access.callerOf(request, target.db.projectId);
+        const caller = await access.callerOf(request.headers.authorization, target.db.projectId);
         const answer = await dispatch(database, access, caller, request, target);
         void reply.header('content-type', 'application/json; charset=utf-8');
         return answer;
@@ -72,7 +72,7 @@ export async function registerFirestoreRestRoutes(app: FastifyInstance, database
     scope.delete('/emulator/v1/projects/:project/databases/:database/documents', async (request) => {
       const params = request.params as { project: string; database: string };
       const db = checkDatabase(params.project, params.database);
-      access.checkAdmin(await access.callerOf(request, db.projectId));
+      access.checkAdmin(await access.callerOf(request.headers.authorization, db.projectId));
       await database.clear(db);
       return {};
     });
@@ -97,14 +97,35 @@ async function dispatch(database: DocumentDatabase, access: FirestoreAccess, cal
   const query = (request.query ?? {}) as QueryParams;
   const body = bodyOf(request);
   const { db, path } = target;
-  if (target.verb === 'listCollectionIds') {
+  if (target.verb !== undefined) return callVerb(database, access, caller, db, path, target.verb, body);
+  access.checkDataAccess(caller);
+  const segments = pathSegments(path);
+  switch (request.method) {
+    case 'GET':
+      return segments.length % 2 === 0 ? getDocument(database, db, path, query) : listDocuments(database, db, segments, query);
+    case 'PATCH':
+      return patchDocument(database, db, path, query, body);
+    case 'DELETE': {
+      const write: Write = { kind: 'delete', key: documentKey(path), transforms: [], ...preconditionFrom(query) };
+      await database.commit(db, [write]);
+      return {};
+    }
+    default:
+      return createDocument(database, db, segments, query, body);
+  }
+}
+
+/**
+ * The RPCs named by a verb, over proto3 JSON: REST calls this, and so does the gRPC adapter after
+ * converting its messages. Server-streaming RPCs answer an array of their responses.
+ */
+export async function callVerb(database: DocumentDatabase, access: FirestoreAccess, caller: FirestoreCaller, db: DatabaseId, path: string, verb: string, body: Body): Promise<unknown> {
+  if (verb === 'listCollectionIds') {
     access.checkAdmin(caller);
     return listCollectionIds(database, db, path, body);
   }
   access.checkDataAccess(caller);
-  switch (target.verb) {
-    case undefined:
-      break;
+  switch (verb) {
     case 'batchGet':
       return batchGet(database, db, body);
     case 'beginTransaction':
@@ -123,21 +144,7 @@ async function dispatch(database: DocumentDatabase, access: FirestoreAccess, cal
     case 'batchWrite':
       return batchWrite(database, db, body);
     default:
-      throw firestoreErrors.unimplemented(`${target.verb} is not supported over REST by Hearth.`);
-  }
-  const segments = pathSegments(path);
-  switch (request.method) {
-    case 'GET':
-      return segments.length % 2 === 0 ? getDocument(database, db, path, query) : listDocuments(database, db, segments, query);
-    case 'PATCH':
-      return patchDocument(database, db, path, query, body);
-    case 'DELETE': {
-      const write: Write = { kind: 'delete', key: documentKey(path), transforms: [], ...preconditionFrom(query) };
-      await database.commit(db, [write]);
-      return {};
-    }
-    default:
-      return createDocument(database, db, segments, query, body);
+      throw firestoreErrors.unimplemented(`${verb} is not supported over REST by Hearth.`);
   }
 }
 
