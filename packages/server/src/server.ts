@@ -145,6 +145,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   });
   await registerFirestoreRestRoutes(app, database, firestoreAccess);
   const firestoreStreams = new FirestoreStreams(database, firestoreAccess);
+  void firestoreStreams; // the WebChannel and gRPC transports attach here
   await registerWebRoutes(app, options.webRoot, projects, () => publicUrl);
 
   const defaultApiKey = (await projects.config(options.defaultProjectId)).apiKeys[0]!;
