@@ -18,6 +18,20 @@ export interface CommitOutcome {
   commitTime: number;
 }
 
+/** One committed change of one document, for listeners. */
+export interface CommittedChange {
+  path: string;
+  before: Doc | undefined;
+  after: Doc | undefined;
+}
+
+export interface CommitEvent {
+  db: DatabaseId;
+  dbKey: string;
+  commitTime: number;
+  changes: CommittedChange[];
+}
+
 export interface DatabaseOptions {
   queryLimits: QueryLimits;
   compositeIndexes: readonly CompositeIndex[];
@@ -29,6 +43,7 @@ export interface DatabaseOptions {
  */
 export class DocumentDatabase {
   readonly transactions = new TransactionManager();
+  private readonly commitListeners = new Set<(event: CommitEvent) => void>();
   private readonly prepared = new Map<string, Promise<void>>();
   private readonly indexSet: string;
 
@@ -45,6 +60,15 @@ export class DocumentDatabase {
 
   dbKey(db: DatabaseId): string {
     return `${db.projectId}/${db.databaseId}`;
+  }
+
+  /**
+   * The change feed: every commit, in commit order, right after it is durable. Listeners run
+   * synchronously and must not throw.
+   */
+  onCommit(listener: (event: CommitEvent) => void): () => void {
+    this.commitListeners.add(listener);
+    return () => this.commitListeners.delete(listener);
   }
 
   /** Before a database's first use: its composite index entries must match the declared set. */
@@ -118,16 +142,22 @@ export class DocumentDatabase {
           state.set(write.key.path, after);
           return result;
         });
-        const changes = [...state.entries()]
-          .filter(([path, after]) => before.get(path) !== after)
-          .map(([path, after]) => changeFor(before.get(path), after, (doc) => this.entriesOf(doc)))
-          .filter((change, i, all) => all.findIndex((other) => other.path === change.path) === i);
-        return { changes, result: writeResults };
+        const changed = [...state.entries()].filter(([path, after]) => before.get(path) !== after);
+        const changes = changed.map(([path, after]) => changeFor(before.get(path), after, (doc) => this.entriesOf(doc)));
+        const committed = changed
+          .filter(([path, after]) => before.get(path)?.updateTime !== after?.updateTime)
+          .map(([path, after]) => ({ path, before: before.get(path), after }));
+        return { changes, result: { writeResults, committed } };
       });
-      return { writeResults: result, commitTime };
+      if (result.committed.length) this.publish({ db, dbKey, commitTime, changes: result.committed });
+      return { writeResults: result.writeResults, commitTime };
     } finally {
       if (transaction) this.transactions.end(transaction);
     }
+  }
+
+  private publish(event: CommitEvent): void {
+    for (const listener of this.commitListeners) listener(event);
   }
 
   /** Each write on its own: one failing does not stop the others. */

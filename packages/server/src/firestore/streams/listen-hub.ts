@@ -1,0 +1,90 @@
+import type { CommitEvent, CommittedChange, DocumentDatabase } from '../core/database.js';
+import type { Query } from '../core/query.js';
+
+/**
+ * Who listens to what: targets registered by the collection (or collection group, or document)
+ * they watch. A commit is matched only against the targets that could contain its documents, so a
+ * write costs work in proportion to its listeners, not to the number of queries served.
+ */
+export interface WatchedTarget {
+  dbKey: string;
+  /** A query target, or the documents of a documents target. */
+  query?: Query;
+  documents?: ReadonlySet<string>;
+  /** Receives every commit that touches the target's scope, in commit order. */
+  deliver(commitTime: number, changes: CommittedChange[]): void;
+}
+
+export class ListenHub {
+  private readonly byCollection = new Map<string, Set<WatchedTarget>>();
+  private readonly byGroup = new Map<string, Set<WatchedTarget>>();
+  private readonly byDocument = new Map<string, Set<WatchedTarget>>();
+  /** Kindless queries (all documents under a parent) see every commit of their database. */
+  private readonly everything = new Map<string, Set<WatchedTarget>>();
+  private readonly unsubscribe: () => void;
+
+  constructor(database: DocumentDatabase) {
+    this.unsubscribe = database.onCommit((event) => this.dispatch(event));
+  }
+
+  register(target: WatchedTarget): () => void {
+    const keys = this.keysOf(target);
+    for (const [index, key] of keys) add(index, key, target);
+    return () => {
+      for (const [index, key] of keys) remove(index, key, target);
+    };
+  }
+
+  close(): void {
+    this.unsubscribe();
+  }
+
+  private keysOf(target: WatchedTarget): Array<[Map<string, Set<WatchedTarget>>, string]> {
+    const scoped = (key: string) => `${target.dbKey}\u0000${key}`;
+    if (target.documents) return [...target.documents].map((path) => [this.byDocument, scoped(path)]);
+    const query = target.query!;
+    if (!query.allDescendants) {
+      const collection = query.parent === '' ? query.collectionId! : `${query.parent}/${query.collectionId!}`;
+      return [[this.byCollection, scoped(collection)]];
+    }
+    if (query.collectionId !== undefined) return [[this.byGroup, scoped(query.collectionId)]];
+    return [[this.everything, target.dbKey]];
+  }
+
+  private dispatch(event: CommitEvent): void {
+    const perTarget = new Map<WatchedTarget, CommittedChange[]>();
+    const note = (targets: Set<WatchedTarget> | undefined, change: CommittedChange) => {
+      for (const target of targets ?? []) {
+        const list = perTarget.get(target);
+        if (list) list.push(change);
+        else perTarget.set(target, [change]);
+      }
+    };
+    const scoped = (key: string) => `${event.dbKey}\u0000${key}`;
+    for (const change of event.changes) {
+      const slash = change.path.lastIndexOf('/');
+      const collection = change.path.slice(0, slash);
+      const collectionId = collection.slice(collection.lastIndexOf('/') + 1);
+      note(this.byCollection.get(scoped(collection)), change);
+      note(this.byGroup.get(scoped(collectionId)), change);
+      note(this.byDocument.get(scoped(change.path)), change);
+      note(this.everything.get(event.dbKey), change);
+    }
+    for (const [target, changes] of perTarget) target.deliver(event.commitTime, changes);
+  }
+}
+
+function add(index: Map<string, Set<WatchedTarget>>, key: string, target: WatchedTarget): void {
+  let set = index.get(key);
+  if (!set) {
+    set = new Set();
+    index.set(key, set);
+  }
+  set.add(target);
+}
+
+function remove(index: Map<string, Set<WatchedTarget>>, key: string, target: WatchedTarget): void {
+  const set = index.get(key);
+  set?.delete(target);
+  if (set?.size === 0) index.delete(key);
+}

@@ -1,0 +1,247 @@
+import { ApiError } from '../../http/api-error.js';
+import { toApiError } from '../../http/error-handler.js';
+import type { FirestoreAccess } from '../api/access.js';
+import type { CommittedChange, DocumentDatabase } from '../core/database.js';
+import { docToWire, type Doc } from '../core/documents.js';
+import { firestoreErrors } from '../core/errors.js';
+import { databaseName, documentKeyFromName, fullName, relativeName } from '../core/paths.js';
+import { matchesQuery, type Query } from '../core/query.js';
+import { formatMicros } from '../core/value-wire.js';
+import { onlyKeys, wireObject } from '../core/wire-checks.js';
+import type { ListenHub } from './listen-hub.js';
+import type { StreamContext, StreamSession, StreamSink } from './stream.js';
+
+/** What the client holds for a target: each document's path and the version it was sent. */
+interface ActiveTarget {
+  id: number;
+  query?: Query;
+  documents?: Set<string>;
+  /** Limits and offsets depend on documents outside the result: such targets re-run on change. */
+  rerun: boolean;
+  sent: Map<string, number>;
+  unregister: () => void;
+}
+
+const permissionDeniedCode = 7;
+
+/**
+ * The Listen stream. Each addTarget is answered ADD, the matching documents, CURRENT, then a
+ * global NO_CHANGE carrying the read time (the only message on which the SDK raises a snapshot);
+ * each removeTarget REMOVE. After that every commit touching a target's scope is matched against
+ * it and sent as deltas (documentChange / documentDelete / removal from the target), followed by
+ * one global NO_CHANGE per batch of commits, with a read time that only grows. Resuming targets
+ * get RESET and the full result again, which is always correct.
+ */
+export class ListenSession implements StreamSession {
+  private readonly targets = new Map<number, ActiveTarget>();
+  private queue: Promise<void> = Promise.resolve();
+  private closed = false;
+  private lastReadTime = 0;
+  private pending: Array<{ target: ActiveTarget; commitTime: number; changes: CommittedChange[] }> = [];
+  private flushScheduled = false;
+
+  constructor(
+    private readonly database: DocumentDatabase,
+    private readonly hub: ListenHub,
+    private readonly access: FirestoreAccess,
+    private readonly context: StreamContext,
+    private readonly sink: StreamSink,
+  ) {}
+
+  receive(request: unknown): void {
+    this.enqueue(() => this.handle(request));
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const target of this.targets.values()) target.unregister();
+    this.targets.clear();
+  }
+
+  private enqueue(work: () => Promise<void> | void): void {
+    this.queue = this.queue.then(work).catch((error: unknown) => this.end(error));
+  }
+
+  private async handle(raw: unknown): Promise<void> {
+    if (this.closed) return;
+    const request = wireObject(raw, 'ListenRequest');
+    onlyKeys(request, ['database', 'addTarget', 'removeTarget', 'labels'], 'ListenRequest');
+    if (request.database !== undefined && request.database !== databaseName(this.context.db)) {
+      throw firestoreErrors.invalidArgument(`Database ${String(request.database)} does not match the stream's ${databaseName(this.context.db)}.`);
+    }
+    if (request.addTarget !== undefined) await this.addTarget(request.addTarget);
+    else if (request.removeTarget !== undefined) this.removeTarget(request.removeTarget);
+  }
+
+  private async addTarget(raw: unknown): Promise<void> {
+    const spec = wireObject(raw, 'addTarget');
+    onlyKeys(spec, ['query', 'documents', 'targetId', 'resumeToken', 'readTime', 'once', 'expectedCount'], 'addTarget');
+    const id = spec.targetId;
+    if (typeof id !== 'number' || !Number.isInteger(id) || id < 0) throw firestoreErrors.invalidArgument('targetId must be a non-negative integer.');
+    if (this.targets.has(id)) throw firestoreErrors.invalidArgument(`Target ID ${id} is already in use.`);
+    const target: ActiveTarget = { id, rerun: false, sent: new Map(), unregister: () => undefined };
+    try {
+      this.access.checkDataAccess(this.context.caller);
+      this.defineTarget(target, spec);
+    } catch (error) {
+      const apiError = error instanceof ApiError ? error : toApiError(error);
+      if (apiError.status !== 'PERMISSION_DENIED' && apiError.status !== 'INVALID_ARGUMENT' && apiError.status !== 'FAILED_PRECONDITION') throw error;
+      // A denied or invalid target fails alone: REMOVE with the cause; the stream goes on.
+      this.sink.send({ targetChange: { targetChangeType: 'REMOVE', targetIds: [id], cause: { code: grpcCodeOf(apiError.status), message: apiError.wireMessage } } });
+      return;
+    }
+    this.targets.set(id, target);
+    target.unregister = this.hub.register({
+      dbKey: this.database.dbKey(this.context.db),
+      ...(target.query ? { query: target.query } : {}),
+      ...(target.documents ? { documents: target.documents } : {}),
+      deliver: (commitTime, changes) => this.noteCommit(target, commitTime, changes),
+    });
+    this.sink.send({ targetChange: { targetChangeType: 'ADD', targetIds: [id] } });
+    if (spec.resumeToken !== undefined || spec.readTime !== undefined) {
+      this.sink.send({ targetChange: { targetChangeType: 'RESET', targetIds: [id] } });
+    }
+    const docs = await this.currentResult(target);
+    for (const doc of docs) this.sendDocument(target, doc);
+    const readTime = this.nextReadTime(await this.database.readTime(this.context.db));
+    this.sink.send({ targetChange: { targetChangeType: 'CURRENT', targetIds: [id], resumeToken: resumeToken(readTime), readTime: formatMicros(readTime) } });
+    this.sendGlobal(readTime);
+  }
+
+  private defineTarget(target: ActiveTarget, spec: Record<string, unknown>): void {
+    const db = this.context.db;
+    if (spec.query !== undefined && spec.documents === undefined) {
+      const query = wireObject(spec.query, 'addTarget.query');
+      onlyKeys(query, ['parent', 'structuredQuery'], 'addTarget.query');
+      const parent = relativeName(db, String(query.parent ?? ''), 'Parent');
+      target.query = this.database.parseQuery(db, parent, query.structuredQuery);
+      target.rerun = target.query.limit !== undefined || target.query.offset > 0;
+      return;
+    }
+    if (spec.documents !== undefined && spec.query === undefined) {
+      const documents = wireObject(spec.documents, 'addTarget.documents');
+      onlyKeys(documents, ['documents'], 'addTarget.documents');
+      if (!Array.isArray(documents.documents)) throw firestoreErrors.invalidArgument('A documents target needs a list of document names.');
+      target.documents = new Set(documents.documents.map((name, i) => documentKeyFromName(db, name, `documents[${i}]`).path));
+      return;
+    }
+    throw firestoreErrors.invalidArgument('A target must be either a query or documents.');
+  }
+
+  private removeTarget(raw: unknown): void {
+    if (typeof raw !== 'number') throw firestoreErrors.invalidArgument('removeTarget must be a target ID.');
+    const target = this.targets.get(raw);
+    if (target) {
+      target.unregister();
+      this.targets.delete(raw);
+    }
+    this.sink.send({ targetChange: { targetChangeType: 'REMOVE', targetIds: [raw] } });
+  }
+
+  private async currentResult(target: ActiveTarget): Promise<Doc[]> {
+    if (target.query) return (await this.database.runQuery(this.context.db, target.query)).docs;
+    const docs = await this.database.getDocuments(this.context.db, [...target.documents!]);
+    return [...docs.values()];
+  }
+
+  // ---- commits ------------------------------------------------------------------------------
+
+  private noteCommit(target: ActiveTarget, commitTime: number, changes: CommittedChange[]): void {
+    this.pending.push({ target, commitTime, changes });
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    // Everything one commit (or several in a row) did becomes one snapshot.
+    this.enqueue(() => this.flush());
+  }
+
+  private async flush(): Promise<void> {
+    this.flushScheduled = false;
+    const batch = this.pending;
+    this.pending = [];
+    let latest = 0;
+    let sentAny = false;
+    for (const { target, commitTime, changes } of batch) {
+      latest = Math.max(latest, commitTime);
+      if (!this.targets.has(target.id) || this.targets.get(target.id) !== target) continue;
+      sentAny = (target.rerun ? await this.rerun(target, commitTime) : this.applyChanges(target, changes, commitTime)) || sentAny;
+    }
+    if (sentAny && !this.closed) this.sendGlobal(this.nextReadTime(latest));
+  }
+
+  /** Matches each changed document against the target: enter, change, leave or delete. */
+  private applyChanges(target: ActiveTarget, changes: CommittedChange[], commitTime: number): boolean {
+    let sent = false;
+    for (const change of changes) {
+      const wasIn = target.sent.has(change.path);
+      const isIn = change.after !== undefined && (target.query ? matchesQuery(this.context.db, target.query, change.after) : target.documents!.has(change.path));
+      if (isIn) {
+        if (target.sent.get(change.path) === change.after!.updateTime) continue;
+        this.sendDocument(target, change.after!);
+        sent = true;
+      } else if (wasIn || target.documents) {
+        this.sendGone(target, change.path, change.after !== undefined, commitTime);
+        sent = true;
+      }
+    }
+    return sent;
+  }
+
+  /** A limit (or offset) target: run it again and send the difference. */
+  private async rerun(target: ActiveTarget, commitTime: number): Promise<boolean> {
+    const docs = await this.currentResult(target);
+    let sent = false;
+    const now = new Set<string>();
+    for (const doc of docs) {
+      now.add(doc.key.path);
+      if (target.sent.get(doc.key.path) === doc.updateTime) continue;
+      this.sendDocument(target, doc);
+      sent = true;
+    }
+    for (const path of [...target.sent.keys()]) {
+      if (now.has(path)) continue;
+      const exists = (await this.database.getDocuments(this.context.db, [path])).has(path);
+      this.sendGone(target, path, exists, commitTime);
+      sent = true;
+    }
+    return sent;
+  }
+
+  private sendDocument(target: ActiveTarget, doc: Doc): void {
+    target.sent.set(doc.key.path, doc.updateTime);
+    this.sink.send({ documentChange: { document: docToWire(this.context.db, doc), targetIds: [target.id] } });
+  }
+
+  private sendGone(target: ActiveTarget, path: string, stillExists: boolean, commitTime: number): void {
+    target.sent.delete(path);
+    const name = fullName(this.context.db, path);
+    if (stillExists) this.sink.send({ documentRemove: { document: name, removedTargetIds: [target.id], readTime: formatMicros(commitTime) } });
+    else this.sink.send({ documentDelete: { document: name, removedTargetIds: [target.id], readTime: formatMicros(commitTime) } });
+  }
+
+  private sendGlobal(readTime: number): void {
+    this.sink.send({ targetChange: { resumeToken: resumeToken(readTime), readTime: formatMicros(readTime) } });
+  }
+
+  /** Read times on one stream never go back. */
+  private nextReadTime(candidate: number): number {
+    this.lastReadTime = Math.max(this.lastReadTime, candidate);
+    return this.lastReadTime;
+  }
+
+  private end(error: unknown): void {
+    if (this.closed) return;
+    this.close();
+    this.sink.fail(error instanceof ApiError ? error : toApiError(error));
+  }
+}
+
+/** Opaque to clients; it carries the read time it stands for. */
+function resumeToken(readTime: number): string {
+  return Buffer.from(`t${readTime}`).toString('base64');
+}
+
+function grpcCodeOf(status: string | undefined): number {
+  if (status === 'PERMISSION_DENIED') return permissionDeniedCode;
+  if (status === 'FAILED_PRECONDITION') return 9;
+  return 3;
+}
