@@ -54,7 +54,7 @@ export async function executeQuery(context: PlanContext): Promise<QueryResult> {
   let documentsScanned = 0;
   const plan = candidates(context);
   const result = { docs, indexesUsed: plan.indexesUsed };
-  if (wanted === 0) return { ...result, skipped, documentsScanned };
+  if (query.limit === 0) return { ...result, skipped, documentsScanned };
   for await (const doc of plan.source) {
     documentsScanned++;
     if (!matchesQuery(db, query, doc)) continue;

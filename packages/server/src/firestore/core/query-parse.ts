@@ -1,8 +1,8 @@
 import { firestoreErrors } from './errors.js';
 import { formatFieldPath, keyField, parseFieldPath, pathSegments, relativeName, type DatabaseId } from './paths.js';
-import { defaultQueryLimits, type Cursor, type FieldOp, type FieldRef, type Filter, type Order, type Query, type QueryLimits, type UnaryOp } from './query.js';
+import { defaultQueryLimits, isRangeOp, type Cursor, type FieldOp, type FieldRef, type Filter, type Order, type Query, type QueryLimits, type UnaryOp } from './query.js';
 import { fromWire } from './value-wire.js';
-import { compareSegments, type Value } from './values.js';
+import { compareSegments, isNaNValue, type Value } from './values.js';
 import { onlyKeys, wireObject as object } from './wire-checks.js';
 
 /** Structured queries from the wire: checked once (limits and messages as the server's), normalized. */
@@ -128,8 +128,17 @@ function checkFilterLimits(filter: Filter, limits: QueryLimits): void {
   if (hasNotIn && (hasOr || all.some((f) => f.kind === 'field' && (f.op === 'IN' || f.op === 'ARRAY_CONTAINS_ANY')))) {
     throw firestoreErrors.invalidArgument("'NOT_IN' cannot be used in the same query with 'IN', 'ARRAY_CONTAINS_ANY' or 'OR'.");
   }
-  const arrayFilters = all.filter((f) => f.kind === 'field' && (f.op === 'ARRAY_CONTAINS' || f.op === 'ARRAY_CONTAINS_ANY'));
-  if (arrayFilters.length > 1) throw firestoreErrors.failedPrecondition('Only a single array-contains clause is allowed in a query');
+  if (arrayFiltersPerDisjunction(filter) > 1) throw firestoreErrors.invalidArgument("A maximum of 1 'ARRAY_CONTAINS' filter is allowed per disjunction.");
+  if (filter.kind === 'composite' && filter.op === 'OR' && filter.filters.length === 0) throw firestoreErrors.invalidArgument('An OR filter needs at least one filter.');
+  for (const f of all) {
+    if (f.kind === 'unary' && f.field.isKey) throw firestoreErrors.invalidArgument(`'${f.op}' cannot be used with __key__.`);
+  }
+  const keyEquality = all.some((f) => f.kind === 'field' && f.field.isKey && (f.op === 'EQUAL' || f.op === 'IN'));
+  const otherInequality = all.some((f) => f.kind !== 'composite' && !f.field.isKey && inequalityOps.has(f.op));
+  const keyInequality = all.some((f) => f.kind !== 'composite' && f.field.isKey && inequalityOps.has(f.op));
+  if (keyEquality && otherInequality && !keyInequality) {
+    throw firestoreErrors.invalidArgument('Equality on key is not allowed if there are other inequality fields and key does not appear in inequalities.');
+  }
   for (const f of all) {
     if (f.kind !== 'field' || f.value.type !== 'array') continue;
     if ((f.op === 'IN' || f.op === 'ARRAY_CONTAINS_ANY') && f.value.values.length > limits.maxInValues) {
@@ -145,6 +154,15 @@ function checkFilterLimits(filter: Filter, limits: QueryLimits): void {
       `Too many disjunctions after normalization. Result had ${disjunctions} disjunctions which is more than the maximum of ${limits.maxDisjunctions}`,
     );
   }
+}
+
+/** The most array-contains filters any one disjunct of the filter's normal form holds. */
+function arrayFiltersPerDisjunction(filter: Filter): number {
+  if (filter.kind === 'composite') {
+    const counts = filter.filters.map(arrayFiltersPerDisjunction);
+    return filter.op === 'AND' ? counts.reduce((a, b) => a + b, 0) : Math.max(0, ...counts);
+  }
+  return filter.kind === 'field' && (filter.op === 'ARRAY_CONTAINS' || filter.op === 'ARRAY_CONTAINS_ANY') ? 1 : 0;
 }
 
 function flatten(filter: Filter): Filter[] {
@@ -185,17 +203,23 @@ function parseOrders(raw: unknown): Order[] {
 function normalizeOrder(explicit: Order[], filter: Filter | undefined): Order[] {
   const orders: Order[] = [];
   const seen = new Set<string>();
-  for (const order of explicit) {
-    if (seen.has(order.field.path)) continue;
-    seen.add(order.field.path);
-    orders.push(order);
-    if (order.field.isKey) return orders;
-  }
-  const lastDirection = explicit.length ? explicit[explicit.length - 1]!.descending : false;
   const inequalities = new Map<string, FieldRef>();
   for (const f of filter ? flatten(filter) : []) {
-    if (f.kind !== 'composite' && inequalityOps.has(f.op) && !seen.has(f.field.path)) inequalities.set(f.field.path, f.field);
+    // A range against null or NaN matches nothing; it orders nothing either.
+    if (f.kind === 'field' && isRangeOp(f.op) && (f.value.type === 'null' || isNaNValue(f.value))) continue;
+    if (f.kind !== 'composite' && inequalityOps.has(f.op)) inequalities.set(f.field.path, f.field);
   }
+  for (const order of explicit) {
+    if (seen.has(order.field.path)) throw firestoreErrors.invalidArgument(`Order by field "${order.field.path}" appears more than once.`);
+    seen.add(order.field.path);
+    orders.push(order);
+    if (order.field.isKey) {
+      if ([...inequalities.keys()].some((path) => !seen.has(path))) throw firestoreErrors.invalidArgument('order by clause cannot contain more fields after the key');
+      return orders;
+    }
+  }
+  const lastDirection = explicit.length ? explicit[explicit.length - 1]!.descending : false;
+  for (const path of seen) inequalities.delete(path);
   const added = [...inequalities.values()].sort((a, b) => compareSegments(a.segments, b.segments));
   for (const field of added) {
     if (field.isKey) continue;

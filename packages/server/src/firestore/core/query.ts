@@ -134,7 +134,8 @@ export function matchesField(op: FieldOp, value: Value | undefined, operand: Val
     case 'EQUAL':
       return comparable(operand) && valuesEqual(value, operand);
     case 'NOT_EQUAL':
-      return comparable(operand) && value.type !== 'null' && !valuesEqual(value, operand);
+      // NaN equals nothing, so `!= NaN` keeps every present, non-null value.
+      return operand.type !== 'null' && value.type !== 'null' && !(comparable(operand) && valuesEqual(value, operand));
     case 'LESS_THAN':
     case 'LESS_THAN_OR_EQUAL':
     case 'GREATER_THAN':
@@ -159,7 +160,7 @@ export function matchesField(op: FieldOp, value: Value | undefined, operand: Val
     case 'NOT_IN': {
       const operands = operand.type === 'array' ? operand.values : [];
       if (operands.some((o) => o.type === 'null')) return false;
-      return value.type !== 'null' && !operands.some((o) => valuesEqual(value, o));
+      return value.type !== 'null' && !operands.some((o) => comparable(o) && valuesEqual(value, o));
     }
   }
 }

@@ -70,7 +70,7 @@ export function fromWire(wire: unknown, where: string, depth = 1, options: WireO
       if (typeof raw !== 'string') throw bad('type.googleapis.com/google.protobuf.Timestamp');
       const parsed = parseTimestamp(raw);
       if (!parsed) throw bad('type.googleapis.com/google.protobuf.Timestamp');
-      return { type: 'timestamp', seconds: parsed.seconds, nanos: parsed.nanos - (parsed.nanos % 1000) };
+      return { type: 'timestamp', seconds: parsed.seconds, nanos: parsed.nanos };
     }
     case 'stringValue':
       if (typeof raw !== 'string') throw bad('TYPE_STRING');

@@ -41,7 +41,7 @@ export function parseWrite(db: DatabaseId, raw: unknown, where: string): Write {
     const document = object(wire.update, `${where}.update`);
     onlyKeys(document, ['name', 'fields', 'createTime', 'updateTime'], `${where}.update`);
     write.key = documentKeyFromName(db, document.name);
-    write.fields = fieldsFromWire(document.fields, `${where}.update.fields`);
+    write.fields = storedPrecision(fieldsFromWire(document.fields, `${where}.update.fields`));
     checkFieldNames(write.fields, '');
     if (wire.updateMask !== undefined) write.mask = parseMask(wire.updateMask, `${where}.updateMask`);
   } else if (kind === 'transform') {
@@ -82,6 +82,17 @@ function checkFieldNames(fields: Fields, prefix: string): void {
       for (const element of value.values) if (element.type === 'map' && !isVector(element)) checkFieldNames(element.fields, where);
     }
   }
+}
+
+/** Stored timestamps keep microseconds (query operands keep what they were given). */
+function storedPrecision(fields: Fields): Fields {
+  const truncate = (value: Value): Value => {
+    if (value.type === 'timestamp') return { ...value, nanos: value.nanos - (value.nanos % 1000) };
+    if (value.type === 'array') return { type: 'array', values: value.values.map(truncate) };
+    if (value.type === 'map') return { type: 'map', fields: storedPrecision(value.fields) };
+    return value;
+  };
+  return new Map([...fields].map(([name, value]) => [name, truncate(value)]));
 }
 
 function checkValueSize(value: Value, where: string): void {
@@ -194,10 +205,9 @@ function checkPrecondition(write: Write, current: Doc | undefined, db: DatabaseI
     if (!precondition.exists && current) throw firestoreErrors.alreadyExists(`Document already exists: ${name}`);
     return;
   }
-  if (!current) throw firestoreErrors.notFound(`No document to update: ${name}`);
-  if (current.updateTime !== precondition.updateTime) {
+  if (current?.updateTime !== precondition.updateTime) {
     throw firestoreErrors.failedPrecondition(
-      `the stored version (${current.updateTime}) does not match the required base version (${precondition.updateTime})`,
+      `the stored version (${current?.updateTime ?? 0}) does not match the required base version (${precondition.updateTime})`,
     );
   }
 }

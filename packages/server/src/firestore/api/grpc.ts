@@ -1,0 +1,363 @@
+import * as grpc from '@grpc/grpc-js';
+import type { Server as NetServer, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import type protobuf from 'protobufjs';
+import { ApiError } from '../../http/api-error.js';
+import { toApiError } from '../../http/error-handler.js';
+import type { DocumentDatabase } from '../core/database.js';
+import { firestoreErrors } from '../core/errors.js';
+import { checkDatabase, pathSegments, relativeName, type DatabaseId } from '../core/paths.js';
+import type { StreamKind, StreamOpener, StreamSession } from '../streams/stream.js';
+import type { FirestoreAccess, FirestoreCaller } from './access.js';
+import { createDocument, getDocument, listDocuments, patchDocument, type QueryParams } from './document-handlers.js';
+import { loadFirestoreRoot, messageFromJson, messageToJson } from './grpc-codec.js';
+import { callVerb, firestoreBodyLimit } from './rest-routes.js';
+
+/**
+ * google.firestore.v1.Firestore over gRPC, for the Node SDKs (firebase-admin, and the firebase
+ * package when it runs in Node). A thin adapter: messages are converted to proto3 JSON and served
+ * by the same verbs, document handlers and stream sessions as REST and WebChannel.
+ */
+
+type Json = Record<string, unknown>;
+
+export interface GrpcOptions {
+  database: DocumentDatabase;
+  access: FirestoreAccess;
+  streams: StreamOpener;
+  /** Listen on this port (0 picks one) as well as taking connections handed over by `shareHttpPort`. */
+  port?: number;
+  host?: string;
+  logger?: Logger;
+}
+
+export interface FirestoreGrpc {
+  /** The port gRPC listens on by itself; undefined when it only serves connections handed to it. */
+  port: number | undefined;
+  /** Serves a connection whose first bytes are the HTTP/2 preface (they may have been unshifted). */
+  injectConnection(connection: Duplex): void;
+  /** Ends every call and connection at once. */
+  close(): Promise<void>;
+}
+
+const service = 'google.firestore.v1.Firestore';
+
+export async function startGrpc(options: GrpcOptions): Promise<FirestoreGrpc> {
+  const root = loadFirestoreRoot();
+  const server = new grpc.Server({ 'grpc.max_receive_message_length': firestoreBodyLimit, 'grpc.max_send_message_length': -1 });
+  server.addService(serviceDefinition(root), implementation(options));
+  const credentials = grpc.ServerCredentials.createInsecure();
+  const injector = server.createConnectionInjector(credentials);
+  let port: number | undefined;
+  if (options.port !== undefined) {
+    const host = options.host ?? '127.0.0.1';
+    port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync(`${host.includes(':') ? `[${host}]` : host}:${options.port}`, credentials, (error, bound) => (error ? reject(error) : resolve(bound))),
+    );
+  }
+  let closed = false;
+  return {
+    port,
+    injectConnection: (connection) => injector.injectConnection(connection),
+    async close() {
+      if (closed) return;
+      closed = true;
+      injector.destroy();
+      server.forceShutdown();
+    },
+  };
+}
+
+// ---- the service definition -------------------------------------------------------------------
+
+function serviceDefinition(root: protobuf.Root): grpc.ServiceDefinition {
+  const definition: Record<string, grpc.MethodDefinition<Json, unknown>> = {};
+  for (const method of root.lookupService(service).methodsArray) {
+    const requestType = method.resolvedRequestType!;
+    const responseType = method.resolvedResponseType!;
+    definition[method.name] = {
+      path: `/${service}/${method.name}`,
+      requestStream: method.requestStream === true,
+      responseStream: method.responseStream === true,
+      requestDeserialize: (bytes: Buffer) => messageToJson(requestType, requestType.decode(bytes) as unknown as Json) as Json,
+      requestSerialize: (json: Json) => Buffer.from(requestType.encode(messageFromJson(requestType, json)).finish()),
+      responseSerialize: (json: unknown) => Buffer.from(responseType.encode(messageFromJson(responseType, json)).finish()),
+      responseDeserialize: (bytes: Buffer) => messageToJson(responseType, responseType.decode(bytes) as unknown as Json),
+    };
+  }
+  return definition;
+}
+
+interface CallContext {
+  db: DatabaseId;
+  caller: FirestoreCaller;
+  request: Json;
+}
+
+type Handler = (context: CallContext) => Promise<unknown>;
+
+/** Where each RPC names its database. */
+const databaseField: Record<string, (request: Json) => unknown> = {
+  GetDocument: (request) => request.name,
+  DeleteDocument: (request) => request.name,
+  UpdateDocument: (request) => (request.document as Json | undefined)?.name,
+  ListDocuments: (request) => request.parent,
+  CreateDocument: (request) => request.parent,
+  RunQuery: (request) => request.parent,
+  RunAggregationQuery: (request) => request.parent,
+  PartitionQuery: (request) => request.parent,
+  ListCollectionIds: (request) => request.parent,
+};
+
+function implementation(options: GrpcOptions): grpc.UntypedServiceImplementation {
+  const { database, access } = options;
+  const verb =
+    (name: string, routing: 'database' | 'parent'): Handler =>
+    ({ db, caller, request }) => {
+      const { [routing]: _routing, ...body } = request;
+      return callVerb(database, access, caller, db, routing === 'parent' ? documentPath(db, request.parent) : '', name, body);
+    };
+  const unary: Record<string, Handler> = {
+    GetDocument: async ({ db, caller, request }) => {
+      access.checkDataAccess(caller);
+      return getDocument(database, db, documentPath(db, request.name), { ...maskParam(request.mask, 'mask'), ...stringParam('transaction', request.transaction) });
+    },
+    ListDocuments: async ({ db, caller, request }) => {
+      access.checkDataAccess(caller);
+      if (typeof request.collectionId !== 'string' || request.collectionId === '') throw firestoreErrors.invalidArgument('collectionId must be set.');
+      return listDocuments(database, db, [...pathSegments(documentPath(db, request.parent)), request.collectionId], {
+        ...stringParam('pageSize', request.pageSize),
+        ...stringParam('pageToken', request.pageToken),
+        ...stringParam('orderBy', request.orderBy),
+        ...stringParam('showMissing', request.showMissing),
+        ...maskParam(request.mask, 'mask'),
+      });
+    },
+    CreateDocument: async ({ db, caller, request }) => {
+      access.checkDataAccess(caller);
+      if (typeof request.collectionId !== 'string' || request.collectionId === '') throw firestoreErrors.invalidArgument('collectionId must be set.');
+      const segments = [...pathSegments(documentPath(db, request.parent)), request.collectionId];
+      return createDocument(database, db, segments, { ...stringParam('documentId', request.documentId), ...maskParam(request.mask, 'mask') }, (request.document ?? {}) as Json);
+    },
+    UpdateDocument: async ({ db, caller, request }) => {
+      access.checkDataAccess(caller);
+      const document = (request.document ?? {}) as Json;
+      const precondition = (request.currentDocument ?? {}) as Json;
+      return patchDocument(
+        database,
+        db,
+        documentPath(db, document.name),
+        {
+          ...maskParam(request.updateMask, 'updateMask'),
+          ...maskParam(request.mask, 'mask'),
+          ...stringParam('currentDocument.exists', precondition.exists),
+          ...stringParam('currentDocument.updateTime', precondition.updateTime),
+        },
+        document,
+      );
+    },
+    DeleteDocument: async ({ db, caller, request }) => {
+      const write: Json = { delete: request.name };
+      if (request.currentDocument !== undefined) write.currentDocument = request.currentDocument;
+      await callVerb(database, access, caller, db, '', 'commit', { writes: [write] });
+      return {};
+    },
+    BeginTransaction: verb('beginTransaction', 'database'),
+    Commit: verb('commit', 'database'),
+    Rollback: verb('rollback', 'database'),
+    BatchWrite: verb('batchWrite', 'database'),
+    ListCollectionIds: verb('listCollectionIds', 'parent'),
+    PartitionQuery: async () => {
+      throw firestoreErrors.unimplemented('PartitionQuery is not supported by Hearth.');
+    },
+  };
+  const serverStreaming: Record<string, Handler> = {
+    BatchGetDocuments: verb('batchGet', 'database'),
+    RunQuery: verb('runQuery', 'parent'),
+    RunAggregationQuery: verb('runAggregationQuery', 'parent'),
+  };
+
+  const context = async (method: string, call: { metadata: grpc.Metadata }, request: Json): Promise<CallContext> => {
+    const db = databaseOf(databaseField[method]?.(request) ?? request.database, call.metadata);
+    return { db, caller: await access.callerOf(authorization(call.metadata), db.projectId), request };
+  };
+  const handlers: grpc.UntypedServiceImplementation = {};
+  for (const [method, handler] of Object.entries(unary)) {
+    handlers[method] = (call: grpc.ServerUnaryCall<Json, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+      context(method, call, call.request)
+        .then(handler)
+        .then(
+          (response) => callback(null, response),
+          (error: unknown) => callback(toStatus(error, options.logger)),
+        );
+    };
+  }
+  for (const [method, handler] of Object.entries(serverStreaming)) {
+    handlers[method] = (call: grpc.ServerWritableStream<Json, unknown>) => {
+      context(method, call, call.request)
+        .then(handler)
+        .then(
+          (responses) => {
+            for (const response of responses as unknown[]) {
+              if (call.cancelled) return;
+              call.write(response);
+            }
+            call.end();
+          },
+          (error: unknown) => call.emit('error', toStatus(error, options.logger)),
+        );
+    };
+  }
+  handlers.Listen = bidi('Listen', options);
+  handlers.Write = bidi('Write', options);
+  return handlers;
+}
+
+/**
+ * Listen and Write: a session opens once the database is known (the `google-cloud-resource-prefix`
+ * metadata, else the first request's `database`) and the caller authenticated; requests that
+ * arrive meanwhile wait for it.
+ */
+function bidi(kind: StreamKind, options: GrpcOptions): grpc.handleBidiStreamingCall<Json, Json> {
+  return (call) => {
+    let session: StreamSession | undefined;
+    let opening = false;
+    let finished = false;
+    const waiting: Json[] = [];
+    const finish = (error?: unknown) => {
+      if (finished) return;
+      finished = true;
+      session?.close();
+      if (error === undefined) call.end();
+      else call.emit('error', toStatus(error, options.logger));
+    };
+    const open = async (first: Json) => {
+      const db = databaseOf(metadataPrefix(call.metadata) ?? first.database, undefined);
+      const caller = await options.access.callerOf(authorization(call.metadata), db.projectId);
+      if (finished) return;
+      session = options.streams.open(kind, { db, caller }, { send: (message) => finished || call.write(message), fail: (error) => finish(error) });
+      for (const request of waiting.splice(0)) if (!finished) session.receive(request);
+    };
+    call.on('data', (request: Json) => {
+      if (finished) return;
+      if (session) return session.receive(request);
+      waiting.push(request);
+      if (opening) return;
+      opening = true;
+      open(request).catch(finish);
+    });
+    // The client half-closed its side: the stream is over.
+    call.on('end', () => finish());
+    call.on('cancelled', () => {
+      finished = true;
+      session?.close();
+    });
+  };
+}
+
+// ---- names, metadata, errors --------------------------------------------------------------------
+
+/** `projects/{p}/databases/{d}`, possibly followed by `/documents…`; else the metadata's prefix. */
+function databaseOf(name: unknown, metadata: grpc.Metadata | undefined): DatabaseId {
+  const text = typeof name === 'string' && name !== '' ? name : metadata ? metadataPrefix(metadata) : undefined;
+  const match = text === undefined ? null : /^projects\/([^/]+)\/databases\/([^/]+)(?:\/documents(?:\/.*)?)?$/.exec(text);
+  if (!match) throw firestoreErrors.invalidArgument(text === undefined ? 'The request names no database.' : `Invalid resource name: "${text}".`);
+  return checkDatabase(match[1]!, match[2]!);
+}
+
+/** A name under `…/documents` as a relative path ('' for the root). */
+function documentPath(db: DatabaseId, name: unknown): string {
+  if (typeof name !== 'string' || name === '') throw firestoreErrors.invalidArgument('A document or parent name must be set.');
+  return relativeName(db, name, 'Name');
+}
+
+function metadataPrefix(metadata: grpc.Metadata): string | undefined {
+  const value = metadata.get('google-cloud-resource-prefix')[0];
+  return value === undefined ? undefined : String(value);
+}
+
+function authorization(metadata: grpc.Metadata): string | undefined {
+  const value = metadata.get('authorization')[0];
+  return value === undefined ? undefined : String(value);
+}
+
+/** REST's URL parameters, from a request field. */
+function stringParam(name: string, value: unknown): QueryParams {
+  return value === undefined ? {} : { [name]: String(value) };
+}
+
+/** A DocumentMask that is present but empty still masks everything out. */
+function maskParam(mask: unknown, name: string): QueryParams {
+  if (mask === undefined) return {};
+  const paths = (mask as { fieldPaths?: string[] }).fieldPaths ?? [];
+  return { [`${name}.fieldPaths`]: paths };
+}
+
+const codes: Record<string, grpc.status> = {
+  CANCELLED: grpc.status.CANCELLED,
+  INVALID_ARGUMENT: grpc.status.INVALID_ARGUMENT,
+  DEADLINE_EXCEEDED: grpc.status.DEADLINE_EXCEEDED,
+  NOT_FOUND: grpc.status.NOT_FOUND,
+  ALREADY_EXISTS: grpc.status.ALREADY_EXISTS,
+  PERMISSION_DENIED: grpc.status.PERMISSION_DENIED,
+  RESOURCE_EXHAUSTED: grpc.status.RESOURCE_EXHAUSTED,
+  FAILED_PRECONDITION: grpc.status.FAILED_PRECONDITION,
+  ABORTED: grpc.status.ABORTED,
+  OUT_OF_RANGE: grpc.status.OUT_OF_RANGE,
+  UNIMPLEMENTED: grpc.status.UNIMPLEMENTED,
+  INTERNAL: grpc.status.INTERNAL,
+  UNAVAILABLE: grpc.status.UNAVAILABLE,
+  UNAUTHENTICATED: grpc.status.UNAUTHENTICATED,
+};
+
+function toStatus(error: unknown, logger: Logger | undefined): Partial<grpc.StatusObject> {
+  const apiError = error instanceof ApiError ? error : toApiError(error);
+  if (apiError.httpStatus >= 500 && apiError.status !== 'UNIMPLEMENTED') logger?.error({ err: error }, 'gRPC call failed');
+  return { code: codes[apiError.status ?? ''] ?? grpc.status.UNKNOWN, details: apiError.wireMessage };
+}
+
+// ---- one port for HTTP/1.1 and gRPC -----------------------------------------------------------
+
+const preface = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+/** A client that connects and says nothing this long is handed to HTTP, whose own timeouts apply. */
+const silentClientMs = 10_000;
+
+/**
+ * Makes an HTTP/1.1 server (Fastify's) also serve gRPC: each new connection's first bytes are
+ * read; the HTTP/2 connection preface goes to gRPC, anything else to the server's own listeners,
+ * the bytes put back first. Call it once, before or after `listen`. Close gRPC before the HTTP
+ * server, whose `close` waits for every connection, the handed-over ones included.
+ */
+export function shareHttpPort(httpServer: NetServer, target: Pick<FirestoreGrpc, 'injectConnection'>): void {
+  const httpListeners = httpServer.listeners('connection') as Array<(socket: Socket) => void>;
+  httpServer.removeAllListeners('connection');
+  httpServer.on('connection', (socket: Socket) => {
+    let seen: Buffer = Buffer.alloc(0);
+    const hand = (toGrpc: boolean) => {
+      clearTimeout(timer);
+      socket.pause();
+      socket.removeListener('data', onData);
+      socket.removeListener('error', onError);
+      if (seen.length) socket.unshift(seen);
+      if (toGrpc) target.injectConnection(socket);
+      else for (const listener of httpListeners) listener.call(httpServer, socket);
+      if (!toGrpc) socket.resume();
+    };
+    const onData = (chunk: Buffer) => {
+      seen = seen.length ? Buffer.concat([seen, chunk]) : chunk;
+      const compared = Math.min(seen.length, preface.length);
+      if (!seen.subarray(0, compared).equals(preface.subarray(0, compared))) hand(false);
+      else if (seen.length >= preface.length) hand(true);
+    };
+    const onError = () => {
+      clearTimeout(timer);
+      socket.destroy();
+    };
+    const timer = setTimeout(() => hand(false), silentClientMs);
+    timer.unref();
+    socket.on('data', onData);
+    socket.on('error', onError);
+    socket.once('close', () => clearTimeout(timer));
+  });
+}
