@@ -13,6 +13,7 @@ import { ForgotPassword } from './pages/ForgotPassword';
 import { Home } from './pages/Home';
 import { SignIn } from './pages/SignIn';
 import { SignUp } from './pages/SignUp';
+import { Notes } from './notes/Notes';
 
 export interface AppProps {
   auth: Auth;
@@ -43,6 +44,7 @@ function Pages() {
       <Route path="/signup" element={<SignUp />} />
       <Route path="/signin" element={<SignIn />} />
       <Route path="/account" element={<Account />} />
+      <Route path="/notes" element={<Notes />} />
       <Route path="/forgot-password" element={<ForgotPassword />} />
       <Route path="/email-link" element={<EmailLink />} />
       <Route path="/__/auth/action" element={<ActionPage />} />
@@ -76,6 +78,7 @@ function Header() {
         </NavLink>
         {user ? (
           <>
+            <NavLink to="/notes">Notes</NavLink>
             <NavLink to="/account">Account</NavLink>
             <button type="button" onClick={() => void onSignOut()}>
               Sign out
