@@ -31,16 +31,23 @@ export function findCloudSdkWithFirestoreEmulator(): string | undefined {
   return existsSync(join(sdkRoot, 'platform/cloud-firestore-emulator/cloud-firestore-emulator.jar')) ? sdkRoot : undefined;
 }
 
+export interface GoogleEmulatorOptions {
+  /** 127.0.0.1:PORT to listen on (e.g. to restart on the same port); a free port when left out. */
+  hostPort?: string;
+  /** More `gcloud emulators firestore start` flags, e.g. `--rules=FILE`, `--import-data=FILE`. */
+  args?: string[];
+}
+
 /**
  * Starts `gcloud emulators firestore start` on a free port and waits until it answers.
  * Returns undefined when gcloud or its Firestore emulator component is not installed.
  */
-export async function startGoogleEmulator(): Promise<GoogleEmulator | undefined> {
+export async function startGoogleEmulator(options: GoogleEmulatorOptions = {}): Promise<GoogleEmulator | undefined> {
   if (!findCloudSdkWithFirestoreEmulator()) return undefined;
-  const hostPort = `127.0.0.1:${await freePort()}`;
+  const hostPort = options.hostPort ?? `127.0.0.1:${await freePort()}`;
   const url = `http://${hostPort}`;
   // gcloud (python) starts java as a child: a process group of its own lets stop() end both.
-  const child = spawn('gcloud', ['emulators', 'firestore', 'start', `--host-port=${hostPort}`], {
+  const child = spawn('gcloud', ['emulators', 'firestore', 'start', `--host-port=${hostPort}`, ...(options.args ?? [])], {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

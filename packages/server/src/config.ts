@@ -32,6 +32,8 @@ export interface HearthOptions {
   indexesFile?: string;
   /** Values allowed in an `in` / `array-contains-any` filter (30 today; 10 for old clients). */
   maxInValues: number;
+  /** Also serve gRPC (the Node SDKs' transport) on this port; it is always served on `port` too. */
+  grpcPort?: number;
 }
 
 export const defaultWebRoot = resolve(import.meta.dirname, '../../web/dist');

@@ -35,6 +35,7 @@ interface StartFlags {
   demoIdp?: boolean | string;
   indexes?: string;
   maxInValues: number;
+  grpcPort?: number;
 }
 
 const program = new Command('hearth').description('Self-hostable identity server and document database for Firebase SDK apps');
@@ -53,6 +54,7 @@ program
   .option('--public-url <url>', 'the origin action links in mails point at (default: the listening address)', origin)
   .option('--demo-idp [port]', 'run the built-in demo OpenID provider (default: the next port) and offer it as "Hearth Demo"; it trusts any email, so never in production')
   .option('--indexes <file>', 'composite indexes for the document database (firestore.indexes.json format)')
+  .option('--grpc-port <port>', 'also serve gRPC for Node SDKs on this port (it is always served on --port too)', port)
   .option('--max-in-values <n>', 'values allowed in an in / array-contains-any filter (old clients expect 10)', count, 30)
   .option('--recent-login <seconds>', 'how recent a sign-in must be to change email or password or delete the account', count, 300)
   .action(async (flags: StartFlags) => {
@@ -69,6 +71,7 @@ program
       ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}),
       ...(flags.indexes ? { indexesFile: resolve(flags.indexes) } : {}),
       maxInValues: flags.maxInValues,
+      ...(flags.grpcPort !== undefined ? { grpcPort: flags.grpcPort } : {}),
       ...(flags.demoIdp ? { demoIdpPort: flags.demoIdp === true ? flags.port + 1 : port(flags.demoIdp) } : {}),
       accountThrottle: { ...defaults.accountThrottle, maxFailures: flags.maxFailedSignins },
       addressThrottle: { ...defaults.addressThrottle, maxFailures: flags.maxFailedSignins * 10 },

@@ -41,6 +41,8 @@ import { registerFirestoreRestRoutes } from './firestore/api/rest-routes.js';
 import { loadIndexFile } from './firestore/core/composite-indexes.js';
 import { DocumentDatabase } from './firestore/core/database.js';
 import { FirestoreStreams } from './firestore/streams/streams.js';
+import { startGrpc, type FirestoreGrpc } from './firestore/api/grpc.js';
+import { shareHttpPort } from './firestore/api/shared-port.js';
 import { defaultQueryLimits } from './firestore/core/query.js';
 
 const hour = 3600_000;
@@ -145,7 +147,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   });
   await registerFirestoreRestRoutes(app, database, firestoreAccess);
   const firestoreStreams = new FirestoreStreams(database, firestoreAccess);
-  void firestoreStreams; // the WebChannel and gRPC transports attach here
+  let grpc: FirestoreGrpc | undefined;
   await registerWebRoutes(app, options.webRoot, projects, () => publicUrl);
 
   const defaultApiKey = (await projects.config(options.defaultProjectId)).apiKeys[0]!;
@@ -158,6 +160,8 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     defaultApiKey,
     url: '',
     async listen() {
+      grpc = await startGrpc({ database, access: firestoreAccess, streams: firestoreStreams, logger, ...(options.grpcPort !== undefined ? { port: options.grpcPort, host: options.host } : {}) });
+      shareHttpPort(app.server, grpc);
       await app.listen({ port: options.port, host: options.host });
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : options.port;
@@ -175,6 +179,9 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       clearInterval(rotation);
       clearInterval(sweep);
       await demoIdp?.close();
+      // gRPC first: the HTTP server's close waits for the connections it handed over.
+      await grpc?.close();
+      firestoreStreams.close();
       // Fastify finishes in-flight requests first, then mails being issued; only then is the store closed.
       await app.close();
       await mailer.drain();

@@ -1,5 +1,4 @@
 import * as grpc from '@grpc/grpc-js';
-import type { Server as NetServer, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type protobuf from 'protobufjs';
@@ -26,7 +25,7 @@ export interface GrpcOptions {
   database: DocumentDatabase;
   access: FirestoreAccess;
   streams: StreamOpener;
-  /** Listen on this port (0 picks one) as well as taking connections handed over by `shareHttpPort`. */
+  /** Also listen on this port by itself (0 picks one); connections handed over by `shareHttpPort` are served either way. */
   port?: number;
   host?: string;
   logger?: Logger;
@@ -35,7 +34,7 @@ export interface GrpcOptions {
 export interface FirestoreGrpc {
   /** The port gRPC listens on by itself; undefined when it only serves connections handed to it. */
   port: number | undefined;
-  /** Serves a connection whose first bytes are the HTTP/2 preface (they may have been unshifted). */
+  /** Serves a connection whose first bytes are the HTTP/2 preface (they may have been unshifted); see shared-port.ts. */
   injectConnection(connection: Duplex): void;
   /** Ends every call and connection at once. */
   close(): Promise<void>;
@@ -59,7 +58,10 @@ export async function startGrpc(options: GrpcOptions): Promise<FirestoreGrpc> {
   let closed = false;
   return {
     port,
-    injectConnection: (connection) => injector.injectConnection(connection),
+    injectConnection(connection) {
+      if (closed) connection.destroy();
+      else injector.injectConnection(connection);
+    },
     async close() {
       if (closed) return;
       closed = true;
@@ -215,8 +217,8 @@ function implementation(options: GrpcOptions): grpc.UntypedServiceImplementation
 }
 
 /**
- * Listen and Write: a session opens once the database is known (the `google-cloud-resource-prefix`
- * metadata, else the first request's `database`) and the caller authenticated; requests that
+ * Listen and Write: a session opens once the database is known (the first request's `database`,
+ * else the `google-cloud-resource-prefix` metadata) and the caller authenticated; requests that
  * arrive meanwhile wait for it.
  */
 function bidi(kind: StreamKind, options: GrpcOptions): grpc.handleBidiStreamingCall<Json, Json> {
@@ -233,10 +235,16 @@ function bidi(kind: StreamKind, options: GrpcOptions): grpc.handleBidiStreamingC
       else call.emit('error', toStatus(error, options.logger));
     };
     const open = async (first: Json) => {
-      const db = databaseOf(metadataPrefix(call.metadata) ?? first.database, undefined);
+      const db = databaseOf(first.database, call.metadata);
       const caller = await options.access.callerOf(authorization(call.metadata), db.projectId);
       if (finished) return;
-      session = options.streams.open(kind, { db, caller }, { send: (message) => finished || call.write(message), fail: (error) => finish(error) });
+      const sink = {
+        send: (message: Json) => {
+          if (!finished) call.write(message);
+        },
+        fail: (error: ApiError) => finish(error),
+      };
+      session = options.streams.open(kind, { db, caller }, sink);
       for (const request of waiting.splice(0)) if (!finished) session.receive(request);
     };
     call.on('data', (request: Json) => {
@@ -315,49 +323,4 @@ function toStatus(error: unknown, logger: Logger | undefined): Partial<grpc.Stat
   const apiError = error instanceof ApiError ? error : toApiError(error);
   if (apiError.httpStatus >= 500 && apiError.status !== 'UNIMPLEMENTED') logger?.error({ err: error }, 'gRPC call failed');
   return { code: codes[apiError.status ?? ''] ?? grpc.status.UNKNOWN, details: apiError.wireMessage };
-}
-
-// ---- one port for HTTP/1.1 and gRPC -----------------------------------------------------------
-
-const preface = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
-/** A client that connects and says nothing this long is handed to HTTP, whose own timeouts apply. */
-const silentClientMs = 10_000;
-
-/**
- * Makes an HTTP/1.1 server (Fastify's) also serve gRPC: each new connection's first bytes are
- * read; the HTTP/2 connection preface goes to gRPC, anything else to the server's own listeners,
- * the bytes put back first. Call it once, before or after `listen`. Close gRPC before the HTTP
- * server, whose `close` waits for every connection, the handed-over ones included.
- */
-export function shareHttpPort(httpServer: NetServer, target: Pick<FirestoreGrpc, 'injectConnection'>): void {
-  const httpListeners = httpServer.listeners('connection') as Array<(socket: Socket) => void>;
-  httpServer.removeAllListeners('connection');
-  httpServer.on('connection', (socket: Socket) => {
-    let seen: Buffer = Buffer.alloc(0);
-    const hand = (toGrpc: boolean) => {
-      clearTimeout(timer);
-      socket.pause();
-      socket.removeListener('data', onData);
-      socket.removeListener('error', onError);
-      if (seen.length) socket.unshift(seen);
-      if (toGrpc) target.injectConnection(socket);
-      else for (const listener of httpListeners) listener.call(httpServer, socket);
-      if (!toGrpc) socket.resume();
-    };
-    const onData = (chunk: Buffer) => {
-      seen = seen.length ? Buffer.concat([seen, chunk]) : chunk;
-      const compared = Math.min(seen.length, preface.length);
-      if (!seen.subarray(0, compared).equals(preface.subarray(0, compared))) hand(false);
-      else if (seen.length >= preface.length) hand(true);
-    };
-    const onError = () => {
-      clearTimeout(timer);
-      socket.destroy();
-    };
-    const timer = setTimeout(() => hand(false), silentClientMs);
-    timer.unref();
-    socket.on('data', onData);
-    socket.on('error', onError);
-    socket.once('close', () => clearTimeout(timer));
-  });
 }
