@@ -43,6 +43,7 @@ import { DocumentDatabase } from './firestore/core/database.js';
 import { FirestoreStreams } from './firestore/streams/streams.js';
 import { startGrpc, type FirestoreGrpc } from './firestore/api/grpc.js';
 import { shareHttpPort } from './firestore/api/shared-port.js';
+import { registerWebChannelRoutes } from './firestore/api/webchannel.js';
 import { defaultQueryLimits } from './firestore/core/query.js';
 
 const hour = 3600_000;
@@ -147,6 +148,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   });
   await registerFirestoreRestRoutes(app, database, firestoreAccess);
   const firestoreStreams = new FirestoreStreams(database, firestoreAccess);
+  await registerWebChannelRoutes(app, firestoreStreams, firestoreAccess);
   let grpc: FirestoreGrpc | undefined;
   await registerWebRoutes(app, options.webRoot, projects, () => publicUrl);
 

@@ -86,7 +86,8 @@ export class ListenSession implements StreamSession {
     } catch (error) {
       const apiError = error instanceof ApiError ? error : toApiError(error);
       if (apiError.status !== 'PERMISSION_DENIED' && apiError.status !== 'INVALID_ARGUMENT' && apiError.status !== 'FAILED_PRECONDITION') throw error;
-      // A denied or invalid target fails alone: REMOVE with the cause; the stream goes on.
+      // A denied or invalid target fails alone: ADD, then REMOVE with the cause; the stream goes on.
+      this.sink.send({ targetChange: { targetChangeType: 'ADD', targetIds: [id] } });
       this.sink.send({ targetChange: { targetChangeType: 'REMOVE', targetIds: [id], cause: { code: grpcCodeOf(apiError.status), message: apiError.wireMessage } } });
       return;
     }
@@ -179,7 +180,7 @@ export class ListenSession implements StreamSession {
         this.sendDocument(target, change.after!);
         sent = true;
       } else if (wasIn || target.documents) {
-        this.sendGone(target, change.path, change.after !== undefined, commitTime);
+        this.sendGone(target, change.path, change.after, commitTime);
         sent = true;
       }
     }
@@ -199,8 +200,7 @@ export class ListenSession implements StreamSession {
     }
     for (const path of [...target.sent.keys()]) {
       if (now.has(path)) continue;
-      const exists = (await this.database.getDocuments(this.context.db, [path])).has(path);
-      this.sendGone(target, path, exists, commitTime);
+      this.sendGone(target, path, (await this.database.getDocuments(this.context.db, [path])).get(path), commitTime);
       sent = true;
     }
     return sent;
@@ -211,11 +211,14 @@ export class ListenSession implements StreamSession {
     this.sink.send({ documentChange: { document: docToWire(this.context.db, doc), targetIds: [target.id] } });
   }
 
-  private sendGone(target: ActiveTarget, path: string, stillExists: boolean, commitTime: number): void {
+  /**
+   * A document that left the target. One that still exists goes with its new version (the SDK
+   * would otherwise keep its old copy, which may still match locally, and ask again in limbo).
+   */
+  private sendGone(target: ActiveTarget, path: string, now: Doc | undefined, commitTime: number): void {
     target.sent.delete(path);
-    const name = fullName(this.context.db, path);
-    if (stillExists) this.sink.send({ documentRemove: { document: name, removedTargetIds: [target.id], readTime: formatMicros(commitTime) } });
-    else this.sink.send({ documentDelete: { document: name, removedTargetIds: [target.id], readTime: formatMicros(commitTime) } });
+    if (now) this.sink.send({ documentChange: { document: docToWire(this.context.db, now), removedTargetIds: [target.id] } });
+    else this.sink.send({ documentDelete: { document: fullName(this.context.db, path), removedTargetIds: [target.id], readTime: formatMicros(commitTime) } });
   }
 
   private sendGlobal(readTime: number): void {

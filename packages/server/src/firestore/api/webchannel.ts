@@ -1,0 +1,257 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../http/api-error.js';
+import { toApiError } from '../../http/error-handler.js';
+import { firestoreErrors } from '../core/errors.js';
+import { checkDatabase, type DatabaseId } from '../core/paths.js';
+import type { StreamKind, StreamOpener } from '../streams/stream.js';
+import type { FirestoreAccess, FirestoreCaller } from './access.js';
+import { ChannelSession, frame, type ChannelTimings } from './webchannel-session.js';
+
+/**
+ * The WebChannel transport the browser SDK (`firebase/firestore`) uses for the Listen and Write
+ * streams: `/google.firestore.v1.Firestore/{Listen|Write}/channel`. A handshake POST opens a
+ * session (its Authorization travels inside the form body), forward POSTs carry the client's
+ * messages, a back channel GET carries the server's (streaming, CI=0, or long polling, CI=1), and
+ * `TYPE=terminate` ends it. research/firestore-semantics.md §6.3, research/sdk-protocols.md §B.2.
+ */
+export interface WebChannelOptions extends Partial<ChannelTimings> {
+  /** A session without a back channel and without forward traffic for this long is forgotten. */
+  sessionIdleMs?: number;
+  maxSessions?: number;
+  /** Per request; the form encoding makes a 10 MiB Firestore request somewhat larger. */
+  maxBodyBytes?: number;
+}
+
+export interface WebChannelServer {
+  readonly sessionCount: number;
+  /** Ends every session (the SDK sees UNAVAILABLE and reconnects later). Runs on app close too. */
+  close(): void;
+}
+
+const defaults = {
+  keepaliveMs: 30_000,
+  backChannelMaxMs: 60_000,
+  sessionIdleMs: 5 * 60_000,
+  maxSessions: 10_000,
+  maxQueuedChars: 64 * 1024 * 1024,
+  maxPendingMaps: 10_000,
+  maxBodyBytes: 24 * 1024 * 1024,
+};
+
+/** The closure client sends at most this many maps per POST (MAX_MAPS_PER_REQUEST). */
+const maxMapsPerPost = 1000;
+
+const channelHeaders = {
+  'x-content-type-options': 'nosniff',
+  'cache-control': 'no-cache, no-store, max-age=0, must-revalidate',
+  // The client reads these on the handshake; unexposed, Chrome logs "Refused to get unsafe header".
+  'access-control-expose-headers': 'x-client-wire-protocol, x-http-session-id, x-http-initial-response',
+};
+
+const textPlain = 'text/plain; charset=utf-8';
+
+/**
+ * "Unknown SID" past index 0 of a 400 makes the client drop the session and start a new one
+ * (UNKNOWN_SESSION_ID). Any other failure would also make it fetch google.com's cleardot.gif to
+ * test the network, which a self-hosted server should not cause.
+ */
+const unknownSid = 'Error 400: Unknown SID';
+
+type Query = Record<string, string | string[] | undefined>;
+
+export async function registerWebChannelRoutes(app: FastifyInstance, streams: StreamOpener, access: FirestoreAccess, options: WebChannelOptions = {}): Promise<WebChannelServer> {
+  const keepaliveMs = options.keepaliveMs ?? defaults.keepaliveMs;
+  const timings: ChannelTimings = {
+    keepaliveMs,
+    backChannelMaxMs: options.backChannelMaxMs ?? defaults.backChannelMaxMs,
+    // The client's back channel watchdog is 1.5 × the keepalive the handshake announces.
+    longPollTimeoutMs: Math.min(options.longPollTimeoutMs ?? keepaliveMs, keepaliveMs),
+    maxQueuedChars: options.maxQueuedChars ?? defaults.maxQueuedChars,
+    maxPendingMaps: options.maxPendingMaps ?? defaults.maxPendingMaps,
+  };
+  const sessionIdleMs = options.sessionIdleMs ?? defaults.sessionIdleMs;
+  const maxSessions = options.maxSessions ?? defaults.maxSessions;
+  const maxBodyBytes = options.maxBodyBytes ?? defaults.maxBodyBytes;
+  const sessions = new Map<string, ChannelSession>();
+  let closed = false;
+
+  const sweep = () => {
+    const now = Date.now();
+    for (const [id, session] of sessions) {
+      if (session.closed || (!session.hasBackChannel && now - session.lastActivity > sessionIdleMs)) {
+        session.close();
+        sessions.delete(id);
+      }
+    }
+  };
+  const sweeper = setInterval(sweep, Math.max(10, Math.min(sessionIdleMs / 2, 30_000)));
+  sweeper.unref();
+
+  const server: WebChannelServer = {
+    get sessionCount() {
+      return sessions.size;
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      clearInterval(sweeper);
+      for (const session of sessions.values()) session.shutDown();
+      sessions.clear();
+    },
+  };
+  // Open back channels would otherwise hold app.close() until they time out.
+  app.addHook('preClose', async () => server.close());
+
+  const jsonParser = app.getDefaultJsonParser('error', 'error');
+  const parseJson = (text: string, where: string): unknown => {
+    let value: unknown;
+    let failed = false;
+    jsonParser(undefined as never, text, (error, parsed) => {
+      failed = error !== null;
+      value = parsed;
+    });
+    if (failed) throw firestoreErrors.invalidArgument(`Invalid JSON payload received in ${where}.`);
+    return value;
+  };
+
+  const find = (kind: StreamKind, db: DatabaseId | undefined, sid: string | undefined): ChannelSession | undefined => {
+    const session = sid === undefined ? undefined : sessions.get(sid);
+    if (!session || session.closed || session.kind !== kind) return undefined;
+    if (db && (db.projectId !== session.db.projectId || db.databaseId !== session.db.databaseId)) return undefined;
+    return session;
+  };
+
+  const handshake = async (kind: StreamKind, db: DatabaseId, query: Query, request: FastifyRequest, reply: FastifyReply) => {
+    if (closed) throw new ApiError(503, 'The server is shutting down.', 'UNAVAILABLE');
+    const form = formOf(request.body);
+    const { ofs, maps } = mapsOf(form, parseJson);
+    if (sessions.size >= maxSessions) sweep();
+    if (sessions.size >= maxSessions) throw firestoreErrors.resourceExhausted('Too many open streams.');
+    // The SDK sends it in the body; a real header is taken only if it is a bearer token (a
+    // browser may attach a proxy's Basic credentials to these credentialed requests on its own).
+    const bearer = /^bearer\s/i.test(request.headers.authorization ?? '') ? request.headers.authorization : undefined;
+    const authorization = headerFrom(form.get('headers'), 'authorization') ?? headerFrom(param(query, '$httpHeaders'), 'authorization') ?? bearer;
+    const session = new ChannelSession(randomBytes(18).toString('base64url'), kind, db, timings);
+    sessions.set(session.id, session);
+    let caller: FirestoreCaller | undefined;
+    try {
+      caller = await access.callerOf(authorization, db.projectId);
+    } catch (error) {
+      // The SDK answers UNAUTHENTICATED by refreshing its token and opening a new stream.
+      session.fail(toApiError(error));
+    }
+    if (session.closed) throw new ApiError(503, 'The server is shutting down.', 'UNAVAILABLE');
+    if (caller) {
+      try {
+        session.attach(streams.open(kind, { db, caller }, session.sink));
+      } catch (error) {
+        session.fail(toApiError(error));
+      }
+    }
+    session.deliver(ofs, maps);
+    // Like the emulator, everything the stream answers goes on the back channel.
+    return reply.type(textPlain).send(frame(JSON.stringify([[0, ['c', session.id, '', 8, 12, keepaliveMs]]])));
+  };
+
+  const forward = (session: ChannelSession, query: Query, request: FastifyRequest, reply: FastifyReply) => {
+    const { ofs, maps } = mapsOf(formOf(request.body), parseJson);
+    session.ack(intOf(param(query, 'AID')));
+    session.deliver(ofs, maps);
+    return reply.type(textPlain).send(session.forwardAnswer());
+  };
+
+  const backChannel = (session: ChannelSession, query: Query, reply: FastifyReply) => {
+    if (param(query, 'RID') !== 'rpc') throw firestoreErrors.invalidArgument('A back channel request has RID=rpc.');
+    session.ack(intOf(param(query, 'AID')));
+    const requested = intOf(param(query, 'TO'));
+    const longPollMs = requested > 0 ? Math.min(requested, timings.longPollTimeoutMs) : timings.longPollTimeoutMs;
+    const body = session.openBackChannel(param(query, 'CI') !== '1', longPollMs);
+    // A reverse proxy that buffers (nginx does by default) would hold the stream back.
+    return reply.type(textPlain).header('x-accel-buffering', 'no').send(body);
+  };
+
+  const handle = async (kind: StreamKind, request: FastifyRequest, reply: FastifyReply) => {
+    const query = (request.query ?? {}) as Query;
+    const sid = param(query, 'SID');
+    if (param(query, 'TYPE') === 'terminate') {
+      // Sent by navigator.sendBeacon (or an <img>) as the page goes away: the answer is ignored.
+      const session = find(kind, undefined, sid);
+      if (session) {
+        session.close();
+        sessions.delete(session.id);
+      }
+      return reply.type(textPlain).send('');
+    }
+    const db = databaseOf(param(query, 'database'));
+    if (request.method === 'POST' && sid === undefined) return handshake(kind, db, query, request, reply);
+    const session = find(kind, db, sid);
+    if (!session) return reply.code(400).type(textPlain).send(unknownSid);
+    if (request.method === 'GET') return backChannel(session, query, reply);
+    return forward(session, query, request, reply);
+  };
+
+  await app.register(async (scope) => {
+    // Form bodies (and sendBeacon's text/plain) are read as text here and parsed per map.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: maxBodyBytes }, (_request, body, done) => done(null, body));
+    scope.addHook('onRequest', async (_request, reply) => {
+      void reply.headers(channelHeaders);
+    });
+    for (const kind of ['Listen', 'Write'] as const) {
+      scope.route({
+        method: ['GET', 'POST'],
+        url: `/google.firestore.v1.Firestore/${kind}/channel`,
+        bodyLimit: maxBodyBytes,
+        exposeHeadRoute: false,
+        handler: (request, reply) => handle(kind, request, reply),
+      });
+    }
+  });
+  return server;
+}
+
+function param(query: Query, name: string): string | undefined {
+  const value = query[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** A decimal integer, or NaN. */
+function intOf(text: string | undefined): number {
+  return text !== undefined && /^-?\d{1,15}$/.test(text) ? Number(text) : Number.NaN;
+}
+
+function databaseOf(name: string | undefined): DatabaseId {
+  const match = /^projects\/([^/]+)\/databases\/([^/]+)$/.exec(name ?? '');
+  if (!match) throw firestoreErrors.invalidArgument('The database URL parameter must be projects/{project}/databases/{database}.');
+  return checkDatabase(match[1]!, match[2]!);
+}
+
+function formOf(body: unknown): URLSearchParams {
+  return new URLSearchParams(typeof body === 'string' ? body : '');
+}
+
+/** `count=k&ofs=N&req0___data__=<json>…`: the maps, each a raw JSON message (the SDK's sendRawJson). */
+function mapsOf(form: URLSearchParams, parseJson: (text: string, where: string) => unknown): { ofs: number; maps: unknown[] } {
+  const count = intOf(form.get('count') ?? undefined);
+  const ofs = intOf(form.get('ofs') ?? undefined);
+  if (!(count >= 0 && count <= maxMapsPerPost)) throw firestoreErrors.invalidArgument(`count must be an integer from 0 to ${maxMapsPerPost}.`);
+  if (!(ofs >= 0)) throw firestoreErrors.invalidArgument('ofs must be a non-negative integer.');
+  const maps: unknown[] = [];
+  for (let i = 0; i < count; i++) {
+    const data = form.get(`req${i}___data__`);
+    if (data === null) throw firestoreErrors.invalidArgument(`Message req${i} is missing; messages are sent as req<i>___data__=<JSON>.`);
+    maps.push(parseJson(data, `req${i}___data__`));
+  }
+  return { ofs, maps };
+}
+
+/** One header from the `Name:Value\r\n…` block the client puts in the handshake (`headers=`, or `$httpHeaders`). */
+function headerFrom(block: string | null | undefined, name: string): string | undefined {
+  if (!block) return undefined;
+  for (const line of block.split(/\r?\n/)) {
+    const colon = line.indexOf(':');
+    if (colon > 0 && line.slice(0, colon).trim().toLowerCase() === name) return line.slice(colon + 1).trim();
+  }
+  return undefined;
+}
