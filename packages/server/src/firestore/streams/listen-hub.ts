@@ -15,7 +15,23 @@ export interface WatchedTarget {
   deliver(commitTime: number, changes: CommittedChange[]): void;
 }
 
+/** How far back the hub remembers which documents changed, so resumed targets get only deltas. */
+export interface HistoryLimits {
+  maxChanges: number;
+  maxAgeMs: number;
+}
+
+interface RememberedCommit {
+  dbKey: string;
+  commitTime: number;
+  paths: string[];
+}
+
 export class ListenHub {
+  private readonly history: RememberedCommit[] = [];
+  private remembered = 0;
+  /** Commits at or before this time (µs) may have been forgotten (or happened before this process). */
+  private horizon = Date.now() * 1000;
   private readonly byCollection = new Map<string, Set<WatchedTarget>>();
   private readonly byGroup = new Map<string, Set<WatchedTarget>>();
   private readonly byDocument = new Map<string, Set<WatchedTarget>>();
@@ -23,8 +39,39 @@ export class ListenHub {
   private readonly everything = new Map<string, Set<WatchedTarget>>();
   private readonly unsubscribe: () => void;
 
-  constructor(database: DocumentDatabase) {
-    this.unsubscribe = database.onCommit((event) => this.dispatch(event));
+  constructor(
+    database: DocumentDatabase,
+    private readonly limits: HistoryLimits = { maxChanges: 100_000, maxAgeMs: 30 * 60_000 },
+  ) {
+    this.unsubscribe = database.onCommit((event) => {
+      this.remember(event);
+      this.dispatch(event);
+    });
+  }
+
+  /**
+   * The documents of a database changed after `time`, if every commit since then is still
+   * remembered; undefined means the caller must start over (RESET).
+   */
+  changedSince(dbKey: string, time: number): Set<string> | undefined {
+    if (time < this.horizon) return undefined;
+    const paths = new Set<string>();
+    for (let i = this.history.length - 1; i >= 0 && this.history[i]!.commitTime > time; i--) {
+      const commit = this.history[i]!;
+      if (commit.dbKey === dbKey) for (const path of commit.paths) paths.add(path);
+    }
+    return paths;
+  }
+
+  private remember(event: CommitEvent): void {
+    this.history.push({ dbKey: event.dbKey, commitTime: event.commitTime, paths: event.changes.map((change) => change.path) });
+    this.remembered += event.changes.length;
+    const oldestKept = Date.now() * 1000 - this.limits.maxAgeMs * 1000;
+    while (this.history.length && (this.remembered > this.limits.maxChanges || this.history[0]!.commitTime < oldestKept)) {
+      const dropped = this.history.shift()!;
+      this.remembered -= dropped.paths.length;
+      this.horizon = Math.max(this.horizon, dropped.commitTime);
+    }
   }
 
   register(target: WatchedTarget): () => void {

@@ -6,7 +6,7 @@ import { docToWire, type Doc } from '../core/documents.js';
 import { firestoreErrors } from '../core/errors.js';
 import { databaseName, documentKeyFromName, fullName, relativeName } from '../core/paths.js';
 import { matchesQuery, type Query } from '../core/query.js';
-import { formatMicros } from '../core/value-wire.js';
+import { formatMicros, parseMicros } from '../core/value-wire.js';
 import { onlyKeys, wireObject } from '../core/wire-checks.js';
 import type { ListenHub } from './listen-hub.js';
 import type { StreamContext, StreamSession, StreamSink } from './stream.js';
@@ -99,14 +99,38 @@ export class ListenSession implements StreamSession {
       deliver: (commitTime, changes) => this.noteCommit(target, commitTime, changes),
     });
     this.sink.send({ targetChange: { targetChangeType: 'ADD', targetIds: [id] } });
-    if (spec.resumeToken !== undefined || spec.readTime !== undefined) {
-      this.sink.send({ targetChange: { targetChangeType: 'RESET', targetIds: [id] } });
-    }
+    const resuming = spec.resumeToken !== undefined || spec.readTime !== undefined;
+    const resumeFrom = resumeTimeOf(spec);
+    const changed = resumeFrom === undefined || target.rerun ? undefined : this.hub.changedSince(this.database.dbKey(this.context.db), resumeFrom);
     const docs = await this.currentResult(target);
-    for (const doc of docs) this.sendDocument(target, doc);
+    if (changed) {
+      await this.sendChangesSince(target, docs, changed, resumeFrom!);
+    } else {
+      // A first listen, or a resume the history cannot serve: the whole result again.
+      if (resuming) this.sink.send({ targetChange: { targetChangeType: 'RESET', targetIds: [id] } });
+      for (const doc of docs) this.sendDocument(target, doc);
+    }
     const readTime = this.nextReadTime(await this.database.readTime(this.context.db));
     this.sink.send({ targetChange: { targetChangeType: 'CURRENT', targetIds: [id], resumeToken: resumeToken(readTime), readTime: formatMicros(readTime) } });
     this.sendGlobal(readTime);
+  }
+
+  /**
+   * Resuming: the client holds the result as of its resume token, so only documents changed since
+   * then are sent (in, changed, or gone), then an existence filter with the full count so the
+   * client can check it holds exactly the right set.
+   */
+  private async sendChangesSince(target: ActiveTarget, docs: Doc[], changed: Set<string>, since: number): Promise<void> {
+    const current = new Map(docs.map((doc) => [doc.key.path, doc]));
+    const relevant = [...changed].filter((path) => (target.documents ? target.documents.has(path) : pathInScope(target.query!, path)));
+    const stillThere = await this.database.getDocuments(this.context.db, relevant.filter((path) => !current.has(path)));
+    for (const path of relevant) {
+      const doc = current.get(path);
+      if (doc) this.sendDocument(target, doc);
+      else this.sendGone(target, path, stillThere.get(path), since);
+    }
+    for (const doc of docs) target.sent.set(doc.key.path, doc.updateTime);
+    this.sink.send({ filter: { targetId: target.id, count: docs.length } });
   }
 
   private defineTarget(target: ActiveTarget, spec: Record<string, unknown>): void {
@@ -241,6 +265,24 @@ export class ListenSession implements StreamSession {
 /** Opaque to clients; it carries the read time it stands for. */
 function resumeToken(readTime: number): string {
   return Buffer.from(`t${readTime}`).toString('base64');
+}
+
+/** The time a target resumes from: its resume token (ours), or a read time. */
+function resumeTimeOf(spec: Record<string, unknown>): number | undefined {
+  if (typeof spec.resumeToken === 'string') {
+    const text = Buffer.from(spec.resumeToken, 'base64').toString();
+    const micros = /^t\d{1,17}$/.test(text) ? Number(text.slice(1)) : NaN;
+    return Number.isSafeInteger(micros) ? micros : undefined;
+  }
+  return typeof spec.readTime === 'string' ? parseMicros(spec.readTime) : undefined;
+}
+
+/** Could a document at this path belong to the query (whatever its fields)? */
+function pathInScope(query: Query, path: string): boolean {
+  const collection = path.slice(0, path.lastIndexOf('/'));
+  if (!query.allDescendants) return collection === (query.parent === '' ? query.collectionId : `${query.parent}/${query.collectionId}`);
+  if (query.parent !== '' && !path.startsWith(`${query.parent}/`)) return false;
+  return query.collectionId === undefined || collection.slice(collection.lastIndexOf('/') + 1) === query.collectionId;
 }
 
 function grpcCodeOf(status: string | undefined): number {

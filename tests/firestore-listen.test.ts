@@ -1,0 +1,175 @@
+/**
+ * The Listen stream's exact message sequences, below any transport (the SDK suites over
+ * WebChannel and gRPC judge the same engine end to end): first listens, deltas per commit in
+ * commit order, resuming from a token with only what changed plus an existence filter, RESET when
+ * the history cannot serve a resume, limit targets, removal, and errors.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import type { ApiError } from '../packages/server/src/http/api-error.js';
+import { FirestoreAccess } from '../packages/server/src/firestore/api/access.js';
+import { DocumentDatabase } from '../packages/server/src/firestore/core/database.js';
+import { parseWrite } from '../packages/server/src/firestore/core/writes.js';
+import type { StreamSession } from '../packages/server/src/firestore/streams/stream.js';
+import { FirestoreStreams } from '../packages/server/src/firestore/streams/streams.js';
+import { SqliteStore } from '../packages/server/src/storage/sqlite/sqlite-store.js';
+
+const db = { projectId: 'listen-test', databaseId: '(default)' };
+const root = 'projects/listen-test/databases/(default)/documents';
+let dir: string;
+let store: SqliteStore;
+let database: DocumentDatabase;
+let streams: FirestoreStreams;
+
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'hearth-listen-'));
+  store = new SqliteStore(join(dir, 'data.sqlite'));
+  database = new DocumentDatabase(store.documents());
+  const access = new FirestoreAccess({ isAdmin: (header) => header === 'admin', verifyIdToken: () => Promise.reject(new Error('no users here')), openToUsers: false });
+  streams = new FirestoreStreams(database, access);
+});
+
+after(async () => {
+  streams.close();
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+type Message = Record<string, any>;
+
+function open(caller: 'admin' | 'anonymous' = 'admin'): { session: StreamSession; messages: Message[]; errors: ApiError[] } {
+  const messages: Message[] = [];
+  const errors: ApiError[] = [];
+  const session = streams.open('Listen', { db, caller: { kind: caller } }, { send: (message) => messages.push(message), fail: (error) => errors.push(error) });
+  return { session, messages, errors };
+}
+
+async function write(path: string, fields: Record<string, unknown> | null): Promise<void> {
+  const wire = fields === null ? { delete: `${root}/${path}` } : { update: { name: `${root}/${path}`, fields } };
+  await database.commit(db, [parseWrite(db, wire, 'write')]);
+}
+
+const int = (n: number) => ({ integerValue: String(n) });
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+/** A compact trace: ADD:2, doc:c/a, CURRENT:2, SNAPSHOT, gone:c/b, REMOVE:2, FILTER:2=3 ... */
+function trace(messages: Message[]): string[] {
+  return messages.map((m) => {
+    if (m.targetChange) {
+      const change = m.targetChange;
+      if (!change.targetChangeType) return change.targetIds?.length ? `NO_CHANGE:${change.targetIds}` : 'SNAPSHOT';
+      return `${change.targetChangeType}:${change.targetIds}${change.cause ? `!${change.cause.code}` : ''}`;
+    }
+    if (m.documentChange) {
+      const name = m.documentChange.document.name.slice(root.length + 1);
+      return m.documentChange.removedTargetIds?.length ? `left:${name}` : `doc:${name}`;
+    }
+    if (m.documentDelete) return `deleted:${m.documentDelete.document.slice(root.length + 1)}`;
+    if (m.filter) return `FILTER:${m.filter.targetId}=${m.filter.count}`;
+    return JSON.stringify(m);
+  });
+}
+
+const queryTarget = (targetId: number, where: unknown, extra: Record<string, unknown> = {}) => ({
+  addTarget: { targetId, query: { parent: root, structuredQuery: { from: [{ collectionId: 'c' }], where, ...extra } }, ...extra.target as object },
+});
+const below = (n: number) => ({ fieldFilter: { field: { fieldPath: 'n' }, op: 'LESS_THAN', value: int(n) } });
+
+test('a first listen: ADD, the documents, CURRENT, then the global snapshot; then deltas in commit order', async () => {
+  await write('c/a', { n: int(1) });
+  await write('c/b', { n: int(7) });
+  const { session, messages } = open();
+  session.receive(queryTarget(2, below(5)));
+  await settle();
+  assert.deepEqual(trace(messages), ['ADD:2', 'doc:c/a', 'CURRENT:2', 'SNAPSHOT']);
+  const times = messages.filter((m) => m.targetChange?.readTime).map((m) => m.targetChange.readTime);
+
+  messages.length = 0;
+  await write('c/b', { n: int(2) }); // enters
+  await write('c/a', { n: int(9) }); // leaves, still exists
+  await write('c/x', { n: int(100) }); // never in: nothing for it
+  await settle();
+  await write('c/b', null); // deleted
+  await settle();
+  // One snapshot per commit that touched the target; none for the commit that did not.
+  assert.deepEqual(trace(messages), ['doc:c/b', 'SNAPSHOT', 'left:c/a', 'SNAPSHOT', 'deleted:c/b', 'SNAPSHOT']);
+  const later = messages.filter((m) => m.targetChange?.readTime).map((m) => m.targetChange.readTime);
+  const all = [...times, ...later];
+  assert.deepEqual([...all].sort(), all, 'read times only grow');
+  session.close();
+});
+
+test('resuming from a token sends only what changed since, with an existence filter', async () => {
+  await write('c/r1', { n: int(1) });
+  await write('c/r2', { n: int(2) });
+  const first = open();
+  first.session.receive(queryTarget(4, below(3)));
+  await settle();
+  const current = first.messages.find((m) => m.targetChange?.targetChangeType === 'CURRENT')!;
+  const token = current.targetChange.resumeToken as string;
+  first.session.close();
+
+  await write('c/r2', { n: int(50) }); // left while away
+  await write('c/r3', { n: int(0) }); // entered while away
+  const second = open();
+  second.session.receive({ addTarget: { targetId: 4, resumeToken: token, query: { parent: root, structuredQuery: { from: [{ collectionId: 'c' }], where: below(3) } } } });
+  await settle();
+  const expectedCount = second.messages.find((m) => m.filter)!.filter.count;
+  assert.deepEqual(trace(second.messages).sort(), ['ADD:4', 'left:c/r2', 'doc:c/r3', `FILTER:4=${expectedCount}`, 'CURRENT:4', 'SNAPSHOT'].sort());
+  assert.deepEqual(trace(second.messages).slice(0, 1), ['ADD:4']);
+  assert.equal(trace(second.messages).at(-1), 'SNAPSHOT');
+  second.session.close();
+});
+
+test('a token the history cannot serve gets RESET and the whole result', async () => {
+  const { session, messages } = open();
+  session.receive({ addTarget: { targetId: 6, resumeToken: Buffer.from('from another server').toString('base64'), query: { parent: root, structuredQuery: { from: [{ collectionId: 'c' }], where: below(1) } } } });
+  await settle();
+  assert.deepEqual(trace(messages), ['ADD:6', 'RESET:6', 'doc:c/r3', 'CURRENT:6', 'SNAPSHOT']);
+  session.close();
+});
+
+test('a limit target keeps exactly its first documents as others come and go', async () => {
+  for (const [id, n] of [['l1', 10], ['l2', 20], ['l3', 30]] as const) await write(`lim/${id}`, { n: int(n) });
+  const { session, messages } = open();
+  session.receive({ addTarget: { targetId: 8, query: { parent: root, structuredQuery: { from: [{ collectionId: 'lim' }], orderBy: [{ field: { fieldPath: 'n' } }], limit: 2 } } } });
+  await settle();
+  assert.deepEqual(trace(messages), ['ADD:8', 'doc:lim/l1', 'doc:lim/l2', 'CURRENT:8', 'SNAPSHOT']);
+  messages.length = 0;
+  await write('lim/l0', { n: int(5) }); // pushes l2 out
+  await settle();
+  assert.deepEqual(trace(messages), ['doc:lim/l0', 'left:lim/l2', 'SNAPSHOT']);
+  session.close();
+});
+
+test('documents targets, removal, a reused target id, and a denied target', async () => {
+  const { session, messages, errors } = open();
+  session.receive({ addTarget: { targetId: 10, documents: { documents: [`${root}/d/missing`] } } });
+  await settle();
+  assert.deepEqual(trace(messages), ['ADD:10', 'CURRENT:10', 'SNAPSHOT']);
+  messages.length = 0;
+  await write('d/missing', { n: int(1) });
+  await settle();
+  assert.deepEqual(trace(messages), ['doc:d/missing', 'SNAPSHOT']);
+  messages.length = 0;
+  session.receive({ removeTarget: 10 });
+  await settle();
+  assert.deepEqual(trace(messages), ['REMOVE:10']);
+  await write('d/missing', { n: int(2) });
+  await settle();
+  assert.deepEqual(trace(messages), ['REMOVE:10'], 'nothing after removal');
+  session.receive({ addTarget: { targetId: 12, documents: { documents: [`${root}/d/x`] } } });
+  session.receive({ addTarget: { targetId: 12, documents: { documents: [`${root}/d/x`] } } });
+  await settle();
+  assert.equal(errors[0]?.status, 'INVALID_ARGUMENT');
+
+  const denied = open('anonymous');
+  denied.session.receive({ addTarget: { targetId: 2, documents: { documents: [`${root}/d/x`] } } });
+  await settle();
+  assert.deepEqual(trace(denied.messages), ['ADD:2', 'REMOVE:2!7']);
+  assert.deepEqual(denied.errors, []);
+  denied.session.close();
+});
