@@ -8,12 +8,15 @@
  *
  * Covered, once with the SDK's default settings and once with `experimentalForceLongPolling: true`: document and
  * query listeners (first snapshot from the server with fromCache false, every remote change in order,
- * added/modified/removed as documents enter and leave a query, limit and limitToLast, deletes, a missing
- * document), hasPendingWrites true then false for a local write, getDoc/getDocs, setDoc/updateDoc/deleteDoc/
- * writeBatch/runTransaction, and a client nobody signed in to getting permission-denied in onSnapshot's error
- * callback. Once: offline persistence (`persistentLocalCache()`) across a server restart on the same port and
- * data: writes made while the server is down survive a page reload and are synced when it is back, and the
- * listeners resync, including changes made while they were disconnected.
+ * added/modified/removed as documents enter and leave a query, limit and limitToLast, filters and cursors,
+ * collection groups, deletes, a missing document), hasPendingWrites true then false for a local write, another
+ * browser client's writes, unicode and large values, pipelined writes, getDoc/getDocs/count, setDoc/updateDoc/
+ * deleteDoc/writeBatch/runTransaction, and a client nobody signed in to getting permission-denied in
+ * onSnapshot's error callback. Then, for both transports at once: listeners still live after 50 s of silence
+ * (past WebChannel's keepalive and long-poll timeouts) and after a quick server restart (no reload). Last,
+ * offline persistence (`persistentLocalCache()`) across a server restart on the same port and data: writes made
+ * while the server is down survive a page reload and are synced when it is back, and the listeners resync,
+ * including changes made while they were disconnected.
  *
  * Target: Hearth in-process (--dev; clients sign in anonymously, since --dev Hearth lets only signed-in users
  * and the admin at the data). HEARTH_FIRESTORE_TARGET=google-emulator runs the same assertions against Google's
@@ -105,6 +108,7 @@ async function googleEmulatorTarget(): Promise<Target> {
   const hostPort = emulator.hostPort;
   const url = emulator.url;
   let exported: string | undefined;
+  let exports = 0;
   return {
     label: 'Google emulator',
     url,
@@ -115,13 +119,14 @@ async function googleEmulatorTarget(): Promise<Target> {
     authUrl: undefined,
     async stop() {
       // The emulator keeps data in memory: export it, and import it on restart.
+      const name = `restart-${++exports}`;
       const response = await fetch(`${url}/emulator/v1/projects/${projectId}:export`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ database: `projects/${projectId}/databases/(default)`, export_directory: scratch, export_name: 'restart' }),
+        body: JSON.stringify({ database: `projects/${projectId}/databases/(default)`, export_directory: scratch, export_name: name }),
       });
       assert.equal(response.status, 200, `emulator export: ${await response.text()}`);
-      exported = join(scratch, 'restart', 'restart.overall_export_metadata');
+      exported = join(scratch, name, `${name}.overall_export_metadata`);
       await emulator?.stop();
       emulator = undefined;
     },
@@ -150,15 +155,14 @@ async function hearthTarget(): Promise<Target> {
     apiKey: first.apiKey,
     authUrl: first.url,
     async stop() {
-      const running = server;
+      await within(server!.close(), "Hearth's close() with browser streams open");
       server = undefined;
-      await within(running!.close(), "Hearth's close() with browser streams open");
     },
     async restart() {
       server = await startHearth({ port, dataDir });
     },
     async close() {
-      await server?.close();
+      if (server) await within(server.close(), "Hearth's close()");
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
@@ -210,11 +214,17 @@ type RestWrite =
   | { delete: string };
 
 async function restCall(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const response = await within(
+  const send = () =>
     fetch(`${target.url}/v1/${path}`, {
       method,
       headers: { authorization: 'Bearer owner', 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  // After a server restart, fetch may first pick a kept-alive connection to the old server, which is closed.
+  const response = await within(
+    send().catch((error: { cause?: { code?: string } }) => {
+      if (error.cause?.code === 'UND_ERR_SOCKET') return send();
+      throw error;
     }),
     `${method} /v1/${path}`,
   );
@@ -260,6 +270,8 @@ let browser: Browser | undefined;
 /** Every URL each page requested, with the page's label. */
 const requested: { page: string; url: string }[] = [];
 const pageErrors: string[] = [];
+/** Pages that were open while the server was stopped, or went offline. */
+const pagesThatLostTheServer = new Set<string>();
 const consoleLines: string[] = [];
 
 async function bundlePage(): Promise<string> {
@@ -437,6 +449,17 @@ function assertNoCacheFlicker(events: QueryEvent[]): void {
   else assert.deepEqual(fromCache, [], `with the server up, no snapshot is from cache: ${JSON.stringify(events)}`);
 }
 
+/**
+ * A listener's snapshots from its first one from the server on. A listener started while another one already
+ * holds matching documents in the cache may first raise a fromCache:true snapshot of those.
+ */
+function fromFirstServerSnapshot(events: QueryEvent[]): QueryEvent[] {
+  const first = events.findIndex((e) => !e.fromCache);
+  assert.ok(first >= 0, `no snapshot from the server: ${JSON.stringify(events)}`);
+  assert.ok(events.slice(0, first).every((e) => e.fromCache));
+  return events.slice(first);
+}
+
 /** The document changes of a run of snapshots, in order (metadata-only snapshots contribute none). */
 const changesOf = (events: QueryEvent[]): DocChangeView[] => events.flatMap((e) => e.changes);
 
@@ -456,6 +479,7 @@ before(async () => {
 });
 
 after(async () => {
+  await Promise.all((idle?.pages ?? []).map(({ context }) => context.close()));
   await browser?.close();
   await new Promise<void>((resolve) => (pageServer ? pageServer.close(() => resolve()) : resolve()));
   await target?.close();
@@ -480,18 +504,54 @@ function clientOptions(settings: { signIn: boolean; forceLongPolling?: boolean; 
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// The suite, per transport
+// The two WebChannel transports
 
 const transports = [
   { key: 'default', label: 'default settings (WebChannel streaming)', forceLongPolling: false },
   { key: 'longpoll', label: 'experimentalForceLongPolling: true', forceLongPolling: true },
 ];
 
+// ---------------------------------------------------------------------------------------------------------------
+// Long-lived streams: listeners opened now, left without traffic while the per-transport suites run, checked after
+
+/** Past the 30 s WebChannel keepalive / long-poll timeout and the client's 45 s dead-back-channel watchdog. */
+const IDLE_MS = 50_000;
+
+interface IdleListeners {
+  col: string;
+  pages: { context: BrowserContext; page: Page }[];
+  since: number;
+}
+let idle: IdleListeners | undefined;
+
+test('idle listeners: opened on both transports', stepTimeout, async () => {
+  const col = `rt-idle-${Date.now()}`;
+  await commit({ set: `${col}/d`, data: { n: 0 } });
+  const pages = await Promise.all(transports.map((t) => openPage(`idle-${t.key}`)));
+  idle = { col, pages, since: 0 };
+  await Promise.all(
+    transports.map(async (t, i) => {
+      const { page } = pages[i]!;
+      await call(page, 'init', 'idle', clientOptions({ signIn: true, forceLongPolling: t.forceLongPolling }, `idle-${t.key}`));
+      await call(page, 'listenDoc', 'idle', 'idle-doc', `${col}/d`);
+      await call(page, 'listenQuery', 'idle', 'idle-query', { collection: col });
+      await waitForDoc(page, 'idle-doc', { n: 0 });
+      await waitFor(page, 'idle-query', 'a server snapshot', (e) => e.some((x) => x.kind !== 'query' || !x.fromCache));
+    }),
+  );
+  idle.since = Date.now();
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// The per-transport suites
+
 for (const transport of transports) {
   describe(`browser SDK, ${transport.label}`, () => {
     let context: BrowserContext;
     let page: Page;
     const me = `client-${transport.key}`;
+    /** A second browser client (its own app, user and streams) on the same page. */
+    const peer = `peer-${transport.key}`;
     /** Every path this suite touches lives under its own root collection. */
     const root = `rt-${transport.key}-${Date.now()}`;
     let uid: string | null;
@@ -500,6 +560,8 @@ for (const transport of transports) {
       ({ context, page } = await openPage(transport.key));
       uid = await call(page, 'init', me, clientOptions({ signIn: true, forceLongPolling: transport.forceLongPolling }, `user-${transport.key}`));
       assert.ok(uid, 'the client is signed in');
+      const peerUid = await call(page, 'init', peer, clientOptions({ signIn: true, forceLongPolling: transport.forceLongPolling }, `peer-${transport.key}`));
+      assert.ok(peerUid && peerUid !== uid, 'the peer is another signed-in user');
     });
 
     after(async () => {
@@ -611,8 +673,8 @@ for (const transport of transports) {
       assert.deepEqual(first, {
         kind: 'query',
         docs: [
-          { id: 'a', data: { color: 'red', size: 1 }, hasPendingWrites: false },
-          { id: 'c', data: { color: 'red', size: 3 }, hasPendingWrites: false },
+          { id: 'a', path: `${col}/a`, data: { color: 'red', size: 1 }, hasPendingWrites: false },
+          { id: 'c', path: `${col}/c`, data: { color: 'red', size: 3 }, hasPendingWrites: false },
         ],
         changes: [added('a', 0), added('c', 1)],
         fromCache: false,
@@ -640,8 +702,8 @@ for (const transport of transports) {
       }
       const final = queryEvents(await call(page, 'events', id), id);
       assert.deepEqual(final[final.length - 1]!.docs, [
-        { id: 'b', data: { color: 'red', size: 2 }, hasPendingWrites: false },
-        { id: 'd', data: { color: 'red', size: 40 }, hasPendingWrites: false },
+        { id: 'b', path: `${col}/b`, data: { color: 'red', size: 2 }, hasPendingWrites: false },
+        { id: 'd', path: `${col}/d`, data: { color: 'red', size: 40 }, hasPendingWrites: false },
       ]);
 
       // A local add: added with hasPendingWrites true, then a metadata-only snapshot once acknowledged.
@@ -678,9 +740,8 @@ for (const transport of transports) {
       // The second listener may first raise a snapshot from what the first one put in the cache (fromCache
       // true: [r2], the last of r1, r2); the server's answer follows.
       const lastStart = queryEvents(await waitFor(page, last, 'a first server snapshot', (e) => e.some((x) => x.kind !== 'query' || !x.fromCache)), last);
-      const firstLast = lastStart.find((e) => !e.fromCache)!;
+      const firstLast = fromFirstServerSnapshot(lastStart)[0]!;
       assert.deepEqual(ids(firstLast.docs), ['r3']);
-      assert.ok(lastStart.slice(0, lastStart.indexOf(firstLast)).every((e) => e.fromCache), JSON.stringify(lastStart));
       const lastFrom = lastStart.indexOf(firstLast);
 
       // A new first document pushes r2 out of the window.
@@ -715,6 +776,226 @@ for (const transport of transports) {
       await call(page, 'unlisten', last);
     });
 
+    test("another browser client's writes (its Write stream) reach this client's listeners", stepTimeout, async () => {
+      const col = next('shared');
+      await commit({ set: `${col}/seed`, data: { by: 'rest', n: 0 } });
+      const id = `${transport.key}-shared`;
+      await call(page, 'listenQuery', me, id, { collection: col });
+      const [first] = queryEvents(await waitFor(page, id, 'a first snapshot', (e) => e.length > 0), id);
+      assert.deepEqual(ids(first!.docs), ['seed']);
+      assert.equal(first!.fromCache, false);
+
+      const peerWrites: [string, WriteOp, string[], DocChangeView[]][] = [
+        ['set', { op: 'set', path: `${col}/p1`, data: { by: 'peer', n: 1 } }, ['p1', 'seed'], [added('p1', 0)]],
+        ['update', { op: 'update', path: `${col}/seed`, data: { n: { $increment: 10 } } }, ['p1', 'seed'], [modified('seed', 1, 1)]],
+        ['delete', { op: 'delete', path: `${col}/p1` }, ['seed'], [removed('p1', 0)]],
+      ];
+      for (const [what, op, expectedIds, expectedChanges] of peerWrites) {
+        const raised = await queryStep(page, id, async () => assert.deepEqual(await call(page, 'write', peer, op), { ok: true }), expectedIds);
+        assert.deepEqual(changesOf(raised), expectedChanges, `${what}: ${JSON.stringify(raised)}`);
+        assert.ok(raised.every((e) => !e.hasPendingWrites), 'the peer\'s writes are not this client\'s pending writes');
+      }
+      const batch = await call(page, 'batch', peer, [
+        { op: 'set', path: `${col}/p2`, data: { by: 'peer', n: 2 } },
+        { op: 'set', path: `${col}/p3`, data: { by: 'peer', n: 3 } },
+        { op: 'update', path: `${col}/seed`, data: { n: 20 } },
+      ]);
+      assert.deepEqual(batch, { ok: true });
+      const events = queryEvents(
+        await waitFor(page, id, 'the batch', (e) => e.some((x) => x.kind === 'query' && JSON.stringify(ids(x.docs)) === '["p2","p3","seed"]' && x.docs[2]!.data.n === 20)),
+        id,
+      );
+      // A batch is one commit: its writes show up together, never half of it.
+      const partial = events.filter((e) => {
+        const names = ids(e.docs);
+        const seen = [names.includes('p2'), names.includes('p3'), e.docs.find((d) => d.id === 'seed')?.data.n === 20];
+        return seen.some(Boolean) && !seen.every(Boolean);
+      });
+      assert.deepEqual(partial, [], 'a snapshot showed part of a batch');
+      assertNoCacheFlicker(events);
+      await call(page, 'unlisten', id);
+    });
+
+    test('unicode, nested and large values arrive intact over both streams', stepTimeout, async () => {
+      const col = next('values');
+      // UTF-16 surrogate pairs, multi-byte UTF-8, JSON escapes, U+2028: WebChannel frames count UTF-16 code units.
+      const text = 'héllo wörld ✓ 日本語 😀🎉 "quoted" back\\slash\nnew line\u2028sep\ttab';
+      const large = `${'0123456789'.repeat(30_000)}😀é`;
+      const data: WriteData = { text, large, nested: { list: [1, 'two', { three: [3.5, null, true] }], empty: {}, none: [] }, n: -42 };
+      const id = `${transport.key}-values`;
+      await call(page, 'listenDoc', peer, id, `${col}/from-browser`);
+      await waitFor(page, id, 'a first snapshot', (e) => e.length > 0);
+      assert.deepEqual(await call(page, 'write', me, { op: 'set', path: `${col}/from-browser`, data }), { ok: true });
+      const seen = await waitForDoc(page, id, data);
+      assert.equal((seen.data!.large as string).length, large.length);
+      assert.deepEqual(await serverData(`${col}/from-browser`), data);
+
+      await commit({ set: `${col}/from-rest`, data: { ...data, text: `${text} (rest)` } });
+      const read = await call(page, 'getDoc', me, `${col}/from-rest`);
+      assert.deepEqual(read.data, { ...data, text: `${text} (rest)` });
+      const listed = await call(page, 'getDocs', me, { collection: col });
+      assert.deepEqual(listed.ids, ['from-browser', 'from-rest']);
+      assert.deepEqual(listed.docs[0]!.data, data);
+      await call(page, 'unlisten', id);
+    });
+
+    test('a collection-group listener sees documents under any parent; a subcollection listener only its own', stepTimeout, async () => {
+      const group = `grp${transport.key}${Date.now()}`;
+      /** Parents are documents of this collection. */
+      const base = next('groups');
+      const groupId = `${transport.key}-group`;
+      const subId = `${transport.key}-sub`;
+      await commit({ set: `${base}/p1/${group}/a`, data: { live: true } }, { set: `${base}/p2/${group}/b`, data: { live: false } });
+      await call(page, 'listenQuery', me, groupId, { collection: group, group: true, where: [['live', '==', true]] });
+      await call(page, 'listenQuery', me, subId, { collection: `${base}/p2/${group}` });
+      const [firstGroup] = queryEvents(await waitFor(page, groupId, 'a first snapshot', (e) => e.length > 0), groupId);
+      assert.deepEqual(firstGroup!.docs.map((d) => d.path), [`${base}/p1/${group}/a`]);
+      assert.equal(firstGroup!.fromCache, false);
+      const subStart = queryEvents(await waitFor(page, subId, 'a server snapshot', (e) => e.some((x) => x.kind !== 'query' || !x.fromCache)), subId);
+      assert.deepEqual(fromFirstServerSnapshot(subStart)[0]!.docs.map((d) => d.path), [`${base}/p2/${group}/b`]);
+
+      const paths = (e: QueryEvent) => e.docs.map((d) => d.path);
+      // A new parent, deeper down; a document turning live; one going dead.
+      let raised = await queryStep(page, groupId, () => commit({ set: `${base}/p3/deeper/x/${group}/c`, data: { live: true } }), ['a', 'c']);
+      assert.deepEqual(paths(raised[raised.length - 1]!), [`${base}/p1/${group}/a`, `${base}/p3/deeper/x/${group}/c`]);
+      raised = await queryStep(page, groupId, () => commit({ update: `${base}/p2/${group}/b`, data: { live: true } }), ['a', 'b', 'c']);
+      assert.deepEqual(changesOf(raised), [added('b', 1)]);
+      raised = await queryStep(page, groupId, () => commit({ update: `${base}/p1/${group}/a`, data: { live: false } }), ['b', 'c']);
+      assert.deepEqual(changesOf(raised), [removed('a', 0)]);
+      // A collection with the group's name but under another parent is not the subcollection listener's.
+      const subEvents = queryEvents(await waitFor(page, subId, 'b turning live', (e) => e.some((x) => x.kind === 'query' && x.docs[0]?.data.live === true)), subId);
+      assert.ok(
+        subEvents.every((e) => e.docs.every((d) => d.path.startsWith(`${base}/p2/`))),
+        `the subcollection listener saw another parent's documents: ${JSON.stringify(subEvents)}`,
+      );
+      assertNoCacheFlicker(queryEvents(await call(page, 'events', groupId), groupId));
+      await call(page, 'unlisten', groupId);
+      await call(page, 'unlisten', subId);
+    });
+
+    test('filters and cursors: array-contains, !=, in, a range and startAfter/endAt follow documents in and out', stepTimeout, async () => {
+      const col = next('filtered');
+      await commit(
+        { set: `${col}/a`, data: { tags: ['hot', 'new'], n: 1, status: 'open' } },
+        { set: `${col}/b`, data: { tags: ['hot'], n: 3, status: 'done' } },
+        { set: `${col}/c`, data: { tags: ['cold'], n: 4, status: 'open' } },
+        { set: `${col}/d`, data: { tags: ['hot'], n: 5 } },
+        { set: `${col}/e`, data: { tags: ['hot'], n: 9, status: 'open' } },
+      );
+      const hot = `${transport.key}-hot`;
+      const open = `${transport.key}-open`;
+      // tags contains 'hot', n in (1, 5], by n
+      await call(page, 'listenQuery', me, hot, { collection: col, where: [['tags', 'array-contains', 'hot']], orderBy: [['n', 'asc']], startAfter: [1], endAt: [5] });
+      // status != 'done' (a missing status does not match), and status in a set
+      await call(page, 'listenQuery', me, open, { collection: col, where: [['status', '!=', 'done'], ['status', 'in', ['open', 'review']]] });
+      const [firstHot] = queryEvents(await waitFor(page, hot, 'a first snapshot', (e) => e.length > 0), hot);
+      assert.deepEqual(ids(firstHot!.docs), ['b', 'd']);
+      assert.equal(firstHot!.fromCache, false);
+      const openStart = fromFirstServerSnapshot(queryEvents(await waitFor(page, open, 'a server snapshot', (e) => e.some((x) => x.kind !== 'query' || !x.fromCache)), open));
+      assert.deepEqual(ids(openStart[0]!.docs), ['a', 'c', 'e']);
+
+      // c turns hot and lands inside the cursor window; e moves into it; a moves past its end.
+      let raised = await queryStep(page, hot, () => commit({ update: `${col}/c`, data: { tags: ['cold', 'hot'] } }), ['b', 'c', 'd']);
+      assert.deepEqual(changesOf(raised), [added('c', 1)]);
+      raised = await queryStep(page, hot, () => commit({ update: `${col}/e`, data: { n: 2 } }), ['e', 'b', 'c', 'd']);
+      assert.deepEqual(changesOf(raised), [added('e', 0)]);
+      raised = await queryStep(page, hot, () => commit({ update: `${col}/b`, data: { n: 6 } }), ['e', 'c', 'd']);
+      assert.deepEqual(changesOf(raised), [removed('b', 1)]);
+      // the start cursor is exclusive: n == 1 stays out, n == 5 (endAt) stays in
+      raised = await queryStep(page, hot, () => commit({ update: `${col}/d`, data: { n: 1 } }), ['e', 'c']);
+      assert.deepEqual(changesOf(raised), [removed('d', 2)]);
+      raised = await queryStep(page, hot, () => commit({ update: `${col}/d`, data: { n: 5 } }), ['e', 'c', 'd']);
+      assert.deepEqual(changesOf(raised), [added('d', 2)]);
+
+      // d gets a status: in the != query; then a status outside the `in` set; then c's status is removed.
+      // (ordered by status first, the inequality field: 'open' < 'review')
+      raised = await queryStep(page, open, () => commit({ update: `${col}/d`, data: { status: 'review' } }), ['a', 'c', 'e', 'd']);
+      assert.deepEqual(changesOf(raised), [added('d', 3)]);
+      raised = await queryStep(page, open, () => commit({ update: `${col}/d`, data: { status: 'later' } }), ['a', 'c', 'e']);
+      assert.deepEqual(changesOf(raised), [removed('d', 3)]);
+      raised = await queryStep(page, open, () => commit({ set: `${col}/c`, data: { tags: ['cold', 'hot'], n: 4 } }), ['a', 'e']);
+      assert.deepEqual(changesOf(raised), [removed('c', 1)]);
+      assertNoCacheFlicker(queryEvents(await call(page, 'events', hot), hot));
+      assertNoCacheFlicker(fromFirstServerSnapshot(queryEvents(await call(page, 'events', open), open)));
+
+      assert.equal(await call(page, 'count', me, { collection: col, where: [['tags', 'array-contains', 'hot']] }), 5);
+      assert.equal(await call(page, 'count', me, { collection: col, where: [['status', '!=', 'done']] }), 3);
+      await call(page, 'unlisten', hot);
+      await call(page, 'unlisten', open);
+    });
+
+    test('many writes at once (pipelined on the Write stream) are applied in the order they were made', stepTimeout, async () => {
+      const col = next('pipelined');
+      const id = `${transport.key}-pipelined`;
+      await call(page, 'listenDoc', peer, id, `${col}/counter`);
+      await waitFor(page, id, 'a first snapshot', (e) => e.length > 0);
+      const ops: WriteOp[] = [];
+      for (let n = 1; n <= 30; n++) {
+        ops.push({ op: 'set', path: `${col}/counter`, data: { n } });
+        ops.push({ op: 'set', path: `${col}/doc-${String(n).padStart(2, '0')}`, data: { n } });
+        if (n % 10 === 0) ops.push({ op: 'update', path: `${col}/counter`, data: { tens: { $increment: 1 } } });
+      }
+      const outcomes = await call(page, 'writeAll', me, ops);
+      assert.deepEqual(outcomes, ops.map(() => ({ ok: true })));
+      // The last set wins, and only the update after it (n = 30) survives on top of it.
+      assert.deepEqual(await serverData(`${col}/counter`), { n: 30, tens: 1 });
+      assert.equal((await call(page, 'getDocs', me, { collection: col })).ids.length, 31);
+      // Another client's listener sees the counter move forward only.
+      await waitForDoc(page, id, { n: 30, tens: 1 });
+      const states = docStates(docEvents(await call(page, 'events', id), id)).slice(1);
+      const order = states.map((state) => (state!.n as number) * 10 + ((state!.tens as number | undefined) ?? 0));
+      assert.deepEqual(order, [...order].sort((x, y) => x - y), `the peer saw the writes out of order: ${JSON.stringify(states)}`);
+      await call(page, 'unlisten', id);
+    });
+
+    test('a network drop: listeners resume and catch up on what changed meanwhile, deletions included', stepTimeout, async () => {
+      const col = next('blip');
+      await commit(
+        { set: `${col}/a`, data: { v: 1 } },
+        { set: `${col}/b`, data: { v: 2 } },
+        { set: `${col}/c`, data: { v: 3 } },
+        { set: `${col}/e`, data: { v: 5 } },
+      );
+      const queryId = `${transport.key}-blip-query`;
+      const docId = `${transport.key}-blip-doc`;
+      const goneId = `${transport.key}-blip-gone`;
+      await call(page, 'listenQuery', me, queryId, { collection: col, where: [['v', '>=', 0]], orderBy: [['v', 'asc']] });
+      await call(page, 'listenDoc', me, docId, `${col}/a`);
+      await call(page, 'listenDoc', me, goneId, `${col}/b`);
+      await waitFor(page, queryId, 'a server snapshot', (e) => e.some((x) => x.kind === 'query' && !x.fromCache && x.docs.length === 4));
+      await waitForDoc(page, docId, { v: 1 });
+      await waitForDoc(page, goneId, { v: 2 });
+
+      pagesThatLostTheServer.add(transport.key);
+      await context.setOffline(true);
+      try {
+        // The SDK restarts its streams on the browser's offline event and finds it cannot connect.
+        await waitFor(page, docId, 'a from-cache snapshot', (e) => e.some((x) => x.kind === 'doc' && x.fromCache));
+        const before = (await call(page, 'events', queryId)).length;
+        // Meanwhile, another client: a changes, b is deleted, c leaves the query, d arrives, e is untouched.
+        await commit({ update: `${col}/a`, data: { v: 10 } }, { delete: `${col}/b` }, { update: `${col}/c`, data: { v: -1 } }, { set: `${col}/d`, data: { v: 4 } });
+        await context.setOffline(false);
+        const events = await waitFor(
+          page,
+          queryId,
+          'the catch-up',
+          (e) => e.some((x) => x.kind === 'query' && !x.fromCache && JSON.stringify(ids(x.docs)) === '["d","e","a"]'),
+          RECONNECT_MS,
+        );
+        const catchUp = queryEvents(events, queryId).slice(before);
+        const sorted = (changes: DocChangeView[]) => changes.map((c) => `${c.type} ${c.id}`).sort();
+        assert.deepEqual(sorted(changesOf(catchUp)), ['added d', 'modified a', 'removed b', 'removed c'], JSON.stringify(catchUp));
+        await waitForDoc(page, docId, { v: 10 });
+        await waitForDoc(page, goneId, null);
+        // and it is live again
+        const raised = await queryStep(page, queryId, () => commit({ set: `${col}/f`, data: { v: 0 } }), ['f', 'd', 'e', 'a']);
+        assert.deepEqual(changesOf(raised), [added('f', 0)]);
+      } finally {
+        await context.setOffline(false);
+      }
+      for (const id of [queryId, docId, goneId]) await call(page, 'unlisten', id);
+    });
+
     test('getDoc and getDocs online: answered by the server (fromCache false)', stepTimeout, async () => {
       const col = next('reads');
       await commit(
@@ -728,8 +1009,8 @@ for (const transport of transports) {
       assert.deepEqual(tagged, {
         ids: ['x', 'z'],
         docs: [
-          { id: 'x', data: { k: 1, tag: 'yes' }, hasPendingWrites: false },
-          { id: 'z', data: { k: 3, tag: 'yes' }, hasPendingWrites: false },
+          { id: 'x', path: `${col}/x`, data: { k: 1, tag: 'yes' }, hasPendingWrites: false },
+          { id: 'z', path: `${col}/z`, data: { k: 3, tag: 'yes' }, hasPendingWrites: false },
         ],
         fromCache: false,
       });
@@ -831,10 +1112,79 @@ for (const transport of transports) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// The idle listeners, checked
+
+test(`idle listeners: still live on both transports after ${IDLE_MS / 1000} s without traffic`, { timeout: IDLE_MS + 60_000 }, async () => {
+  assert.ok(idle && idle.since > 0, 'the idle listeners were not set up');
+  const { col, pages } = idle;
+  try {
+    await sleep(Math.max(0, idle.since + IDLE_MS - Date.now()));
+    await commit({ update: `${col}/d`, data: { n: 1 } }, { set: `${col}/e`, data: { n: 2 } });
+    await Promise.all(
+      pages.map(async ({ page }) => {
+        await waitForDoc(page, 'idle-doc', { n: 1 });
+        await waitFor(page, 'idle-query', 'both documents', (e) => e.some((x) => x.kind === 'query' && JSON.stringify(ids(x.docs)) === '["d","e"]'));
+        const docs = docEvents(await call(page, 'events', 'idle-doc'), 'idle-doc');
+        assert.ok(docs.every((e) => !e.fromCache), `the listener went offline while idle: ${JSON.stringify(docs)}`);
+        assert.deepEqual(docStates(docs), [{ n: 0 }, { n: 1 }]);
+        assertNoCacheFlicker(fromFirstServerSnapshot(queryEvents(await call(page, 'events', 'idle-query'), 'idle-query')));
+      }),
+    );
+  } finally {
+    await Promise.all(pages.map(({ context }) => context.close()));
+    idle = undefined;
+  }
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// A quick server restart under live listeners
+
+test('a quick restart under live listeners: both transports reconnect and resync, without a reload', { timeout: 120_000 }, async () => {
+  const col = `rt-restart-${Date.now()}`;
+  await commit({ set: `${col}/d`, data: { n: 0 } });
+  const pages = await Promise.all(transports.map((t) => openPage(`restart-${t.key}`)));
+  for (const t of transports) pagesThatLostTheServer.add(`restart-${t.key}`);
+  try {
+    await Promise.all(
+      transports.map(async (t, i) => {
+        const { page } = pages[i]!;
+        await call(page, 'init', 'live', clientOptions({ signIn: true, forceLongPolling: t.forceLongPolling }, `live-${t.key}`));
+        await call(page, 'listenDoc', 'live', 'live-doc', `${col}/d`);
+        await call(page, 'listenQuery', 'live', 'live-query', { collection: col });
+        await waitForDoc(page, 'live-doc', { n: 0 });
+        await waitFor(page, 'live-query', 'a server snapshot', (e) => e.some((x) => x.kind !== 'query' || !x.fromCache));
+      }),
+    );
+    const started = Date.now();
+    await target.stop();
+    await target.restart();
+    // Changed while the clients were cut off, and after.
+    await commit({ update: `${col}/d`, data: { n: 1 } }, { set: `${col}/e`, data: { n: 2 } });
+    await Promise.all(
+      pages.map(async ({ page }) => {
+        await waitForDoc(page, 'live-doc', { n: 1 }, RECONNECT_MS);
+        await waitFor(page, 'live-query', 'both documents', (e) => e.some((x) => x.kind === 'query' && !x.fromCache && JSON.stringify(ids(x.docs)) === '["d","e"]'), RECONNECT_MS);
+      }),
+    );
+    if (debug) console.log(`reconnected ${Date.now() - started} ms after the restart began`);
+    await commit({ update: `${col}/d`, data: { n: 3 } });
+    await Promise.all(pages.map(({ page }) => waitForDoc(page, 'live-doc', { n: 3 })));
+    for (const { page } of pages) {
+      assert.deepEqual(docStates(docEvents(await call(page, 'events', 'live-doc'), 'live-doc')), [{ n: 0 }, { n: 1 }, { n: 3 }]);
+      // the write path works again too
+      assert.deepEqual(await call(page, 'write', 'live', { op: 'set', path: `${col}/from-${Math.random().toString(36).slice(2)}`, data: { ok: true } }), { ok: true });
+    }
+  } finally {
+    await Promise.all(pages.map(({ context }) => context.close()));
+  }
+});
+
+// ---------------------------------------------------------------------------------------------------------------
 // Offline persistence across a server restart
 
 test('offline persistence: writes made while the server is down survive a reload and sync when it is back; listeners resync', { timeout: 150_000 }, async () => {
   const { context, page } = await openPage('persistent');
+  pagesThatLostTheServer.add('persistent');
   try {
     const name = 'client-persistent';
     const options = clientOptions({ signIn: true, persistent: true }, 'user-persistent');
@@ -914,13 +1264,13 @@ test('offline persistence: writes made while the server is down survive a reload
 
 /**
  * When a WebChannel request fails at the network level (the server is down), the SDK's WebChannel tests the
- * network by loading https://www.google.com/images/cleardot.gif: that, only on the page whose server was
- * stopped, is the one attempt to leave the machine allowed (and the route above refuses it).
+ * network by loading https://www.google.com/images/cleardot.gif: that, only on pages that lost the server (it
+ * was stopped, or the page went offline), is the one attempt to leave the machine allowed (and the route in openPage refuses it).
  */
 test('nothing the pages requested left the machine; no page errors; the SDK asserted nothing', () => {
   assert.ok(requested.length > 0, 'no requests were recorded');
   const offMachine = requested.filter((r) => requestsOffMachine([r.url]).length > 0);
-  const networkTest = (r: { page: string; url: string }) => r.page === 'persistent' && r.url.startsWith('https://www.google.com/images/cleardot.gif?');
+  const networkTest = (r: { page: string; url: string }) => pagesThatLostTheServer.has(r.page) && r.url.startsWith('https://www.google.com/images/cleardot.gif?');
   assert.deepEqual(offMachine.filter((r) => !networkTest(r)), []);
   assert.deepEqual(pageErrors, []);
   const internal = consoleLines.filter((line) => /INTERNAL ASSERTION FAILED|Uncaught Error in snapshot listener/i.test(line));

@@ -14,7 +14,11 @@ import {
   deleteDoc,
   deleteField,
   doc,
+  endAt,
+  endBefore,
+  getCountFromServer,
   collection,
+  collectionGroup,
   getDoc,
   getDocFromCache,
   getDocs,
@@ -31,6 +35,8 @@ import {
   serverTimestamp,
   setDoc,
   setLogLevel,
+  startAfter,
+  startAt,
   terminate,
   updateDoc,
   where,
@@ -75,15 +81,25 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 export type WriteData = { [key: string]: Json };
 
 export interface QuerySpec {
+  /** A collection path, or with `group` a collection ID. */
   collection: string;
+  /** collectionGroup(db, collection) instead of collection(db, collection). */
+  group?: boolean;
   where?: [string, WhereFilterOp, Json][];
   orderBy?: [string, OrderByDirection][];
   limit?: number;
   limitToLast?: number;
+  /** Cursor values, one per orderBy. */
+  startAt?: Json[];
+  startAfter?: Json[];
+  endAt?: Json[];
+  endBefore?: Json[];
 }
 
 export interface DocView {
   id: string;
+  /** The document's path. */
+  path: string;
   data: WriteData;
   hasPendingWrites: boolean;
 }
@@ -137,6 +153,13 @@ export interface PageApi {
   /** Starts one write without waiting for it; its outcome is read with pendingState(handle). */
   startWrite(client: string, handle: string, op: WriteOp): void;
   pendingState(handle: string): PendingState;
+  /** getCountFromServer (REST runAggregationQuery). */
+  count(client: string, spec: QuerySpec): Promise<number>;
+  /**
+   * Starts every op at once without waiting (the SDK pipelines them on the Write stream), then waits for all.
+   * Resolves to each op's outcome, in the order given.
+   */
+  writeAll(client: string, ops: WriteOp[]): Promise<Outcome[]>;
   /** All ops in one writeBatch. */
   batch(client: string, ops: WriteOp[]): Promise<Outcome>;
   /**
@@ -195,7 +218,11 @@ function buildQuery(db: Firestore, spec: QuerySpec) {
   for (const [field, direction] of spec.orderBy ?? []) constraints.push(orderBy(field, direction));
   if (spec.limit !== undefined) constraints.push(limit(spec.limit));
   if (spec.limitToLast !== undefined) constraints.push(limitToLast(spec.limitToLast));
-  return query(collection(db, spec.collection), ...constraints);
+  if (spec.startAt) constraints.push(startAt(...spec.startAt));
+  if (spec.startAfter) constraints.push(startAfter(...spec.startAfter));
+  if (spec.endAt) constraints.push(endAt(...spec.endAt));
+  if (spec.endBefore) constraints.push(endBefore(...spec.endBefore));
+  return query(spec.group ? collectionGroup(db, spec.collection) : collection(db, spec.collection), ...constraints);
 }
 
 function docRead(snapshot: DocumentSnapshot): DocRead {
@@ -208,7 +235,7 @@ function docRead(snapshot: DocumentSnapshot): DocRead {
 }
 
 function docViews(snapshot: QuerySnapshot): DocView[] {
-  return snapshot.docs.map((d) => ({ id: d.id, data: plain(d.data()) ?? {}, hasPendingWrites: d.metadata.hasPendingWrites }));
+  return snapshot.docs.map((d) => ({ id: d.id, path: d.ref.path, data: plain(d.data()) ?? {}, hasPendingWrites: d.metadata.hasPendingWrites }));
 }
 
 function errorEvent(error: unknown): ListenEvent {
@@ -330,6 +357,22 @@ const api: PageApi = {
     const state = pending.get(handle);
     if (state === undefined) throw new Error(`no write ${handle}`);
     return state;
+  },
+
+  async count(clientName, spec) {
+    return (await getCountFromServer(buildQuery(client(clientName).db, spec))).data().count;
+  },
+
+  async writeAll(clientName, ops) {
+    const db = client(clientName).db;
+    return Promise.all(
+      ops.map((op) =>
+        applyWrite(db, op).then(
+          (): Outcome => ({ ok: true }),
+          (error: unknown) => outcomeOf(error),
+        ),
+      ),
+    );
   },
 
   async batch(clientName, ops) {
