@@ -6,25 +6,14 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { freePort } from '../tests/helpers/hearth.js';
 
 export interface TimingResult {
   known: { median: number; p90: number };
   unknown: { median: number; p90: number };
   pairs: number;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => done(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 const quantile = (values: number[], p: number): number => values.slice().sort((a, b) => a - b)[Math.floor(p * (values.length - 1))] ?? NaN;

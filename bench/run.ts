@@ -1,25 +1,19 @@
 /**
  * `npm run bench`: each Hearth throughput beside a physical baseline measured in the same process
  * run, as a ratio. Settings: BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (1), BENCH_CONNECTIONS (10),
- * BENCH_USERS (50). `npm run bench -- auth` or `npm run bench -- firestore` runs one part only
- * (firestore.ts lists its own settings); with no name, every part runs in turn.
+ * BENCH_USERS (50). `npm run bench -- auth`, `-- firestore` or `-- listeners` runs one part only
+ * (firestore/index.ts and listeners/index.ts list their own settings); with no name, every part runs in turn.
  */
-import { availableParallelism, cpus, loadavg, platform, release, totalmem } from 'node:os';
+import { loadavg } from 'node:os';
 import { defaultScryptParams } from '../packages/server/src/auth/core/passwords.js';
 import { jwtBaseline, scryptOnce, startTrivialServer, type TrivialServer } from './baselines.js';
 import { bodies, createUsers, paths, smokeTest, startBenchHearth, type BenchHearth } from './hearth-setup.js';
 import { measureEnumerationTiming } from './enumeration.js';
-import { runFirestoreBench } from './firestore.js';
+import { envCount, envNumber, machineLine, progress } from './env.js';
+import { runFirestoreBench } from './firestore/index.js';
+import { runListenersBench } from './listeners/index.js';
 import { measureLoad, type LoadSettings } from './load.js';
-import { measureConcurrent, type Rate } from './stats.js';
-
-function envNumber(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, not "${raw}"`);
-  return value;
-}
+import { measureConcurrent, renderTable, type Rate } from './stats.js';
 
 interface Row {
   name: string;
@@ -31,20 +25,15 @@ interface Row {
 const settings: LoadSettings = {
   seconds: envNumber('BENCH_SECONDS', 5),
   warmupSeconds: envNumber('BENCH_WARMUP_SECONDS', 1),
-  connections: Math.max(1, Math.round(envNumber('BENCH_CONNECTIONS', 10))),
+  connections: envCount('BENCH_CONNECTIONS', 10),
 };
-const userCount = Math.max(1, Math.round(envNumber('BENCH_USERS', 50)));
-
-function progress(message: string): void {
-  process.stderr.write(`  … ${message}\n`);
-}
+const userCount = envCount('BENCH_USERS', 50);
 
 function header(): string {
-  const cpu = cpus()[0]?.model ?? 'unknown CPU';
   const { N, r, p } = defaultScryptParams;
   return [
     'Hearth benchmark: each number beside a baseline measured in this same process run',
-    `machine: ${availableParallelism()} cores (${cpu}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${platform()} ${release()}, node ${process.version}, UV_THREADPOOL_SIZE=${process.env.UV_THREADPOOL_SIZE ?? '4 (default)'}`,
+    `${machineLine()}, UV_THREADPOOL_SIZE=${process.env.UV_THREADPOOL_SIZE ?? '4 (default)'}`,
     `load average at start: ${loadavg().map((n) => n.toFixed(2)).join(' ')} (other work on this machine skews every number; the ratios pair runs back to back)`,
     `load: autocannon, ${settings.connections} connections, ${settings.seconds} s measured after ${settings.warmupSeconds} s warm-up, ${userCount} users; scrypt N=${N} r=${r} p=${p}, RS256 2048-bit`,
     'NOTE: autocannon runs in the SAME process as the server and shares its cores; absolute req/s are',
@@ -74,11 +63,8 @@ function table(rows: Row[], context: { name: string; rate: Rate }[]): string {
     (row.hearth.perSecond / row.baseline.perSecond).toFixed(3),
   ]);
   for (const item of context) body.push(['(context)', '', '', item.name, formatRate(item.rate), formatLatency(item.rate), '']);
-  const widths = head.map((cell, i) => Math.max(cell.length, ...body.map((line) => (line[i] ?? '').length)));
   const numeric = new Set([1, 2, 4, 5, 6]);
-  const render = (line: string[]) =>
-    line.map((cell, i) => (numeric.has(i) ? cell.padStart(widths[i] ?? 0) : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
-  return [render(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(render)].join('\n');
+  return renderTable(head, body, (column) => !numeric.has(column));
 }
 
 async function runAuthBench(): Promise<void> {
@@ -141,7 +127,7 @@ async function runAuthBench(): Promise<void> {
   }
 }
 
-const benches: Record<string, () => Promise<void>> = { auth: runAuthBench, firestore: runFirestoreBench };
+const benches: Record<string, () => Promise<void>> = { auth: runAuthBench, firestore: runFirestoreBench, listeners: runListenersBench };
 
 async function main(): Promise<void> {
   const names = process.argv.slice(2);

@@ -39,3 +39,30 @@ export async function measureConcurrent(concurrency: number, warmupSeconds: numb
   if (warmupSeconds > 0) await runConcurrent(concurrency, warmupSeconds, op);
   return runConcurrent(concurrency, seconds, op);
 }
+
+/** Median and p99 of a sample, and its size. */
+export interface Spread {
+  median: number;
+  p99: number;
+  n: number;
+}
+
+export function spread(values: readonly number[]): Spread {
+  const sorted = values.slice().sort((x, y) => x - y);
+  return { median: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), n: sorted.length };
+}
+
+/** A plain-text table: columns padded to their widest cell, text columns left-aligned, numbers right. */
+export function renderTable(head: string[], body: string[][], leftAligned: (column: number) => boolean = (column) => column === 0): string {
+  const widths = head.map((cell, i) => Math.max(cell.length, ...body.map((line) => (line[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((cell, i) => (leftAligned(i) ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join('  ').trimEnd();
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
+}
+
+/** Milliseconds with two, one or no decimals as they grow. */
+export const ms = (value: number): string => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2));
+export const seconds = (value: number): string => (value >= 100 ? value.toFixed(0) : value.toFixed(1));
+/** 10000 → 10k, 1000000 → 1M; other numbers as they are. */
+export const count = (value: number): string =>
+  value >= 1_000_000 && value % 1_000_000 === 0 ? `${value / 1_000_000}M` : value >= 1000 && value % 1000 === 0 ? `${value / 1000}k` : String(value);
+export const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;

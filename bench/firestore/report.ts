@@ -1,0 +1,112 @@
+/** The Firestore bench's header and tables. */
+import { loadavg } from 'node:os';
+import { machineLine } from '../env.js';
+import { count, ms, renderTable, seconds, type Rate } from '../stats.js';
+import { layoutFor } from './data.js';
+import { queryKinds, type Latency } from './queries.js';
+import type { SizeResult, TargetResult } from './run-target.js';
+import { commitShapes, minimumQueries, peerSizes, settings, shapeKey } from './settings.js';
+
+const docsPerSecond = (rate: Rate | undefined, batch: number) => (rate ? (rate.perSecond * batch).toFixed(0) : '—');
+const latencyCell = (rate: Rate | undefined) => (rate ? `${ms(rate.p50)} / ${ms(rate.p99)}` : '—');
+const queryCell = (latency: Latency | undefined) => (latency ? `${ms(latency.median)} / ${ms(latency.p99)} (${latency.n}${latency.capped ? ', capped' : ''})` : '—');
+const plural = (n: number, word: string) => `${n} ${word}${n > 1 ? 's' : ''}`;
+
+function commitTable(hearth: TargetResult | undefined, peer: TargetResult | undefined, rawRates: Map<number, Rate>): string {
+  const body = commitShapes.map((shape) => {
+    const h = hearth?.commits.get(shapeKey(shape));
+    const e = peer?.commits.get(shapeKey(shape));
+    const raw = rawRates.get(shape.batch);
+    const ratio = (x: Rate | undefined, y: Rate | undefined) => (x && y ? (x.perSecond / y.perSecond).toFixed(3) : '—');
+    return [
+      `${plural(shape.batch, 'write')}/commit, ${plural(shape.clients, 'client')}`,
+      docsPerSecond(h, shape.batch),
+      latencyCell(h),
+      docsPerSecond(raw, shape.batch),
+      latencyCell(raw),
+      ratio(h, raw),
+      docsPerSecond(e, shape.batch),
+      latencyCell(e),
+      ratio(h, e),
+    ];
+  });
+  return renderTable(['commit shape', 'Hearth docs/s', 'p50/p99 ms', 'raw SQLite docs/s', 'p50/p99 ms', 'Hearth÷raw', 'emulator docs/s', 'p50/p99 ms', 'Hearth÷emulator'], body);
+}
+
+export function report(hearth: TargetResult | undefined, peer: TargetResult | undefined, peerNote: string | undefined, rawRates: Map<number, Rate>, floor: Latency | undefined): void {
+  console.log('');
+  console.log('Commit throughput (documents written per second; p50/p99 ms per commit)');
+  console.log(commitTable(hearth, peer, rawRates));
+  console.log('raw SQLite: better-sqlite3 in this process, WAL, synchronous=FULL, one transaction per batch of the same rows');
+  console.log('(document name, the same fields JSON), one writer (SQLite serialises writers anyway), no index but the name key.');
+  console.log('Hearth÷emulator: above 1 when Hearth writes faster. The emulator keeps everything in memory and never syncs');
+  console.log('to disk: its rate is not a durable one.');
+
+  console.log('');
+  console.log('Loading the query collections (commits of ' + settings.loadBatch + ' writes, ' + settings.loadParallel + ' in flight)');
+  const sizes = [...new Set([...(hearth?.sizes ?? []), ...(peer?.sizes ?? [])].map((s) => s.size))].sort((x, y) => x - y);
+  const loadCell = (entry: SizeResult | undefined) => {
+    if (!entry) return 'not run';
+    if (!entry.load) return 'skipped';
+    return `${seconds(entry.load.seconds)} s, ${(entry.load.docs / entry.load.seconds).toFixed(0)} docs/s${entry.load.complete ? '' : ` (stopped at ${entry.load.docs})`}`;
+  };
+  const find = (result: TargetResult | undefined, size: number) => result?.sizes.find((s) => s.size === size);
+  console.log(renderTable(['documents', 'Hearth', 'emulator'], sizes.map((size) => [count(size), loadCell(find(hearth, size)), loadCell(find(peer, size))])));
+  for (const size of sizes) {
+    for (const entry of [find(hearth, size), find(peer, size)]) {
+      if (entry?.footprint) console.log(`  after ${count(size)}: ${entry.footprint}`);
+      if (entry?.skipped) console.log(`  ${count(size)} skipped: ${entry.skipped}`);
+    }
+  }
+
+  console.log('');
+  console.log('Query latency, each answer exactly 20 documents (checked): median / p99 ms (queries measured), one client');
+  const body: string[][] = [];
+  for (const [k, kind] of queryKinds.entries()) {
+    for (const size of sizes) {
+      const h = find(hearth, size)?.queries[k];
+      const e = find(peer, size)?.queries[k];
+      body.push([
+        kind.name,
+        count(size),
+        kind.describe(layoutFor(size, 'items')),
+        queryCell(h),
+        h?.scanned === undefined ? '—' : String(h.scanned),
+        queryCell(e),
+        h && e ? (e.median / h.median).toFixed(2) : '—',
+      ]);
+    }
+  }
+  console.log(renderTable(['query', 'collection', 'data', 'Hearth', 'scanned', 'emulator', 'emulator÷Hearth'], body, (column) => column < 3));
+  const plans = queryKinds.map((kind, k) => `${kind.name}: ${[...new Set(sizes.map((size) => find(hearth, size)?.queries[k]?.plan).filter(Boolean))].join(' | ') || '—'}`);
+  console.log(`scanned: documents Hearth read for one such query (query explain). Hearth's indexes: ${plans.join('; ')}`);
+  console.log(`emulator÷Hearth: ratio of medians, above 1 when Hearth answers faster. "capped": the ${settings.querySeconds} s per kind and size ran out first.`);
+  if (floor) console.log(`(context) fetch round trip to a bare Fastify route in this process: ${ms(floor.median)} / ${ms(floor.p99)} ms`);
+  if (sizes.length > 1) {
+    console.log('');
+    console.log(`Growth of the median from ${count(sizes[0] ?? 0)} to each larger collection (1 = the size of the collection does not matter)`);
+    for (const [k, kind] of queryKinds.entries()) {
+      for (const result of [hearth, peer]) {
+        if (!result) continue;
+        const base = find(result, sizes[0] ?? 0)?.queries[k];
+        const steps = sizes.slice(1).map((size) => {
+          const other = find(result, size)?.queries[k];
+          return `${count(size)} ×${base && other ? (other.median / base.median).toFixed(2) : '—'}`;
+        });
+        console.log(`  ${result.name.padEnd(8)} ${kind.name.padEnd(30)} ${steps.join('   ')}`);
+      }
+    }
+  }
+  if (peerNote) console.log(`\nemulator: ${peerNote}`);
+}
+
+export function header(): string {
+  return [
+    'Hearth Firestore benchmark: REST :commit and :runQuery, beside raw SQLite and Google\'s emulator, measured in this process run',
+    machineLine(),
+    `load average at start: ${loadavg().map((n) => n.toFixed(2)).join(' ')}`,
+    `commits: ${settings.seconds} s measured after ${settings.warmupSeconds} s warm-up per shape; queries: ${settings.queries} per kind and size after up to ${settings.queryWarmup} warm-up (at most ${settings.querySeconds} s, at least ${minimumQueries})`,
+    `sizes: Hearth ${settings.targets.includes('hearth') ? settings.sizes.map(count).join(', ') : 'not run'}; emulator ${settings.targets.includes('emulator') ? peerSizes.map(count).join(', ') : 'not run'}`,
+    'NOTE: the HTTP client runs in the same process as Hearth and shares its cores; the emulator has its own process.',
+  ].join('\n');
+}

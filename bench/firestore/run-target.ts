@@ -1,0 +1,67 @@
+/** Running one target through everything: the commit shapes, then loading and querying each size. */
+import { progress } from '../env.js';
+import { count, measureConcurrent, seconds, type Rate } from '../stats.js';
+import { measureCommits, type RawSqlite } from './commits.js';
+import { layoutFor, load, type LoadResult } from './data.js';
+import { measureQueries, queryKinds, type Latency } from './queries.js';
+import { commitShapes, settings, shapeKey } from './settings.js';
+import type { Target } from './targets.js';
+
+export interface SizeResult {
+  size: number;
+  load?: LoadResult;
+  /** Why this size was not measured, when it was not. */
+  skipped?: string;
+  queries: (Latency | undefined)[];
+  footprint?: string;
+}
+
+export interface TargetResult {
+  name: string;
+  projectId: string;
+  commits: Map<string, Rate>;
+  sizes: SizeResult[];
+}
+
+/** Fills `result` as it goes, so a failure part-way still leaves what was measured. */
+export async function runTarget(
+  target: Target,
+  result: TargetResult,
+  sizes: number[],
+  raw: RawSqlite | undefined,
+  rawRates: Map<number, Rate>,
+  budgetSeconds: number,
+): Promise<void> {
+  for (const shape of commitShapes) {
+    progress(`${target.name}: commits of ${shape.batch} write${shape.batch > 1 ? 's' : ''} from ${shape.clients} client${shape.clients > 1 ? 's' : ''}`);
+    result.commits.set(shapeKey(shape), await measureCommits(target, shape));
+    if (raw && !rawRates.has(shape.batch)) {
+      progress(`baseline: raw better-sqlite3 transactions of ${shape.batch} insert${shape.batch > 1 ? 's' : ''}`);
+      rawRates.set(shape.batch, await measureConcurrent(1, settings.warmupSeconds, settings.seconds, raw.op(shape.batch)));
+    }
+  }
+  let lastRate: number | undefined;
+  for (const size of sizes) {
+    const layout = layoutFor(size, 'items');
+    const entry: SizeResult = { size, queries: [] };
+    result.sizes.push(entry);
+    if (lastRate !== undefined && size / lastRate > budgetSeconds) {
+      entry.skipped = `loading would take about ${seconds(size / lastRate)} s at the last size's ${lastRate.toFixed(0)} docs/s, over the ${budgetSeconds} s budget`;
+      progress(`${target.name}: skipping ${count(size)}: ${entry.skipped}`);
+      continue;
+    }
+    progress(`${target.name}: loading ${count(size)} documents into ${layout.collection} (commits of ${settings.loadBatch}, ${settings.loadParallel} in flight)`);
+    entry.load = await load(target, layout, budgetSeconds);
+    lastRate = entry.load.docs / entry.load.seconds;
+    progress(`${target.name}: loaded ${entry.load.docs} in ${seconds(entry.load.seconds)} s (${lastRate.toFixed(0)} docs/s)`);
+    if (!entry.load.complete) {
+      entry.skipped = `loading passed the ${budgetSeconds} s budget with ${entry.load.docs} of ${size} documents written`;
+      continue;
+    }
+    entry.footprint = target.footprint();
+    for (const [k, kind] of queryKinds.entries()) {
+      progress(`${target.name}: ${kind.name} on ${count(size)}`);
+      entry.queries[k] = await measureQueries(target, layout, kind, size * 31 + k);
+    }
+  }
+}
