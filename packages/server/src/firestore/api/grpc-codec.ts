@@ -36,11 +36,24 @@ const wrapperTypes = new Set(
 );
 const nullValueEnum = '.google.protobuf.NullValue';
 
+const fullNames = new WeakMap<protobuf.ReflectionObject, string>();
+
+/** protobufjs rebuilds `fullName` on every read; on the listener path that was a tenth of the CPU. */
+function nameOf(type: protobuf.ReflectionObject | null | undefined): string | undefined {
+  if (!type) return undefined;
+  let name = fullNames.get(type);
+  if (name === undefined) {
+    name = type.fullName;
+    fullNames.set(type, name);
+  }
+  return name;
+}
+
 // ---- binary message → proto3 JSON -----------------------------------------------------------
 
 /** A decoded message (fields absent from the wire are not own properties) as proto3 JSON. */
 export function messageToJson(type: protobuf.Type, message: Json): unknown {
-  switch (type.fullName) {
+  switch (nameOf(type)) {
     case '.google.protobuf.Timestamp':
       return formatTimestamp(longToNumber(message.seconds), Number(message.nanos ?? 0));
     case '.google.protobuf.Duration': {
@@ -55,7 +68,7 @@ export function messageToJson(type: protobuf.Type, message: Json): unknown {
     case '.google.protobuf.Value':
       return structValueToJson(message);
   }
-  if (wrapperTypes.has(type.fullName)) {
+  if (wrapperTypes.has(nameOf(type)!)) {
     const field = type.fields.value!;
     return scalarToJson(field, has(message, 'value') ? message.value : field.typeDefault);
   }
@@ -86,7 +99,7 @@ function fieldToJson(field: protobuf.Field, value: unknown): unknown {
 function scalarToJson(field: protobuf.Field, value: unknown): unknown {
   const resolved = field.resolvedType;
   if (resolved instanceof protobuf.Enum) {
-    if (resolved.fullName === nullValueEnum) return null;
+    if (nameOf(resolved) === nullValueEnum) return null;
     return resolved.valuesById[value as number] ?? value;
   }
   if (int64Types.has(field.type)) return String(value);
@@ -135,7 +148,7 @@ function has(object: Json, key: string): boolean {
  * also answers REST, where a few extras exist (`done` on aggregation responses).
  */
 export function messageFromJson(type: protobuf.Type, json: unknown): Json {
-  switch (type.fullName) {
+  switch (nameOf(type)) {
     case '.google.protobuf.Timestamp': {
       const parsed = typeof json === 'string' ? parseTimestamp(json) : undefined;
       if (!parsed) throw firestoreErrors.invalidArgument(`Invalid timestamp: ${String(json)}`);
@@ -154,7 +167,7 @@ export function messageFromJson(type: protobuf.Type, json: unknown): Json {
     case '.google.protobuf.Value':
       return structValueFromJson(json);
   }
-  if (wrapperTypes.has(type.fullName)) {
+  if (wrapperTypes.has(nameOf(type)!)) {
     const field = type.fields.value!;
     // The Node SDKs' own form, `{value: n}`, is accepted too.
     const bare = typeof json === 'object' && json !== null && !Buffer.isBuffer(json) ? (json as Json).value : json;
@@ -169,7 +182,7 @@ export function messageFromJson(type: protobuf.Type, json: unknown): Json {
       message[key] = Object.fromEntries(Object.entries(value as Json).map(([name, entry]) => [name, fieldFromJson(field, entry)]));
     } else if (field.repeated) {
       message[key] = (value as unknown[]).map((element) => fieldFromJson(field, element));
-    } else if (value !== null || field.resolvedType?.fullName === nullValueEnum || field.resolvedType?.fullName === '.google.protobuf.Value') {
+    } else if (value !== null || nameOf(field.resolvedType) === nullValueEnum || nameOf(field.resolvedType) === '.google.protobuf.Value') {
       message[key] = fieldFromJson(field, value);
     }
   }
@@ -185,7 +198,7 @@ function fieldFromJson(field: protobuf.Field, value: unknown): unknown {
 function scalarFromJson(field: protobuf.Field, value: unknown): unknown {
   const resolved = field.resolvedType;
   if (resolved instanceof protobuf.Enum) {
-    if (resolved.fullName === nullValueEnum) return 0;
+    if (nameOf(resolved) === nullValueEnum) return 0;
     return typeof value === 'string' ? (resolved.values[value] ?? 0) : value;
   }
   if (field.type === 'bytes') return typeof value === 'string' ? Buffer.from(value, 'base64') : value;
