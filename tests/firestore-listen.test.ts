@@ -166,6 +166,12 @@ test('documents targets, removal, a reused target id, and a denied target', asyn
   await settle();
   assert.equal(errors[0]?.status, 'INVALID_ARGUMENT');
 
+  const projected = open();
+  projected.session.receive({ addTarget: { targetId: 14, query: { parent: root, structuredQuery: { from: [{ collectionId: 'c' }], select: { fields: [{ fieldPath: 'n' }] } } } } });
+  await settle();
+  assert.deepEqual(trace(projected.messages), ['ADD:14', 'REMOVE:14!3'], 'a projection cannot be listened to, as in production');
+  projected.session.close();
+
   const denied = open('anonymous');
   denied.session.receive({ addTarget: { targetId: 2, documents: { documents: [`${root}/d/x`] } } });
   await settle();

@@ -194,7 +194,7 @@ function referenceValues(databaseRoot: string): Value[] {
 }
 
 /** Small enough that array-contains filters hit; 1 and 1.0 both appear on purpose. */
-const arrayElementValues: readonly Value[] = [str('a'), str('b'), str('c'), int(1), double(1), int(2), NULL, double('NaN'), { booleanValue: true }, map({ k: int(1) })];
+export const arrayElementValues: readonly Value[] = [str('a'), str('b'), str('c'), int(1), double(1), int(2), NULL, double('NaN'), { booleanValue: true }, map({ k: int(1) })];
 
 function scalarValues(databaseRoot: string): Value[] {
   return [
@@ -277,7 +277,7 @@ export function randomDataset(rng: Random, layout: Layout, count = 80): Dataset 
   return { ...layout, documents: unique.map((name) => ({ name, fields: randomFields(rng, pool) })) };
 }
 
-function randomFields(rng: Random, pool: readonly Value[]): Fields {
+export function randomFields(rng: Random, pool: readonly Value[]): Fields {
   const fields: Fields = {};
   const maybe = (name: string, probability: number, make: () => Value) => {
     if (rng.chance(probability)) fields[name] = make();
