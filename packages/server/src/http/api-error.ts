@@ -17,6 +17,28 @@ export type GoogleStatus =
   | 'INTERNAL'
   | 'UNAVAILABLE';
 
+/** google.rpc.Code: the numbers gRPC statuses and in-band Status messages carry. */
+const rpcCodes: Record<GoogleStatus, number> = {
+  CANCELLED: 1,
+  INVALID_ARGUMENT: 3,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  ABORTED: 10,
+  OUT_OF_RANGE: 11,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  UNAUTHENTICATED: 16,
+};
+
+/** The google.rpc.Code of a status; UNKNOWN (2) without one. */
+export function rpcCodeOf(status: GoogleStatus | undefined): number {
+  return status ? rpcCodes[status] : 2;
+}
+
 export interface GoogleErrorBody {
   error: {
     code: number;

@@ -4,7 +4,7 @@ import { docToWire } from '../core/documents.js';
 import { firestoreErrors } from '../core/errors.js';
 import { documentKey, fullName, parseFieldPath, type DatabaseId } from '../core/paths.js';
 import { compareUtf8 } from '../core/values.js';
-import { parseWrite, type Write } from '../core/writes.js';
+import { parsePrecondition, parseWrite, type Write } from '../core/writes.js';
 
 /** Single-document REST calls: GET (get or list), POST (create), PATCH, and the URL parameters they take. */
 export type QueryParams = Record<string, string | string[] | undefined>;
@@ -34,8 +34,7 @@ export function preconditionFrom(query: QueryParams): Pick<Write, 'precondition'
     return { precondition: { exists: exists === 'true' } };
   }
   if (updateTime !== undefined) {
-    const parsed = parseWrite({ projectId: 'p', databaseId: '(default)' }, { verify: 'projects/p/databases/(default)/documents/c/d', currentDocument: { updateTime } }, 'currentDocument');
-    return { precondition: parsed.precondition! };
+    return { precondition: parsePrecondition({ updateTime }, 'currentDocument') };
   }
   return {};
 }

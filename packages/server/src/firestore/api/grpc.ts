@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type protobuf from 'protobufjs';
-import { ApiError } from '../../http/api-error.js';
+import { ApiError, rpcCodeOf } from '../../http/api-error.js';
 import { toApiError } from '../../http/error-handler.js';
 import type { DocumentDatabase } from '../core/database.js';
 import { firestoreErrors } from '../core/errors.js';
@@ -302,25 +302,9 @@ function maskParam(mask: unknown, name: string): QueryParams {
   return { [`${name}.fieldPaths`]: paths };
 }
 
-const codes: Record<string, grpc.status> = {
-  CANCELLED: grpc.status.CANCELLED,
-  INVALID_ARGUMENT: grpc.status.INVALID_ARGUMENT,
-  DEADLINE_EXCEEDED: grpc.status.DEADLINE_EXCEEDED,
-  NOT_FOUND: grpc.status.NOT_FOUND,
-  ALREADY_EXISTS: grpc.status.ALREADY_EXISTS,
-  PERMISSION_DENIED: grpc.status.PERMISSION_DENIED,
-  RESOURCE_EXHAUSTED: grpc.status.RESOURCE_EXHAUSTED,
-  FAILED_PRECONDITION: grpc.status.FAILED_PRECONDITION,
-  ABORTED: grpc.status.ABORTED,
-  OUT_OF_RANGE: grpc.status.OUT_OF_RANGE,
-  UNIMPLEMENTED: grpc.status.UNIMPLEMENTED,
-  INTERNAL: grpc.status.INTERNAL,
-  UNAVAILABLE: grpc.status.UNAVAILABLE,
-  UNAUTHENTICATED: grpc.status.UNAUTHENTICATED,
-};
 
 function toStatus(error: unknown, logger: Logger | undefined): Partial<grpc.StatusObject> {
   const apiError = error instanceof ApiError ? error : toApiError(error);
   if (apiError.httpStatus >= 500 && apiError.status !== 'UNIMPLEMENTED') logger?.error({ err: error }, 'gRPC call failed');
-  return { code: codes[apiError.status ?? ''] ?? grpc.status.UNKNOWN, details: apiError.wireMessage };
+  return { code: rpcCodeOf(apiError.status) as grpc.status, details: apiError.wireMessage };
 }

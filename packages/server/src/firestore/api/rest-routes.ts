@@ -10,7 +10,7 @@ import { parseWrite, type Write, type WriteResult } from '../core/writes.js';
 import type { FirestoreAccess, FirestoreCaller } from './access.js';
 import { createDocument, getDocument, listDocuments, maskFrom, patchDocument, preconditionFrom, type Body, type QueryParams } from './document-handlers.js';
 import { onlyKeys } from '../core/wire-checks.js';
-import { ApiError } from '../../http/api-error.js';
+import { ApiError, rpcCodeOf } from '../../http/api-error.js';
 import { toApiError } from '../../http/error-handler.js';
 
 /** Firestore allows 10 MiB per request. */
@@ -243,32 +243,11 @@ async function batchWrite(database: DocumentDatabase, db: DatabaseId, body: Body
     status: outcomes.map((outcome) => {
       if (!outcome.error) return {};
       const error: ApiError = outcome.error instanceof ApiError ? outcome.error : toApiError(outcome.error);
-      return { code: grpcCode(error.status), message: error.wireMessage };
+      return { code: rpcCodeOf(error.status), message: error.wireMessage };
     }),
   };
 }
 
-const grpcCodes: Record<string, number> = {
-  CANCELLED: 1,
-  UNKNOWN: 2,
-  INVALID_ARGUMENT: 3,
-  DEADLINE_EXCEEDED: 4,
-  NOT_FOUND: 5,
-  ALREADY_EXISTS: 6,
-  PERMISSION_DENIED: 7,
-  RESOURCE_EXHAUSTED: 8,
-  FAILED_PRECONDITION: 9,
-  ABORTED: 10,
-  OUT_OF_RANGE: 11,
-  UNIMPLEMENTED: 12,
-  INTERNAL: 13,
-  UNAVAILABLE: 14,
-  UNAUTHENTICATED: 16,
-};
-
-function grpcCode(status: string | undefined): number {
-  return grpcCodes[status ?? 'UNKNOWN'] ?? 2;
-}
 
 async function runQuery(database: DocumentDatabase, db: DatabaseId, parent: string, body: Body): Promise<unknown[]> {
   onlyFields(body, ['structuredQuery', 'transaction', 'newTransaction', 'readTime', 'parent', 'explainOptions']);

@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { ApiError, type GoogleStatus } from '../../http/api-error.js';
+import { ApiError, rpcCodeOf } from '../../http/api-error.js';
 import { toApiError } from '../../http/error-handler.js';
 import { firestoreErrors } from '../core/errors.js';
 import type { DatabaseId } from '../core/paths.js';
@@ -29,22 +29,6 @@ export function frame(json: string): string {
   return `${json.length}\n${json}`;
 }
 
-const grpcCodes: Record<GoogleStatus | 'UNKNOWN', number> = {
-  CANCELLED: 1,
-  UNKNOWN: 2,
-  INVALID_ARGUMENT: 3,
-  NOT_FOUND: 5,
-  ALREADY_EXISTS: 6,
-  PERMISSION_DENIED: 7,
-  RESOURCE_EXHAUSTED: 8,
-  FAILED_PRECONDITION: 9,
-  ABORTED: 10,
-  OUT_OF_RANGE: 11,
-  UNIMPLEMENTED: 12,
-  INTERNAL: 13,
-  UNAVAILABLE: 14,
-  UNAUTHENTICATED: 16,
-};
 
 /**
  * A stream error as the browser SDK reads it (`msg.data[0].error`): it maps `status` to its code
@@ -52,7 +36,7 @@ const grpcCodes: Record<GoogleStatus | 'UNKNOWN', number> = {
  */
 export function errorPayload(error: ApiError): { error: { code: number; message: string; status: string } } {
   const status = error.status ?? 'UNKNOWN';
-  return { error: { code: grpcCodes[status], message: error.wireMessage, status } };
+  return { error: { code: rpcCodeOf(error.status), message: error.wireMessage, status } };
 }
 
 interface Outgoing {

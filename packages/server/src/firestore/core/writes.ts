@@ -101,7 +101,7 @@ function checkValueSize(value: Value, where: string): void {
   if (value.type === 'array') for (const element of value.values) checkValueSize(element, where);
 }
 
-function parsePrecondition(raw: unknown, where: string): Precondition {
+export function parsePrecondition(raw: unknown, where: string): Precondition {
   const wire = object(raw, where);
   onlyKeys(wire, ['exists', 'updateTime'], where);
   if (wire.exists !== undefined && wire.updateTime === undefined) {

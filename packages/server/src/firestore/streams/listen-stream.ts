@@ -1,4 +1,4 @@
-import { ApiError } from '../../http/api-error.js';
+import { ApiError, rpcCodeOf } from '../../http/api-error.js';
 import { toApiError } from '../../http/error-handler.js';
 import type { FirestoreAccess } from '../api/access.js';
 import type { CommittedChange, DocumentDatabase } from '../core/database.js';
@@ -21,8 +21,6 @@ interface ActiveTarget {
   sent: Map<string, number>;
   unregister: () => void;
 }
-
-const permissionDeniedCode = 7;
 
 /**
  * The Listen stream. Each addTarget is answered ADD, the matching documents, CURRENT, then a
@@ -88,7 +86,7 @@ export class ListenSession implements StreamSession {
       if (apiError.status !== 'PERMISSION_DENIED' && apiError.status !== 'INVALID_ARGUMENT' && apiError.status !== 'FAILED_PRECONDITION') throw error;
       // A denied or invalid target fails alone: ADD, then REMOVE with the cause; the stream goes on.
       this.sink.send({ targetChange: { targetChangeType: 'ADD', targetIds: [id] } });
-      this.sink.send({ targetChange: { targetChangeType: 'REMOVE', targetIds: [id], cause: { code: grpcCodeOf(apiError.status), message: apiError.wireMessage } } });
+      this.sink.send({ targetChange: { targetChangeType: 'REMOVE', targetIds: [id], cause: { code: rpcCodeOf(apiError.status), message: apiError.wireMessage } } });
       return;
     }
     this.targets.set(id, target);
@@ -284,10 +282,4 @@ function pathInScope(query: Query, path: string): boolean {
   if (!query.allDescendants) return collection === (query.parent === '' ? query.collectionId : `${query.parent}/${query.collectionId}`);
   if (query.parent !== '' && !path.startsWith(`${query.parent}/`)) return false;
   return query.collectionId === undefined || collection.slice(collection.lastIndexOf('/') + 1) === query.collectionId;
-}
-
-function grpcCodeOf(status: string | undefined): number {
-  if (status === 'PERMISSION_DENIED') return permissionDeniedCode;
-  if (status === 'FAILED_PRECONDITION') return 9;
-  return 3;
 }
