@@ -44,10 +44,23 @@ export interface GoogleEmulatorOptions {
  */
 export async function startGoogleEmulator(options: GoogleEmulatorOptions = {}): Promise<GoogleEmulator | undefined> {
   if (!findCloudSdkWithFirestoreEmulator()) return undefined;
-  const hostPort = options.hostPort ?? `127.0.0.1:${await freePort()}`;
+  for (let attempt = 1; ; attempt++) {
+    const hostPort = options.hostPort ?? `127.0.0.1:${await freePort()}`;
+    const started = await startOn(hostPort, options.args ?? []);
+    if ('emulator' in started) return started.emulator;
+    // The emulator also opens a WebSocket server on a port of the kernel's choosing, which can
+    // be the very port freePort() just released: then its main server cannot bind. Try again.
+    const portRace = started.output.includes('java.net.BindException');
+    if (!portRace || attempt === bindAttempts) throw new Error(`the Firestore emulator did not start: ${started.reason}\n${started.output}`);
+  }
+}
+
+const bindAttempts = 3;
+
+async function startOn(hostPort: string, args: string[]): Promise<{ emulator: GoogleEmulator } | { reason: string; output: string }> {
   const url = `http://${hostPort}`;
   // gcloud (python) starts java as a child: a process group of its own lets stop() end both.
-  const child = spawn('gcloud', ['emulators', 'firestore', 'start', `--host-port=${hostPort}`, ...(options.args ?? [])], {
+  const child = spawn('gcloud', ['emulators', 'firestore', 'start', `--host-port=${hostPort}`, ...args], {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -67,9 +80,9 @@ export async function startGoogleEmulator(options: GoogleEmulatorOptions = {}): 
     await waitUntilReady(url, () => child.exitCode !== null);
   } catch (error) {
     await stop();
-    throw new Error(`the Firestore emulator did not start: ${(error as Error).message}\n${output}`);
+    return { reason: (error as Error).message, output };
   }
-  return { url, hostPort, stop };
+  return { emulator: { url, hostPort, stop } };
 }
 
 /** Deletes every document of the emulator's default database for that project. */
