@@ -1,13 +1,10 @@
 /**
  * The document database over raw HTTP: exact error shapes, hostile input, who may read and write,
- * server transactions (the admin SDKs' locks and ABORTED), composite indexes, and the planner's
- * claim that a query reads about as many documents as it returns (seen through query explain).
+ * server transactions (the admin SDKs' locks and ABORTED). Indexes and the planner: firestore-indexes.test.ts.
  */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { postJson, startHearth, tempDataDir, type TestHearth } from './helpers/hearth.js';
+import { postJson, startHearth, type TestHearth } from './helpers/hearth.js';
 
 let server: TestHearth;
 
@@ -309,64 +306,5 @@ describe('server transactions (admin SDKs)', () => {
     assert.equal((await call(`${base()}:rollback`, { transaction })).status, 200);
     assertGoogleError(await call(`${base()}:rollback`, { transaction }), 400, 'INVALID_ARGUMENT');
     assertGoogleError(await commit([], server, { transaction: 'bm90LWEtdHJhbnNhY3Rpb24=' }), 400, 'INVALID_ARGUMENT');
-  });
-});
-
-describe('indexes and the planner', () => {
-  test('a query reads about as many documents as it returns, whatever the collection size', async () => {
-    const writes = [];
-    for (let i = 0; i < 3000; i++) writes.push(set(`big/d${String(i).padStart(5, '0')}`, { g: int(i % 150), n: int(i), tags: { arrayValue: { values: [str(`t${i % 7}`)] } } }));
-    for (let i = 0; i < writes.length; i += 500) assert.equal((await commit(writes.slice(i, i + 500))).status, 200);
-    const explain = { explainOptions: { analyze: true } };
-    const eq = (path: string, value: unknown) => ({ fieldFilter: { field: { fieldPath: path }, op: 'EQUAL', value } });
-
-    const byGroup = await runQuery({ from: [{ collectionId: 'big' }], where: eq('g', int(7)), limit: 20 }, explain);
-    assert.equal(ids(byGroup).length, 20);
-    const metrics = byGroup[byGroup.length - 1]!.explainMetrics;
-    assert.deepEqual(metrics.planSummary.indexesUsed, [{ query_scope: 'Collection', properties: '(g ASC, __name__ ASC)' }]);
-    assert.ok(Number(metrics.executionStats.debugStats.documents_scanned) <= 21, JSON.stringify(metrics));
-
-    const range = await runQuery({ from: [{ collectionId: 'big' }], where: { fieldFilter: { field: { fieldPath: 'n' }, op: 'GREATER_THAN_OR_EQUAL', value: int(1234) } }, orderBy: [{ field: { fieldPath: 'n' } }], limit: 20 }, explain);
-    assert.deepEqual(ids(range).slice(0, 2), ['d01234', 'd01235']);
-    assert.ok(Number(range[range.length - 1]!.explainMetrics.executionStats.debugStats.documents_scanned) <= 21);
-
-    // Two equalities: the two single-field indexes are merged, no document outside the answer is read.
-    const both = await runQuery({ from: [{ collectionId: 'big' }], where: { compositeFilter: { op: 'AND', filters: [eq('g', int(7)), { fieldFilter: { field: { fieldPath: 'tags' }, op: 'ARRAY_CONTAINS', value: str('t0') } }] } } }, explain);
-    const expected = Array.from({ length: 3000 }, (_, i) => i).filter((i) => i % 150 === 7 && i % 7 === 0).map((i) => `d${String(i).padStart(5, '0')}`);
-    assert.deepEqual(ids(both), expected);
-    const bothMetrics = both[both.length - 1]!.explainMetrics;
-    assert.equal(bothMetrics.planSummary.indexesUsed.length, 2);
-    assert.equal(Number(bothMetrics.executionStats.debugStats.documents_scanned), expected.length);
-  });
-
-  test('a composite index from firestore.indexes.json serves equality + order, built for data already there', async () => {
-    const dataDir = tempDataDir();
-    const first = await startHearth({ dataDir });
-    const writes = [];
-    for (let i = 0; i < 400; i++) writes.push(set(`shop/p${i}`, { cat: str(`c${i % 4}`), price: int((i * 37) % 101) }, first));
-    assert.equal((await commit(writes, first)).status, 200);
-    await first.close();
-
-    const indexes = join(dataDir, 'firestore.indexes.json');
-    writeFileSync(indexes, JSON.stringify({ indexes: [{ collectionGroup: 'shop', queryScope: 'COLLECTION', fields: [{ fieldPath: 'cat', order: 'ASCENDING' }, { fieldPath: 'price', order: 'DESCENDING' }] }], fieldOverrides: [] }));
-    const second = await startHearth({ dataDir, indexesFile: indexes });
-    try {
-      const query = { from: [{ collectionId: 'shop' }], where: { fieldFilter: { field: { fieldPath: 'cat' }, op: 'EQUAL', value: str('c1') } }, orderBy: [{ field: { fieldPath: 'price' }, direction: 'DESCENDING' }], limit: 10 };
-      const answers = await runQuery(query, { explainOptions: { analyze: true } }, second);
-      const metrics = answers[answers.length - 1]!.explainMetrics;
-      assert.deepEqual(metrics.planSummary.indexesUsed, [{ query_scope: 'Collection', properties: '(cat ASC, price DESC, __name__ DESC)' }]);
-      assert.equal(Number(metrics.executionStats.debugStats.documents_scanned), 10);
-      const expected = Array.from({ length: 400 }, (_, i) => i)
-        .filter((i) => i % 4 === 1)
-        .sort((a, b) => ((b * 37) % 101) - ((a * 37) % 101) || (`p${b}` < `p${a}` ? -1 : 1))
-        .slice(0, 10)
-        .map((i) => `p${i}`);
-      assert.deepEqual(ids(answers), expected);
-      // Entries follow later writes too.
-      assert.equal((await commit([set('shop/p1', { cat: str('c1'), price: int(1000) }, second)], second)).status, 200);
-      assert.equal(ids(await runQuery(query, {}, second))[0], 'p1');
-    } finally {
-      await second.close();
-    }
   });
 });

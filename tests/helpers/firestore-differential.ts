@@ -9,9 +9,11 @@
  * emulator instead of Hearth, to check the harness and the emulator's determinism.
  */
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { startGoogleEmulator, type GoogleEmulator } from './firestore-emulator.js';
-import { startHearth, type TestHearth } from './hearth.js';
+import { startHearth, tempDataDir, type TestHearth } from './hearth.js';
 import { canonicalRunQuery, compareAnswers, type Answer, type CanonicalContext, type Mismatch, type Server } from './firestore-differential-compare.js';
 import {
   Random,
@@ -136,6 +138,31 @@ export let context: CanonicalContext;
 export const datasets = new Map<number, Dataset>();
 
 /**
+ * Hearth answers some queries from declared indexes (the emulator needs none): collection-group
+ * indexes on a, m.x and tags and a group composite on (a, b desc) for the group queries, composites
+ * on (a, b) and (c desc, a) for collection queries. Group queries on b and c are left to the
+ * undeclared path (a scan of the group), so both paths are compared.
+ */
+function declaredIndexesFile(): string {
+  const collectionIds = [...new Set(seeds.map((seed) => layoutForSeed('', seed).collectionId))];
+  const groupScoped = (order: Record<string, string>) => ({ ...order, queryScope: 'COLLECTION_GROUP' });
+  const file = join(tempDataDir(), 'firestore.indexes.json');
+  writeFileSync(file, JSON.stringify({
+    indexes: collectionIds.flatMap((collectionGroup) => [
+      { collectionGroup, queryScope: 'COLLECTION_GROUP', fields: [{ fieldPath: 'a', order: 'ASCENDING' }, { fieldPath: 'b', order: 'DESCENDING' }] },
+      { collectionGroup, queryScope: 'COLLECTION', fields: [{ fieldPath: 'a', order: 'ASCENDING' }, { fieldPath: 'b', order: 'ASCENDING' }] },
+      { collectionGroup, queryScope: 'COLLECTION', fields: [{ fieldPath: 'c', order: 'DESCENDING' }, { fieldPath: 'a', order: 'ASCENDING' }] },
+    ]),
+    fieldOverrides: collectionIds.flatMap((collectionGroup) => [
+      { collectionGroup, fieldPath: 'a', indexes: [groupScoped({ order: 'ASCENDING' }), groupScoped({ order: 'DESCENDING' }), groupScoped({ arrayConfig: 'CONTAINS' })] },
+      { collectionGroup, fieldPath: 'm.x', indexes: [groupScoped({ order: 'ASCENDING' })] },
+      { collectionGroup, fieldPath: 'tags', indexes: [groupScoped({ arrayConfig: 'CONTAINS' })] },
+    ]),
+  }));
+  return file;
+}
+
+/**
  * Starts the subject and writes every seed's documents to it and to the oracle before the tests of the suite it is
  * called in; stops all three servers after them.
  */
@@ -146,7 +173,7 @@ export function useDifferentialServers(): void {
       subject = { label: 'second emulator', url: secondEmulator!.url };
       databaseRoot = 'projects/demo-differential/databases/(default)/documents';
     } else {
-      hearth = await startHearth();
+      hearth = await startHearth({ indexesFile: declaredIndexesFile() });
       subject = { label: 'Hearth', url: hearth.url };
       databaseRoot = `projects/${hearth.projectId}/databases/(default)/documents`;
     }

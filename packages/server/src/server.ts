@@ -38,7 +38,7 @@ import type { Store } from './storage/store.js';
 import { registerWebRoutes } from './web/web-routes.js';
 import { FirestoreAccess } from './firestore/api/access.js';
 import { registerFirestoreRestRoutes } from './firestore/api/rest-routes.js';
-import { loadIndexFile } from './firestore/core/composite-indexes.js';
+import { loadIndexFile } from './firestore/core/index-file.js';
 import { DocumentDatabase } from './firestore/core/database.js';
 import { FirestoreStreams } from './firestore/streams/streams.js';
 import { startGrpc, type FirestoreGrpc } from './firestore/api/grpc.js';

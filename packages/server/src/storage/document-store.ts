@@ -26,6 +26,12 @@ export interface IndexEntry {
   field: string;
   kind: number;
   value: Buffer;
+  /**
+   * Where the entry is filed when not under its document's collection and id: a collection-group
+   * index files every document of the group under one key, by the document's whole path.
+   */
+  parent?: string;
+  docId?: string;
 }
 
 /** What one commit does to one document: its new row (or none: deleted) and index changes. */

@@ -1,17 +1,15 @@
-import { readFileSync } from 'node:fs';
-import type { IndexEntry } from '../../storage/document-store.js';
-import { compositeKind, type Doc } from './documents.js';
+import type { IndexEntry, IndexPosition } from '../../storage/document-store.js';
+import { compositeKind, getField, type Doc } from './documents.js';
 import { complement, encodeSegments, encodeValue } from './index-encoding.js';
-import { formatFieldPath, parseFieldPath } from './paths.js';
-import { conjuncts, type Query } from './query.js';
-import { getField } from './documents.js';
+import { conjuncts, type Filter, type Query } from './query.js';
 import { isNaNValue, type Value } from './values.js';
 
 /**
- * Composite indexes declared in a `firestore.indexes.json` file (the Firebase CLI's format).
- * Single-field indexes need no declaration: every field is indexed. A composite index serves
- * queries with equality filters on some fields and an order on others, which a single-field
- * index can only answer by filtering. Collection-group scoped indexes are accepted and not used.
+ * Declared indexes (see index-file.ts). Single-field indexes of collection scope need no
+ * declaration: every field is indexed. A composite index serves queries with equality filters on
+ * some fields and an order on others, which a single-field index can only answer by filtering; a
+ * collection-group index (composite or one field) serves a group's filtered or ordered queries,
+ * which could otherwise only scan the whole group.
  */
 export interface CompositeIndexField {
   path: string;
@@ -27,39 +25,24 @@ export interface CompositeIndex {
   fields: CompositeIndexField[];
 }
 
-export function loadIndexFile(file: string): CompositeIndex[] {
-  const parsed = JSON.parse(readFileSync(file, 'utf8')) as { indexes?: unknown };
-  if (!Array.isArray(parsed.indexes)) return [];
-  return parsed.indexes.map((raw, i) => parseIndex(raw, `${file}: indexes[${i}]`));
-}
-
-function parseIndex(raw: unknown, where: string): CompositeIndex {
-  const index = raw as { collectionGroup?: unknown; queryScope?: unknown; fields?: unknown };
-  if (typeof index.collectionGroup !== 'string' || !Array.isArray(index.fields) || index.fields.length === 0) {
-    throw new Error(`${where} needs collectionGroup and fields`);
-  }
-  const fields = index.fields.map((field: { fieldPath?: unknown; order?: unknown; arrayConfig?: unknown }) => {
-    if (typeof field.fieldPath !== 'string') throw new Error(`${where}: every field needs a fieldPath`);
-    const mode = field.arrayConfig === 'CONTAINS' ? 'CONTAINS' : field.order === 'DESCENDING' ? 'DESCENDING' : field.order === 'ASCENDING' ? 'ASCENDING' : undefined;
-    if (!mode) throw new Error(`${where}: field ${field.fieldPath} needs order ASCENDING/DESCENDING or arrayConfig CONTAINS`);
-    const segments = parseFieldPath(field.fieldPath);
-    return { path: formatFieldPath(segments), segments, mode } as CompositeIndexField;
-  });
-  const queryScope = index.queryScope === 'COLLECTION_GROUP' ? 'COLLECTION_GROUP' : 'COLLECTION';
-  const id = `ci:${index.collectionGroup}:${queryScope}:${fields.map((f) => `${f.path}/${f.mode}`).join(',')}`;
-  return { id, collectionGroup: index.collectionGroup, queryScope, fields };
-}
-
 /** The whole set, as recorded beside the entries built for it. */
 export function indexSetText(indexes: readonly CompositeIndex[]): string {
   return JSON.stringify(indexes.map((index) => index.id).sort());
 }
 
-/** A document's keys in one index: its values in index order, then its name (last field's direction). */
+/** Where a collection group's entries are filed: no collection path starts with a slash. */
+export function groupIndexParent(collectionId: string): string {
+  return `/${collectionId}`;
+}
+
+/**
+ * A document's keys in each index of its collection id: its values in index order, then its name
+ * (in the last field's direction), so keys are unique and equal values sort by name.
+ */
 export function compositeEntries(indexes: readonly CompositeIndex[], doc: Doc): IndexEntry[] {
   const entries: IndexEntry[] = [];
   for (const index of indexes) {
-    if (index.queryScope !== 'COLLECTION' || doc.key.collectionId !== index.collectionGroup) continue;
+    if (doc.key.collectionId !== index.collectionGroup) continue;
     const parts: Buffer[][] = [[]];
     let complete = true;
     for (const field of index.fields) {
@@ -77,7 +60,8 @@ export function compositeEntries(indexes: readonly CompositeIndex[], doc: Doc): 
     const last = index.fields[index.fields.length - 1]!;
     const name = encodeSegments(doc.key.path.split('/'));
     const namePart = last.mode === 'DESCENDING' ? complement(name) : name;
-    for (const prefix of parts) entries.push({ field: index.id, kind: compositeKind, value: Buffer.concat([...prefix, namePart]) });
+    const filing = index.queryScope === 'COLLECTION_GROUP' ? { parent: groupIndexParent(index.collectionGroup), docId: doc.key.path } : {};
+    for (const prefix of parts) entries.push({ field: index.id, kind: compositeKind, value: Buffer.concat([...prefix, namePart]), ...filing });
   }
   return entries;
 }
@@ -97,45 +81,89 @@ function distinctElements(value: Value): Buffer[] {
   return [...seen.values()];
 }
 
+/** An index that fits a query, and the key range the query's filters and cursor leave of it. */
+export interface IndexFit {
+  index: CompositeIndex;
+  lower: IndexPosition;
+  upper: IndexPosition;
+  /** Whether the index is read backwards. */
+  descending: boolean;
+}
+
 /**
  * An index fits when its leading fields are pinned by equality (or array-contains) filters and
  * the remaining fields are exactly the query's order (or exactly its reverse).
  */
 export function compositeIndexFor(
   indexes: readonly CompositeIndex[],
-  collection: string,
+  scope: CompositeIndex['queryScope'],
+  collectionId: string,
   query: Query,
-): { index: CompositeIndex; prefix: Buffer; descending: boolean } | undefined {
-  const collectionId = collection.slice(collection.lastIndexOf('/') + 1);
+): IndexFit | undefined {
+  const filters = conjuncts(query.filter);
   const equal = new Map<string, Value>();
   const contains = new Map<string, Value>();
-  for (const filter of conjuncts(query.filter)) {
+  for (const filter of filters) {
     if (filter.kind !== 'field' || filter.field.isKey || filter.value.type === 'null' || isNaNValue(filter.value)) continue;
     if (filter.op === 'EQUAL') equal.set(filter.field.path, filter.value);
     if (filter.op === 'ARRAY_CONTAINS') contains.set(filter.field.path, filter.value);
   }
   const orders = query.orderBy.slice(0, -1);
   const nameOrder = query.orderBy[query.orderBy.length - 1]!;
-  if (orders.some((order) => order.field.isKey) || (equal.size === 0 && contains.size === 0)) return undefined;
-  for (const index of indexes) {
-    if (index.queryScope !== 'COLLECTION' || index.collectionGroup !== collectionId) continue;
-    const prefix: Buffer[] = [];
-    let i = 0;
-    for (; i < index.fields.length; i++) {
-      const field = index.fields[i]!;
-      const pinned = field.mode === 'CONTAINS' ? contains.get(field.path) : equal.get(field.path);
-      if (!pinned) break;
-      prefix.push(field.mode === 'CONTAINS' ? encodeValue(pinned) : encodeDirected(pinned, field.mode));
-    }
-    const rest = index.fields.slice(i);
-    if (i === 0 || rest.length !== orders.length) continue;
-    const lastMode = index.fields[index.fields.length - 1]!.mode;
-    const nameDescendingInIndex = lastMode === 'DESCENDING';
-    for (const descending of [false, true]) {
+  if (orders.some((order) => order.field.isKey)) return undefined;
+  // An index read in its own direction first; one read backwards serves as well.
+  for (const descending of [false, true]) {
+    for (const index of indexes) {
+      if (index.queryScope !== scope || index.collectionGroup !== collectionId) continue;
+      const prefix: Buffer[] = [];
+      let i = 0;
+      for (; i < index.fields.length; i++) {
+        const field = index.fields[i]!;
+        const pinned = field.mode === 'CONTAINS' ? contains.get(field.path) : equal.get(field.path);
+        if (!pinned) break;
+        prefix.push(field.mode === 'CONTAINS' ? encodeValue(pinned) : encodeDirected(pinned, field.mode));
+      }
+      const rest = index.fields.slice(i);
+      if (rest.length !== orders.length || (i === 0 && rest.length === 0)) continue;
+      const nameDescendingInIndex = index.fields[index.fields.length - 1]!.mode === 'DESCENDING';
       const fits = rest.every((field, j) => field.mode !== 'CONTAINS' && field.path === orders[j]!.field.path && ((field.mode === 'DESCENDING') !== descending) === orders[j]!.descending)
         && (nameDescendingInIndex !== descending) === nameOrder.descending;
-      if (fits) return { index, prefix: Buffer.concat(prefix), descending };
+      if (fits) return { index, descending, ...keyRange(Buffer.concat(prefix), rest[0], filters, query.startAt?.values[0], descending) };
     }
   }
   return undefined;
+}
+
+/**
+ * The keys of the pinned prefix, narrowed by range filters on the first ordered field and by the
+ * start cursor's value for it. Every key with that field equal to v lies in [prefix+enc(v),
+ * prefix+enc(v)+FF): values are self-delimiting and a name part never starts with FF. A
+ * descending field's complemented encoding reverses which side a range filter bounds.
+ */
+function keyRange(prefix: Buffer, ordered: CompositeIndexField | undefined, filters: Filter[], cursor: Value | undefined, backwards: boolean): { lower: IndexPosition; upper: IndexPosition } {
+  let lower: IndexPosition = { value: prefix, inclusive: true };
+  let upper: IndexPosition = { value: Buffer.concat([prefix, Buffer.of(0xff)]), inclusive: false };
+  if (!ordered) return { lower, upper };
+  const blockStart = (value: Value) => Buffer.concat([prefix, encodeDirected(value, ordered.mode)]);
+  const blockEnd = (value: Value) => Buffer.concat([blockStart(value), Buffer.of(0xff)]);
+  const raiseLower = (key: Buffer) => {
+    if (Buffer.compare(key, lower.value) > 0) lower = { value: key, inclusive: true };
+  };
+  const dropUpper = (key: Buffer) => {
+    if (Buffer.compare(key, upper.value) < 0) upper = { value: key, inclusive: false };
+  };
+  const reversed = ordered.mode === 'DESCENDING';
+  for (const filter of filters) {
+    if (filter.kind !== 'field' || filter.field.isKey || filter.field.path !== ordered.path) continue;
+    if (filter.value.type === 'null' || isNaNValue(filter.value)) continue;
+    // In key order: above v, at or above v, below v, at or below v.
+    const value = filter.value;
+    if (filter.op === 'GREATER_THAN') reversed ? dropUpper(blockStart(value)) : raiseLower(blockEnd(value));
+    if (filter.op === 'GREATER_THAN_OR_EQUAL') reversed ? dropUpper(blockEnd(value)) : raiseLower(blockStart(value));
+    if (filter.op === 'LESS_THAN') reversed ? raiseLower(blockEnd(value)) : dropUpper(blockStart(value));
+    if (filter.op === 'LESS_THAN_OR_EQUAL') reversed ? raiseLower(blockStart(value)) : dropUpper(blockEnd(value));
+  }
+  // The cursor's own block is kept: whether it starts before or after it is decided per document.
+  if (cursor) backwards ? dropUpper(blockEnd(cursor)) : raiseLower(blockStart(cursor));
+  return { lower, upper };
 }

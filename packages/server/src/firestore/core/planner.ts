@@ -1,6 +1,6 @@
-import type { DocumentStore, IndexPosition } from '../../storage/document-store.js';
-import { compositeIndexFor, type CompositeIndex } from './composite-indexes.js';
-import { arrayElementKind, docFromRow, valueKind, type Doc } from './documents.js';
+import type { DocumentStore, IndexHit, IndexPosition } from '../../storage/document-store.js';
+import { compositeIndexFor, groupIndexParent, type CompositeIndex, type IndexFit } from './composite-indexes.js';
+import { arrayElementKind, compositeKind, docFromRow, valueKind, type Doc } from './documents.js';
 import { encodeSegments, encodeValue } from './index-encoding.js';
 import { relativeName, type DatabaseId } from './paths.js';
 import { compareDocs, conjuncts, isRangeOp, matchesQuery, type Filter, type Query } from './query.js';
@@ -15,6 +15,7 @@ import { isNaNValue, nullValue, type Value } from './values.js';
  * - a field order: that field's index, bounded by the filters and cursor on it; equal values
  *   are sorted by the rest of the order as they come;
  * - a declared composite index that fits the equalities and the order exactly;
+ * - for a collection group, a declared collection-group index that fits the same way;
  * - otherwise the collection (or group) in name order.
  * The work follows the size of the result (plus what a filter without an index rejects).
  */
@@ -73,16 +74,24 @@ function candidates(context: PlanContext): Plan {
   const direction = (descending: boolean) => (descending ? 'DESC' : 'ASC');
   const nameOrder = `__name__ ${direction(query.orderBy[query.orderBy.length - 1]!.descending)}`;
   const used = (scope: IndexUsed['query_scope'], ...fields: string[]): IndexUsed => ({ query_scope: scope, properties: `(${fields.join(', ')})` });
-  if (query.allDescendants) return { source: sortedIfNeeded(context, scanGroup(context)), indexesUsed: [used('Collection group', '__name__ ASC')] };
+  const fitUsed = (scope: IndexUsed['query_scope'], fit: IndexFit) => {
+    const fields = fit.index.fields.map((field) => `${field.path} ${field.mode === 'CONTAINS' ? 'CONTAINS' : field.mode === 'DESCENDING' ? 'DESC' : 'ASC'}`);
+    return used(scope, ...fields, `__name__ ${fit.index.fields[fit.index.fields.length - 1]!.mode === 'DESCENDING' ? 'DESC' : 'ASC'}`);
+  };
+  if (query.allDescendants) {
+    // Group entries span every parent: they serve a group queried from the root.
+    const fit = query.parent === '' && query.collectionId !== undefined ? compositeIndexFor(context.composites, 'COLLECTION_GROUP', query.collectionId, query) : undefined;
+    if (fit) {
+      const source = scanComposite(context, groupIndexParent(query.collectionId!), fit, (hit) => hit.docId);
+      return { source: groupSorted(context, source), indexesUsed: [fitUsed('Collection group', fit)] };
+    }
+    return { source: sortedIfNeeded(context, scanGroup(context)), indexesUsed: [used('Collection group', '__name__ ASC')] };
+  }
   const collection = query.parent === '' ? query.collectionId! : `${query.parent}/${query.collectionId!}`;
-  const composite = compositeIndexFor(context.composites, collection, query);
-  if (composite) {
-    const fields = composite.index.fields.map((field) => `${field.path} ${field.mode === 'CONTAINS' ? 'CONTAINS' : field.mode === 'DESCENDING' ? 'DESC' : 'ASC'}`);
-    const last = composite.index.fields[composite.index.fields.length - 1]!;
-    return {
-      source: groupSorted(context, scanComposite(context, collection, composite.index, composite.prefix, composite.descending)),
-      indexesUsed: [used('Collection', ...fields, `__name__ ${last.mode === 'DESCENDING' ? 'DESC' : 'ASC'}`)],
-    };
+  const fit = compositeIndexFor(context.composites, 'COLLECTION', query.collectionId!, query);
+  if (fit) {
+    const source = scanComposite(context, collection, fit, (hit) => `${collection}/${hit.docId}`);
+    return { source: groupSorted(context, source), indexesUsed: [fitUsed('Collection', fit)] };
   }
   const first = query.orderBy[0]!;
   if (!first.field.isKey) {
@@ -281,28 +290,31 @@ function tightenEncoded(bounds: Bounds, side: 'lower' | 'upper', value: Buffer):
   if (!current || (side === 'lower' ? order > 0 : order < 0)) bounds[side] = { value, inclusive: true };
 }
 
-async function* scanComposite(context: PlanContext, collection: string, index: CompositeIndex, prefix: Buffer, descending: boolean): AsyncGenerator<Doc> {
-  const lower: IndexPosition = { value: prefix, inclusive: true };
-  const upper: IndexPosition = { value: Buffer.concat([prefix, Buffer.of(0xff)]), inclusive: false };
+/** A declared index's key range; `pathOf` names a hit's document (group entries carry the whole path). */
+async function* scanComposite(context: PlanContext, parent: string, fit: IndexFit, pathOf: (hit: IndexHit) => string): AsyncGenerator<Doc> {
+  const { lower, upper, descending } = fit;
   let position = descending ? upper : lower;
   for (let page = firstPage(context.query); ; page = Math.min(page * 2, 1000)) {
     const hits = await context.store.scanIndex(context.dbKey, {
-      parent: collection,
-      field: index.id,
-      kind: 2,
+      parent,
+      field: fit.index.id,
+      kind: compositeKind,
       descending,
       limit: page,
       ...(descending ? { lower, upper: position } : { lower: position, upper }),
     });
-    yield* fetchInOrder(context, collection, hits.map((hit) => hit.docId));
+    yield* fetchPaths(context, hits.map(pathOf));
     if (hits.length < page) return;
     position = { value: hits[hits.length - 1]!.value, inclusive: false };
   }
 }
 
 async function* fetchInOrder(context: PlanContext, collection: string, ids: string[]): AsyncGenerator<Doc> {
-  if (!ids.length) return;
-  const paths = ids.map((id) => `${collection}/${id}`);
+  yield* fetchPaths(context, ids.map((id) => `${collection}/${id}`));
+}
+
+async function* fetchPaths(context: PlanContext, paths: string[]): AsyncGenerator<Doc> {
+  if (!paths.length) return;
   const rows = await context.store.getDocuments(context.dbKey, paths);
   for (const path of paths) {
     const row = rows.get(path);

@@ -87,7 +87,7 @@ export class SqliteDocumentStore implements DocumentStore {
   private apply(db: string, change: DocumentChange): void {
     const { statements } = this;
     for (const entry of change.removeEntries) {
-      statements.deleteEntry.run(db, change.parent, entry.field, entry.kind, entry.value, change.id);
+      statements.deleteEntry.run(db, entry.parent ?? change.parent, entry.field, entry.kind, entry.value, entry.docId ?? change.id);
     }
     if (change.row) {
       const row = change.row;
@@ -96,7 +96,7 @@ export class SqliteDocumentStore implements DocumentStore {
       statements.delete.run(db, change.parent, change.id);
     }
     for (const entry of change.addEntries) {
-      statements.insertEntry.run(db, change.parent, entry.field, entry.kind, entry.value, change.id);
+      statements.insertEntry.run(db, entry.parent ?? change.parent, entry.field, entry.kind, entry.value, entry.docId ?? change.id);
     }
   }
 
@@ -171,7 +171,7 @@ export class SqliteDocumentStore implements DocumentStore {
         const page = this.statements.rowsAfter.all(db, after);
         for (const shape of page) {
           const row = toRow(shape);
-          for (const entry of entriesOf(row)) this.statements.insertEntry.run(db, row.parent, entry.field, entry.kind, entry.value, row.id);
+          for (const entry of entriesOf(row)) this.statements.insertEntry.run(db, entry.parent ?? row.parent, entry.field, entry.kind, entry.value, entry.docId ?? row.id);
         }
         if (page.length === 0) break;
         after = page[page.length - 1]!.rowid;
