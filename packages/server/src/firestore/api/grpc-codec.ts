@@ -148,11 +148,33 @@ function has(object: Json, key: string): boolean {
  * also answers REST, where a few extras exist (`done` on aggregation responses).
  */
 export function messageFromJson(type: protobuf.Type, json: unknown): Json {
-  switch (nameOf(type)) {
+  const name = nameOf(type);
+  if (name === documentType && typeof json === 'object' && json !== null) {
+    // A committed document goes to every listener as one shared wire object: convert it once.
+    let message = convertedDocuments.get(json);
+    if (!message) {
+      message = convertMessage(type, name, json);
+      convertedDocuments.set(json, message);
+    }
+    return message;
+  }
+  return convertMessage(type, name, json);
+}
+
+const documentType = '.google.firestore.v1.Document';
+let lastTimestamp: { text: string; message: Json } = { text: '', message: {} };
+/** Wire objects are never changed once built, so a conversion stays valid as long as its input lives. */
+const convertedDocuments = new WeakMap<object, Json>();
+
+function convertMessage(type: protobuf.Type, name: string | undefined, json: unknown): Json {
+  switch (name) {
     case '.google.protobuf.Timestamp': {
+      // Every listener's snapshot of one commit carries the same read time, one after another.
+      if (json === lastTimestamp.text) return { ...lastTimestamp.message };
       const parsed = typeof json === 'string' ? parseTimestamp(json) : undefined;
       if (!parsed) throw firestoreErrors.invalidArgument(`Invalid timestamp: ${String(json)}`);
-      return { seconds: parsed.seconds, nanos: parsed.nanos };
+      lastTimestamp = { text: json as string, message: { seconds: parsed.seconds, nanos: parsed.nanos } };
+      return { ...lastTimestamp.message };
     }
     case '.google.protobuf.Duration': {
       const match = typeof json === 'string' ? /^(-?)(\d+)(?:\.(\d{1,9}))?s$/.exec(json) : null;
@@ -167,7 +189,7 @@ export function messageFromJson(type: protobuf.Type, json: unknown): Json {
     case '.google.protobuf.Value':
       return structValueFromJson(json);
   }
-  if (wrapperTypes.has(nameOf(type)!)) {
+  if (wrapperTypes.has(name!)) {
     const field = type.fields.value!;
     // The Node SDKs' own form, `{value: n}`, is accepted too.
     const bare = typeof json === 'object' && json !== null && !Buffer.isBuffer(json) ? (json as Json).value : json;

@@ -2,7 +2,7 @@ import { ApiError, rpcCodeOf } from '../../http/api-error.js';
 import { toApiError } from '../../http/error-handler.js';
 import type { FirestoreAccess } from '../api/access.js';
 import type { CommittedChange, DocumentDatabase } from '../core/database.js';
-import { docToWire, type Doc } from '../core/documents.js';
+import { docToWire, type Doc, type WireDocument } from '../core/documents.js';
 import { firestoreErrors } from '../core/errors.js';
 import { databaseName, documentKeyFromName, fullName, relativeName } from '../core/paths.js';
 import { matchesQuery, type Query } from '../core/query.js';
@@ -231,7 +231,7 @@ export class ListenSession implements StreamSession {
 
   private sendDocument(target: ActiveTarget, doc: Doc): void {
     target.sent.set(doc.key.path, doc.updateTime);
-    this.sink.send({ documentChange: { document: docToWire(this.context.db, doc), targetIds: [target.id] } });
+    this.sink.send({ documentChange: { document: sharedWire(this.context, doc), targetIds: [target.id] } });
   }
 
   /**
@@ -240,12 +240,12 @@ export class ListenSession implements StreamSession {
    */
   private sendGone(target: ActiveTarget, path: string, now: Doc | undefined, commitTime: number): void {
     target.sent.delete(path);
-    if (now) this.sink.send({ documentChange: { document: docToWire(this.context.db, now), removedTargetIds: [target.id] } });
+    if (now) this.sink.send({ documentChange: { document: sharedWire(this.context, now), removedTargetIds: [target.id] } });
     else this.sink.send({ documentDelete: { document: fullName(this.context.db, path), removedTargetIds: [target.id], readTime: formatMicros(commitTime) } });
   }
 
   private sendGlobal(readTime: number): void {
-    this.sink.send({ targetChange: { resumeToken: resumeToken(readTime), readTime: formatMicros(readTime) } });
+    this.sink.send({ targetChange: readTimeChange(readTime) });
   }
 
   /** Read times on one stream never go back. */
@@ -259,6 +259,30 @@ export class ListenSession implements StreamSession {
     this.close();
     this.sink.fail(error instanceof ApiError ? error : toApiError(error));
   }
+}
+
+/**
+ * A committed document reaches every listener of its scope as the same Doc object: its wire form
+ * (and, in the gRPC codec, its protobuf form) is built once for all of them. A Doc belongs to one
+ * database, so the cache needs no other key. Nobody changes a wire object once built.
+ */
+const wireForms = new WeakMap<Doc, WireDocument>();
+
+function sharedWire(context: StreamContext, doc: Doc): WireDocument {
+  let wire = wireForms.get(doc);
+  if (!wire) {
+    wire = docToWire(context.db, doc);
+    wireForms.set(doc, wire);
+  }
+  return wire;
+}
+
+/** The global NO_CHANGE of a read time: every listener sends the same one after a commit, built once. */
+let lastReadTimeChange: { readTime: number; change: { resumeToken: string; readTime: string } } | undefined;
+
+function readTimeChange(readTime: number): { resumeToken: string; readTime: string } {
+  if (lastReadTimeChange?.readTime !== readTime) lastReadTimeChange = { readTime, change: { resumeToken: resumeToken(readTime), readTime: formatMicros(readTime) } };
+  return lastReadTimeChange.change;
 }
 
 /** Opaque to clients; it carries the read time it stands for. */
