@@ -1,5 +1,5 @@
 /**
- * The browser side of tests/e2e-firestore-realtime.test.ts: a page script, bundled with esbuild and run in
+ * The browser side of tests/e2e-firestore-realtime-*.test.ts: a page script, bundled with esbuild and run in
  * Chromium, that drives the FULL `firebase` browser build (firebase/app, firebase/auth, firebase/firestore;
  * Listen and Write over WebChannel, transactions over REST). It installs `globalThis.hearthTest`, whose methods
  * the test calls through `page.evaluate`; everything crossing that boundary is plain JSON.
