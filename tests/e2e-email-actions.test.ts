@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test';
 import { deleteApp, initializeApp, type FirebaseApp } from 'firebase/app';
 import { connectAuthEmulator, createUserWithEmailAndPassword, inMemoryPersistence, initializeAuth } from 'firebase/auth';
 import { type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { assertBrowserReady, launchChromium, requestsOffMachine, webRoot } from './helpers/browser.js';
+import { BrowserRecord, assertBrowserReady, launchChromium, requestsOffMachine, webRoot } from './helpers/browser.js';
 import { uniqueEmail } from './helpers/admin-http.js';
 import { startHearth, type TestHearth } from './helpers/hearth.js';
 import { actionLinkIn, MailCatcher, type ReceivedMail } from './helpers/smtp.js';
@@ -28,8 +28,7 @@ let nodeApp: FirebaseApp | undefined;
 let browser: Browser | undefined;
 let context: BrowserContext;
 let page: Page;
-const requested: string[] = [];
-const pageErrors: string[] = [];
+const record = new BrowserRecord();
 
 const password = 'correct horse 1';
 const newPassword = 'battery staple 2';
@@ -52,19 +51,8 @@ after(async () => {
   await catcher.stop();
 });
 
-async function newContext(): Promise<BrowserContext> {
-  const created = await browser!.newContext();
-  created.setDefaultTimeout(waitMs);
-  created.setDefaultNavigationTimeout(waitMs);
-  created.on('request', (request) => requested.push(request.url()));
-  return created;
-}
-
-async function newPage(owner: BrowserContext): Promise<Page> {
-  const created = await owner.newPage();
-  created.on('pageerror', (error) => pageErrors.push(error.message));
-  return created;
-}
+const newContext = () => record.newContext(browser!, waitMs);
+const newPage = (owner: BrowserContext) => record.newPage(owner);
 
 function url(path: string): string {
   return `${server!.url}${path}`;
@@ -272,7 +260,7 @@ test('email-link sign-in on another device asks for the address, and refuses the
 });
 
 test('nothing the page requested left the machine, and the page threw nothing', () => {
-  assert.ok(requested.length > 0, 'no requests were recorded');
-  assert.deepEqual(requestsOffMachine(requested), []);
-  assert.deepEqual(pageErrors, []);
+  assert.ok(record.requested.length > 0, 'no requests were recorded');
+  assert.deepEqual(requestsOffMachine(record.requested), []);
+  assert.deepEqual(record.pageErrors, []);
 });

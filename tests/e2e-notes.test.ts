@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { uniqueEmail } from './helpers/admin-http.js';
-import { assertBrowserReady, launchChromium, requestsOffMachine, webRoot } from './helpers/browser.js';
+import { BrowserRecord, assertBrowserReady, launchChromium, requestsOffMachine, webRoot } from './helpers/browser.js';
 import { postJson, startHearth, type TestHearth } from './helpers/hearth.js';
 
 const waitMs = 20_000;
@@ -20,19 +20,14 @@ let browser: Browser | undefined;
 let context: BrowserContext;
 let first: Page;
 let second: Page;
-const requested: string[] = [];
-const pageErrors: string[] = [];
+const record = new BrowserRecord();
 
 before(async () => {
   assertBrowserReady();
   server = await startHearth({ webRoot });
   browser = await launchChromium();
-  context = await browser.newContext();
-  context.setDefaultTimeout(waitMs);
-  context.setDefaultNavigationTimeout(waitMs);
-  context.on('request', (request) => requested.push(request.url()));
-  first = await context.newPage();
-  first.on('pageerror', (error) => pageErrors.push(error.message));
+  context = await record.newContext(browser, waitMs);
+  first = await record.newPage(context);
 });
 
 after(async () => {
@@ -65,8 +60,7 @@ test('sign up, then open the notes page in two windows', stepTimeout, async () =
   await first.getByTestId('signed-in-email').waitFor();
   await first.getByRole('banner').getByRole('link', { name: 'Notes' }).click();
   await first.getByText('No notes yet.').waitFor();
-  second = await context.newPage();
-  second.on('pageerror', (error) => pageErrors.push(error.message));
+  second = await record.newPage(context);
   await second.goto(url('/notes'));
   await second.getByText('No notes yet.').waitFor();
 });
@@ -106,8 +100,8 @@ test('deleting in one window removes the note from the other', stepTimeout, asyn
 });
 
 test('no page error, and every request stayed on the machine', () => {
-  assert.deepEqual(pageErrors, []);
-  assert.deepEqual(requestsOffMachine(requested), []);
+  assert.deepEqual(record.pageErrors, []);
+  assert.deepEqual(requestsOffMachine(record.requested), []);
 });
 
 async function userIdOf(page: Page): Promise<string> {

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { assertBrowserReady, launchChromium, requestsOffMachine, webRoot } from './helpers/browser.js';
+import { BrowserRecord, assertBrowserReady, launchChromium, requestsOffMachine, webRoot } from './helpers/browser.js';
 import { uniqueEmail } from './helpers/admin-http.js';
 import { startHearth, type TestHearth } from './helpers/hearth.js';
 
@@ -21,8 +21,7 @@ let server: TestHearth | undefined;
 let browser: Browser | undefined;
 let context: BrowserContext;
 let page: Page;
-const requested: string[] = [];
-const pageErrors: string[] = [];
+const record = new BrowserRecord();
 
 const email = uniqueEmail('web');
 const password = 'correct horse 1';
@@ -32,12 +31,8 @@ before(async () => {
   assertBrowserReady();
   server = await startHearth({ webRoot });
   browser = await launchChromium();
-  context = await browser.newContext();
-  context.setDefaultTimeout(waitMs);
-  context.setDefaultNavigationTimeout(waitMs);
-  context.on('request', (request) => requested.push(request.url()));
-  page = await context.newPage();
-  page.on('pageerror', (error) => pageErrors.push(error.message));
+  context = await record.newContext(browser, waitMs);
+  page = await record.newPage(context);
 });
 
 after(async () => {
@@ -116,8 +111,7 @@ test('"Until I close the browser" keeps the user in this tab only', stepTimeout,
   await expectSignedIn(email);
   await page.reload();
   await expectSignedIn(email);
-  const otherTab = await context.newPage();
-  otherTab.on('pageerror', (error) => pageErrors.push(error.message));
+  const otherTab = await record.newPage(context);
   try {
     await otherTab.goto(url('/'));
     await otherTab.getByText('You are not signed in.').waitFor();
@@ -187,7 +181,7 @@ test('the account page sends a signed-out visitor to sign in', stepTimeout, asyn
 });
 
 test('nothing the page requested left the machine, and the page threw nothing', () => {
-  assert.ok(requested.length > 0, 'no requests were recorded');
-  assert.deepEqual(requestsOffMachine(requested), []);
-  assert.deepEqual(pageErrors, []);
+  assert.ok(record.requested.length > 0, 'no requests were recorded');
+  assert.deepEqual(requestsOffMachine(record.requested), []);
+  assert.deepEqual(record.pageErrors, []);
 });

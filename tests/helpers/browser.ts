@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { repoRoot } from './hearth.js';
 
 /** The built web app (`npm test` builds it first). */
@@ -33,4 +33,29 @@ export function requestsOffMachine(requested: string[]): string[] {
     if (parsed.protocol === 'data:' || parsed.protocol === 'blob:' || parsed.protocol === 'about:') return false;
     return !localHosts.has(parsed.hostname);
   });
+}
+
+/**
+ * What a test's browser did, for its closing checks: every request URL (none may leave the
+ * machine) and every uncaught page error.
+ */
+export class BrowserRecord {
+  readonly requested: string[] = [];
+  readonly pageErrors: string[] = [];
+
+  /** A fresh context whose waits are bounded by `waitMs` and whose requests are recorded. */
+  async newContext(browser: Browser, waitMs: number): Promise<BrowserContext> {
+    const context = await browser.newContext();
+    context.setDefaultTimeout(waitMs);
+    context.setDefaultNavigationTimeout(waitMs);
+    context.on('request', (request) => this.requested.push(request.url()));
+    return context;
+  }
+
+  /** A page of `context` whose uncaught errors are recorded. */
+  async newPage(context: BrowserContext): Promise<Page> {
+    const page = await context.newPage();
+    page.on('pageerror', (error) => this.pageErrors.push(error.message));
+    return page;
+  }
 }
