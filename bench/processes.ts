@@ -2,9 +2,9 @@
  * Processes a bench starts beside itself: Google's Firestore emulator (`gcloud emulators firestore
  * start`) in a process group of its own that is always stopped, and what they use.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { freePort } from '../tests/helpers/hearth.js';
+import { startGoogleEmulator, type GoogleEmulator } from '../tests/helpers/firestore-emulator.js';
 
 /** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on Linux unless told otherwise). */
 let clockTicks: number | undefined;
@@ -44,24 +44,6 @@ export function groupUsage(pgid: number): { rssBytes: number; cpuMs: number } | 
   }
 }
 
-/** Sends `signal` to every process of a group (0 only asks whether any is left); false when none is. */
-function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
-  try {
-    process.kill(-pgid, signal);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Stops the whole process group (gcloud's Python, the launcher script and the JVM). */
-async function stopGroup(pgid: number): Promise<void> {
-  if (!signalGroup(pgid, 'SIGTERM')) return;
-  const deadline = performance.now() + 10_000;
-  while (signalGroup(pgid, 0) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  signalGroup(pgid, 'SIGKILL');
-}
-
 export interface RunningEmulator {
   /** http://127.0.0.1:PORT: REST and gRPC alike. */
   origin: string;
@@ -75,64 +57,34 @@ export interface RunningEmulator {
 }
 
 /**
- * `gcloud emulators firestore start` in its own process group, or a reason it could not start.
- * The group is killed on exit or Ctrl-C so no JVM outlives the bench. JVM_FLAGS reaches its JVM.
+ * Google's emulator, started as the tests start it (tests/helpers/firestore-emulator.ts), or a
+ * reason it could not start. Ctrl-C stops it too, so no JVM outlives the bench. JVM_FLAGS reaches its JVM.
  */
 export async function startFirestoreEmulator(): Promise<RunningEmulator | string> {
-  const port = await freePort();
-  let child: ChildProcess;
-  let output = '';
-  const spawnError = await new Promise<Error | undefined>((resolveSpawn) => {
-    child = spawn('gcloud', ['emulators', 'firestore', 'start', `--host-port=127.0.0.1:${port}`, '--quiet'], {
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, CLOUDSDK_CORE_DISABLE_PROMPTS: '1' },
-    });
-    child.once('error', (error) => resolveSpawn(error));
-    child.once('spawn', () => resolveSpawn(undefined));
-  });
-  if (spawnError) return `gcloud could not be started (${spawnError.message})`;
-  const emulator = child!;
-  const pgid = emulator.pid!;
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString('utf8')).slice(-4000);
-  };
-  emulator.stdout?.on('data', keep);
-  emulator.stderr?.on('data', keep);
-  let exited = false;
-  emulator.once('exit', () => {
-    exited = true;
-  });
-  const killNow = () => signalGroup(pgid, 'SIGKILL');
+  let emulator: GoogleEmulator | undefined;
+  try {
+    emulator = await startGoogleEmulator({ startupTimeoutMs: 90_000 });
+  } catch (error) {
+    const tail = (error as Error).message.trim().split('\n').slice(-6).join('\n    ');
+    return `the emulator did not start; its last output:\n    ${tail}`;
+  }
+  if (!emulator) return 'gcloud or its Firestore emulator component (google-cloud-cli-firestore-emulator) is not installed';
+  const running = emulator;
   const onSignal = (signal: NodeJS.Signals) => {
-    killNow();
+    void running.stop();
     process.exit(signal === 'SIGINT' ? 130 : 143);
   };
-  process.on('exit', killNow);
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const origin = `http://127.0.0.1:${port}`;
-  const close = async () => {
-    process.off('exit', killNow);
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    await stopGroup(pgid);
+  return {
+    origin: running.url,
+    hostPort: running.hostPort,
+    version: running.version,
+    usage: () => groupUsage(running.pid),
+    async close() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      await running.stop();
+    },
   };
-  const deadline = performance.now() + 90_000;
-  for (;;) {
-    try {
-      const response = await fetch(`${origin}/`);
-      if (response.ok && (await response.text()).trim() === 'Ok') break;
-    } catch {
-      // Not listening yet.
-    }
-    if (exited || performance.now() > deadline) {
-      await close();
-      const tail = output.trim().split('\n').slice(-6).join('\n    ');
-      return `the emulator ${exited ? 'exited' : 'did not answer within 90 s'}; its last output:\n    ${tail}`;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  const version = /version[^\d]*(\d+\.\d+\.\d+)/i.exec(output)?.[1];
-  return { origin, hostPort: `127.0.0.1:${port}`, version, usage: () => groupUsage(pgid), close };
 }

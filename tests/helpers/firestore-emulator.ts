@@ -1,6 +1,6 @@
 /**
  * Google's official Cloud Firestore emulator (from the Cloud SDK), started on a free port as an oracle
- * for differential tests.
+ * for differential tests and as the peer of the benches (bench/processes.ts).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
@@ -12,10 +12,14 @@ export interface GoogleEmulator {
   url: string;
   /** 127.0.0.1:PORT, for FIRESTORE_EMULATOR_HOST */
   hostPort: string;
+  /** The process group of gcloud and its JVM (whose usage a bench reads). */
+  pid: number;
+  /** The version it printed, when it did. */
+  version: string | undefined;
   stop(): Promise<void>;
 }
 
-const startupTimeoutMs = 60_000;
+const defaultStartupTimeoutMs = 60_000;
 const stopTimeoutMs = 10_000;
 const keptOutputChars = 20_000;
 
@@ -36,6 +40,8 @@ export interface GoogleEmulatorOptions {
   hostPort?: string;
   /** More `gcloud emulators firestore start` flags, e.g. `--rules=FILE`, `--import-data=FILE`. */
   args?: string[];
+  /** How long it may take to answer (a loaded machine's JVM may need more than the default 60 s). */
+  startupTimeoutMs?: number;
 }
 
 /**
@@ -46,7 +52,7 @@ export async function startGoogleEmulator(options: GoogleEmulatorOptions = {}): 
   if (!findCloudSdkWithFirestoreEmulator()) return undefined;
   for (let attempt = 1; ; attempt++) {
     const hostPort = options.hostPort ?? `127.0.0.1:${await freePort()}`;
-    const started = await startOn(hostPort, options.args ?? []);
+    const started = await startOn(hostPort, options.args ?? [], options.startupTimeoutMs ?? defaultStartupTimeoutMs);
     if ('emulator' in started) return started.emulator;
     // The emulator also opens a WebSocket server on a port of the kernel's choosing, which can
     // be the very port freePort() just released: then its main server cannot bind. Try again.
@@ -57,7 +63,7 @@ export async function startGoogleEmulator(options: GoogleEmulatorOptions = {}): 
 
 const bindAttempts = 3;
 
-async function startOn(hostPort: string, args: string[]): Promise<{ emulator: GoogleEmulator } | { reason: string; output: string }> {
+async function startOn(hostPort: string, args: string[], startupTimeoutMs: number): Promise<{ emulator: GoogleEmulator } | { reason: string; output: string }> {
   const url = `http://${hostPort}`;
   // gcloud (python) starts java as a child: a process group of its own lets stop() end both.
   const child = spawn('gcloud', ['emulators', 'firestore', 'start', `--host-port=${hostPort}`, ...args], {
@@ -77,12 +83,13 @@ async function startOn(hostPort: string, args: string[]): Promise<{ emulator: Go
     await stopGroup(pid);
   };
   try {
-    await waitUntilReady(url, () => child.exitCode !== null);
+    await waitUntilReady(url, () => child.exitCode !== null, startupTimeoutMs);
   } catch (error) {
     await stop();
     return { reason: (error as Error).message, output };
   }
-  return { emulator: { url, hostPort, stop } };
+  const version = /version[^\d]*(\d+\.\d+\.\d+)/i.exec(output)?.[1];
+  return { emulator: { url, hostPort, pid, version, stop } };
 }
 
 /** Deletes every document of the emulator's default database for that project. */
@@ -91,7 +98,7 @@ export async function clearDatabase(url: string, projectId: string): Promise<voi
   if (!response.ok) throw new Error(`clearing the emulator's database failed: ${response.status} ${await response.text()}`);
 }
 
-async function waitUntilReady(url: string, exited: () => boolean): Promise<void> {
+async function waitUntilReady(url: string, exited: () => boolean, startupTimeoutMs: number): Promise<void> {
   const deadline = Date.now() + startupTimeoutMs;
   while (Date.now() < deadline) {
     if (exited()) throw new Error('gcloud exited');
