@@ -4,7 +4,9 @@
  * 1. Commit throughput (documents written per second through `:commit`), beside raw better-sqlite3
  *    inserts of the same rows (the same JSON text, one row per document, WAL, synchronous=FULL, one
  *    transaction per batch) measured in this same process run: the ratio is the price of Hearth's
- *    HTTP, validation and index upkeep over the bare durable write. (commits.ts)
+ *    HTTP, validation and index upkeep over the bare durable write. Beside them, Hearth's database
+ *    commit called in this process ("core"): the same work without HTTP, so the two ratios tell the
+ *    index upkeep from the HTTP layer. (commits.ts)
  * 2. Query latency for results of exactly 20 documents in collections of 10k, 100k and 1M documents:
  *    equality on one field, a range in the order of one field, and two equalities (answered by
  *    merging two single-field indexes). The claim under test: a query's time follows the size of its
@@ -26,18 +28,18 @@
  * largest size stops at the time cap after a few queries (marked "capped").
  */
 import { progress } from '../env.js';
-import { count, type Rate } from '../stats.js';
-import { rawSqliteBaseline } from './commits.js';
+import { count } from '../stats.js';
+import { inProcessBaselines } from './commits.js';
 import { roundTripFloor, type Latency } from './queries.js';
 import { header, report } from './report.js';
-import { runTarget, type TargetResult } from './run-target.js';
+import { runTarget, type BaselineRates, type TargetResult } from './run-target.js';
 import { peerSizes, settings } from './settings.js';
 import { startEmulatorTarget, startHearthTarget } from './targets.js';
 
 export async function runFirestoreBench(): Promise<void> {
   console.log(header());
   const started = performance.now();
-  const rawRates = new Map<number, Rate>();
+  const baselineRates: BaselineRates = { raw: new Map(), core: new Map() };
   let hearthResult: TargetResult | undefined;
   let peerResult: TargetResult | undefined;
   let peerNote: string | undefined;
@@ -45,14 +47,15 @@ export async function runFirestoreBench(): Promise<void> {
   try {
     floor = await roundTripFloor();
     if (settings.targets.includes('hearth')) {
-      const raw = rawSqliteBaseline();
+      const baselines = await inProcessBaselines();
       const hearth = await startHearthTarget();
       try {
         progress(`Hearth at ${hearth.origin}`);
         hearthResult = { name: hearth.name, projectId: hearth.projectId, commits: new Map(), sizes: [] };
-        await runTarget(hearth, hearthResult, settings.sizes, raw, rawRates, Infinity);
+        await runTarget(hearth, hearthResult, settings.sizes, baselines, baselineRates, Infinity);
       } finally {
-        raw.close();
+        baselines.raw.close();
+        await baselines.core.close();
         await hearth.close();
       }
     }
@@ -67,7 +70,7 @@ export async function runFirestoreBench(): Promise<void> {
           progress(`emulator at ${emulator.origin}`);
           const result: TargetResult = { name: emulator.name, projectId: emulator.projectId, commits: new Map(), sizes: [] };
           peerResult = result;
-          await runTarget(emulator, result, peerSizes, undefined, rawRates, settings.peerLoadSeconds);
+          await runTarget(emulator, result, peerSizes, undefined, baselineRates, settings.peerLoadSeconds);
           const notMeasured = settings.sizes.filter((size) => !result.sizes.some((s) => s.size === size && s.queries.length > 0));
           if (notMeasured.length > 0) {
             peerNote = `not measured at ${notMeasured.map(count).join(', ')} (${peerSizes.length < settings.sizes.length ? 'HEARTH_BENCH_FIRESTORE_PEER_SIZES' : 'see the loading table'})`;
@@ -81,7 +84,7 @@ export async function runFirestoreBench(): Promise<void> {
       }
     }
   } finally {
-    report(hearthResult, peerResult, peerNote, rawRates, floor);
+    report(hearthResult, peerResult, peerNote, baselineRates, floor);
     progress(`firestore bench done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   }
 }

@@ -4,7 +4,7 @@ import { machineLine } from '../env.js';
 import { count, ms, renderTable, seconds, type Rate } from '../stats.js';
 import { layoutFor } from './data.js';
 import { queryKinds, type Latency } from './queries.js';
-import type { SizeResult, TargetResult } from './run-target.js';
+import type { BaselineRates, SizeResult, TargetResult } from './run-target.js';
 import { commitShapes, minimumQueries, peerSizes, settings, shapeKey } from './settings.js';
 
 const docsPerSecond = (rate: Rate | undefined, batch: number) => (rate ? (rate.perSecond * batch).toFixed(0) : '—');
@@ -12,11 +12,12 @@ const latencyCell = (rate: Rate | undefined) => (rate ? `${ms(rate.p50)} / ${ms(
 const queryCell = (latency: Latency | undefined) => (latency ? `${ms(latency.median)} / ${ms(latency.p99)} (${latency.n}${latency.capped ? ', capped' : ''})` : '—');
 const plural = (n: number, word: string) => `${n} ${word}${n > 1 ? 's' : ''}`;
 
-function commitTable(hearth: TargetResult | undefined, peer: TargetResult | undefined, rawRates: Map<number, Rate>): string {
+function commitTable(hearth: TargetResult | undefined, peer: TargetResult | undefined, baselineRates: BaselineRates): string {
   const body = commitShapes.map((shape) => {
     const h = hearth?.commits.get(shapeKey(shape));
     const e = peer?.commits.get(shapeKey(shape));
-    const raw = rawRates.get(shape.batch);
+    const raw = baselineRates.raw.get(shape.batch);
+    const core = baselineRates.core.get(shape.batch);
     const ratio = (x: Rate | undefined, y: Rate | undefined) => (x && y ? (x.perSecond / y.perSecond).toFixed(3) : '—');
     return [
       `${plural(shape.batch, 'write')}/commit, ${plural(shape.clients, 'client')}`,
@@ -25,20 +26,24 @@ function commitTable(hearth: TargetResult | undefined, peer: TargetResult | unde
       docsPerSecond(raw, shape.batch),
       latencyCell(raw),
       ratio(h, raw),
+      docsPerSecond(core, shape.batch),
+      ratio(core, raw),
       docsPerSecond(e, shape.batch),
       latencyCell(e),
       ratio(h, e),
     ];
   });
-  return renderTable(['commit shape', 'Hearth docs/s', 'p50/p99 ms', 'raw SQLite docs/s', 'p50/p99 ms', 'Hearth÷raw', 'emulator docs/s', 'p50/p99 ms', 'Hearth÷emulator'], body);
+  return renderTable(['commit shape', 'Hearth docs/s', 'p50/p99 ms', 'raw SQLite docs/s', 'p50/p99 ms', 'Hearth÷raw', 'core docs/s', 'core÷raw', 'emulator docs/s', 'p50/p99 ms', 'Hearth÷emulator'], body);
 }
 
-export function report(hearth: TargetResult | undefined, peer: TargetResult | undefined, peerNote: string | undefined, rawRates: Map<number, Rate>, floor: Latency | undefined): void {
+export function report(hearth: TargetResult | undefined, peer: TargetResult | undefined, peerNote: string | undefined, baselineRates: BaselineRates, floor: Latency | undefined): void {
   console.log('');
   console.log('Commit throughput (documents written per second; p50/p99 ms per commit)');
-  console.log(commitTable(hearth, peer, rawRates));
+  console.log(commitTable(hearth, peer, baselineRates));
   console.log('raw SQLite: better-sqlite3 in this process, WAL, synchronous=FULL, one transaction per batch of the same rows');
   console.log('(document name, the same fields JSON), one writer (SQLite serialises writers anyway), no index but the name key.');
+  console.log('core: Hearth\'s DocumentDatabase.commit called in this process, one writer: the same documents, index entries and');
+  console.log('fsync as :commit without HTTP and JSON; Hearth÷core is what the HTTP layer costs.');
   console.log('Hearth÷emulator: above 1 when Hearth writes faster. The emulator keeps everything in memory and never syncs');
   console.log('to disk: its rate is not a durable one.');
 

@@ -1,7 +1,7 @@
 /** Running one target through everything: the commit shapes, then loading and querying each size. */
 import { progress } from '../env.js';
 import { count, measureConcurrent, seconds, type Rate } from '../stats.js';
-import { measureCommits, type RawSqlite } from './commits.js';
+import { measureCommits, type InProcessBaselines } from './commits.js';
 import { layoutFor, load, type LoadResult } from './data.js';
 import { measureQueries, queryKinds, type Latency } from './queries.js';
 import { commitShapes, settings, shapeKey } from './settings.js';
@@ -16,6 +16,12 @@ export interface SizeResult {
   footprint?: string;
 }
 
+/** The in-process rates by writes per commit: raw SQLite, and Hearth's database without HTTP. */
+export interface BaselineRates {
+  raw: Map<number, Rate>;
+  core: Map<number, Rate>;
+}
+
 export interface TargetResult {
   name: string;
   projectId: string;
@@ -28,16 +34,18 @@ export async function runTarget(
   target: Target,
   result: TargetResult,
   sizes: number[],
-  raw: RawSqlite | undefined,
-  rawRates: Map<number, Rate>,
+  baselines: InProcessBaselines | undefined,
+  baselineRates: BaselineRates,
   budgetSeconds: number,
 ): Promise<void> {
   for (const shape of commitShapes) {
     progress(`${target.name}: commits of ${shape.batch} write${shape.batch > 1 ? 's' : ''} from ${shape.clients} client${shape.clients > 1 ? 's' : ''}`);
     result.commits.set(shapeKey(shape), await measureCommits(target, shape));
-    if (raw && !rawRates.has(shape.batch)) {
+    if (baselines && !baselineRates.raw.has(shape.batch)) {
       progress(`baseline: raw better-sqlite3 transactions of ${shape.batch} insert${shape.batch > 1 ? 's' : ''}`);
-      rawRates.set(shape.batch, await measureConcurrent(1, settings.warmupSeconds, settings.seconds, raw.op(shape.batch)));
+      baselineRates.raw.set(shape.batch, await measureConcurrent(1, settings.warmupSeconds, settings.seconds, baselines.raw.op(shape.batch)));
+      progress(`reference: Hearth's database commits of ${shape.batch} write${shape.batch > 1 ? 's' : ''} in this process, no HTTP`);
+      baselineRates.core.set(shape.batch, await measureConcurrent(1, settings.warmupSeconds, settings.seconds, baselines.core.op(shape.batch)));
     }
   }
   let lastRate: number | undefined;
