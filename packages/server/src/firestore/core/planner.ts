@@ -35,7 +35,13 @@ export interface IndexUsed {
 }
 
 interface Plan {
+  /** Candidates, a superset of the answer. */
   source: AsyncGenerator<Doc>;
+  /**
+   * How the source's order relates to the query's: the same; the same on the first order field
+   * only (its ties come in name order and are sorted by the rest); or none (sorted whole).
+   */
+  order: 'exact' | 'firstField' | 'none';
   indexesUsed: IndexUsed[];
 }
 
@@ -56,9 +62,15 @@ export async function executeQuery(context: PlanContext): Promise<QueryResult> {
   const plan = candidates(context);
   const result = { docs, indexesUsed: plan.indexesUsed };
   if (query.limit === 0) return { ...result, skipped, documentsScanned };
-  for await (const doc of plan.source) {
-    documentsScanned++;
-    if (!matchesQuery(db, query, doc)) continue;
+  // Every candidate read is counted here, before the sorting steps (which read ahead).
+  const matching = async function* (): AsyncGenerator<Doc> {
+    for await (const doc of plan.source) {
+      documentsScanned++;
+      if (matchesQuery(db, query, doc)) yield doc;
+    }
+  };
+  const ordered = plan.order === 'exact' ? matching() : plan.order === 'firstField' ? sortTies(context, matching()) : sortWhole(context, matching());
+  for await (const doc of ordered) {
     if (skipped < query.offset) {
       skipped++;
       continue;
@@ -83,28 +95,38 @@ function candidates(context: PlanContext): Plan {
     const fit = query.parent === '' && query.collectionId !== undefined ? compositeIndexFor(context.composites, 'COLLECTION_GROUP', query.collectionId, query) : undefined;
     if (fit) {
       const source = scanComposite(context, groupIndexParent(query.collectionId!), fit, (hit) => hit.docId);
-      return { source: groupSorted(context, source), indexesUsed: [fitUsed('Collection group', fit)] };
+      return { source, order: 'exact', indexesUsed: [fitUsed('Collection group', fit)] };
     }
-    return { source: sortedIfNeeded(context, scanGroup(context)), indexesUsed: [used('Collection group', '__name__ ASC')] };
+    const byName = query.orderBy.length === 1 && !query.orderBy[0]!.descending;
+    return { source: scanGroup(context), order: byName ? 'exact' : 'none', indexesUsed: [used('Collection group', '__name__ ASC')] };
   }
   const collection = query.parent === '' ? query.collectionId! : `${query.parent}/${query.collectionId!}`;
   const fit = compositeIndexFor(context.composites, 'COLLECTION', query.collectionId!, query);
   if (fit) {
+    // A fitting index holds the query's whole order: its fields, then names.
     const source = scanComposite(context, collection, fit, (hit) => `${collection}/${hit.docId}`);
-    return { source: groupSorted(context, source), indexesUsed: [fitUsed('Collection', fit)] };
+    return { source, order: 'exact', indexesUsed: [fitUsed('Collection', fit)] };
   }
   const first = query.orderBy[0]!;
   if (!first.field.isKey) {
-    return { source: groupSorted(context, scanFieldIndex(context, collection)), indexesUsed: [used('Collection', `${first.field.path} ${direction(first.descending)}`, `__name__ ${direction(first.descending)}`)] };
+    // The index's ties come in id order, which is name order within one collection.
+    const second = query.orderBy[1];
+    const exact = query.orderBy.length === 2 && second!.field.isKey && second!.descending === first.descending;
+    return {
+      source: scanFieldIndex(context, collection),
+      order: exact ? 'exact' : 'firstField',
+      indexesUsed: [used('Collection', `${first.field.path} ${direction(first.descending)}`, `__name__ ${direction(first.descending)}`)],
+    };
   }
   const equalities = equalityRanges(conjuncts(query.filter));
   if (equalities.length) {
     return {
       source: zigzag(context, collection, equalities),
+      order: 'exact',
       indexesUsed: equalities.map((range) => used('Collection', `${range.field} ${range.kind === arrayElementKind ? 'CONTAINS' : 'ASC'}`, nameOrder)),
     };
   }
-  return { source: scanCollection(context, collection), indexesUsed: [used('Collection', nameOrder)] };
+  return { source: scanCollection(context, collection), order: 'exact', indexesUsed: [used('Collection', nameOrder)] };
 }
 
 // ---- sources --------------------------------------------------------------------------------
@@ -324,14 +346,13 @@ async function* fetchPaths(context: PlanContext, paths: string[]): AsyncGenerato
 
 // ---- ordering -------------------------------------------------------------------------------
 
-/** Index order is (first field, id); documents tied on the first field are sorted by the rest. */
-async function* groupSorted(context: PlanContext, source: AsyncGenerator<Doc>): AsyncGenerator<Doc> {
+/** A source in order on the first field: documents tied on it are sorted by the rest. */
+async function* sortTies(context: PlanContext, source: AsyncGenerator<Doc>): AsyncGenerator<Doc> {
   const { db, query } = context;
   const first = query.orderBy.slice(0, 1);
   let group: Doc[] = [];
   const flush = () => group.sort((a, b) => compareDocs(db, query.orderBy, a, b));
   for await (const doc of source) {
-    if (!matchesQuery(db, query, doc)) continue;
     if (group.length && compareDocs(db, first, group[0]!, doc) !== 0) {
       yield* flush();
       group = [];
@@ -341,17 +362,10 @@ async function* groupSorted(context: PlanContext, source: AsyncGenerator<Doc>): 
   yield* flush();
 }
 
-/** Name-ordered scans fit a name order; anything else is sorted whole. */
-async function* sortedIfNeeded(context: PlanContext, source: AsyncGenerator<Doc>): AsyncGenerator<Doc> {
-  const { db, query } = context;
-  const byName = query.orderBy.length === 1 && !query.orderBy[0]!.descending;
-  if (byName) {
-    yield* source;
-    return;
-  }
+async function* sortWhole(context: PlanContext, source: AsyncGenerator<Doc>): AsyncGenerator<Doc> {
   const all: Doc[] = [];
-  for await (const doc of source) if (matchesQuery(db, query, doc)) all.push(doc);
-  yield* all.sort((a, b) => compareDocs(db, query.orderBy, a, b));
+  for await (const doc of source) all.push(doc);
+  yield* all.sort((a, b) => compareDocs(context.db, context.query.orderBy, a, b));
 }
 
 function firstPage(query: Query): number {
