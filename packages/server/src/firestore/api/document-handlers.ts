@@ -46,7 +46,7 @@ export async function getDocument(database: DocumentDatabase, db: DatabaseId, pa
   const docs = await database.getDocuments(db, [key.path], transaction ? { transaction } : {});
   const doc = docs.get(key.path);
   if (!doc) throw firestoreErrors.notFound(`Document "${fullName(db, key.path)}" not found.`);
-  return docToWire(db, doc, maskFrom(query['mask.fieldPaths'] === undefined ? undefined : list(query['mask.fieldPaths'])));
+  return docToWire(db, doc, queryMask(query));
 }
 
 export async function listDocuments(database: DocumentDatabase, db: DatabaseId, segments: string[], query: QueryParams): Promise<unknown> {
@@ -64,14 +64,14 @@ export async function listDocuments(database: DocumentDatabase, db: DatabaseId, 
       const [field, direction] = part.split(/\s+/);
       return { field: { fieldPath: field }, direction: direction?.toLowerCase() === 'desc' ? 'DESCENDING' : 'ASCENDING' };
     });
-  const mask = maskFrom(query['mask.fieldPaths'] === undefined ? undefined : list(query['mask.fieldPaths']));
+  const mask = queryMask(query);
   const showMissing = single(query.showMissing, 'showMissing') === 'true';
   let entries: unknown[];
   if (showMissing) {
     // Missing documents have no fields to order by: showMissing lists everything by name.
     if (orderBy.length) throw firestoreErrors.invalidArgument('showMissing cannot be combined with orderBy.');
     const { docs } = await database.runQuery(db, database.parseQuery(db, parent, { from: [{ collectionId }] }));
-    const collection = [...segments].join('/');
+    const collection = segments.join('/');
     const missing = (await database.missingDocumentIds(db, collection)).map((id) => ({ id, wire: { name: fullName(db, `${collection}/${id}`) } as unknown }));
     const present = docs.map((doc) => ({ id: doc.key.id, wire: docToWire(db, doc, mask) as unknown }));
     entries = [...present, ...missing].sort((a, b) => compareUtf8(a.id, b.id)).slice(offset, offset + pageSize + 1).map((entry) => entry.wire);
@@ -91,9 +91,7 @@ export async function patchDocument(database: DocumentDatabase, db: DatabaseId, 
   const updateMask = query['updateMask.fieldPaths'];
   const write = parseWrite(db, { update: document, ...(updateMask !== undefined ? { updateMask: { fieldPaths: list(updateMask) } } : {}) }, 'document');
   Object.assign(write, preconditionFrom(query));
-  await database.commit(db, [write]);
-  const doc = (await database.getDocuments(db, [key.path])).get(key.path)!;
-  return docToWire(db, doc, maskFrom(query['mask.fieldPaths'] === undefined ? undefined : list(query['mask.fieldPaths'])));
+  return writtenDocument(database, db, write, query);
 }
 
 export async function createDocument(database: DocumentDatabase, db: DatabaseId, segments: string[], query: QueryParams, body: Body): Promise<unknown> {
@@ -102,9 +100,17 @@ export async function createDocument(database: DocumentDatabase, db: DatabaseId,
   const id = single(query.documentId, 'documentId') || autoId();
   const key = documentKey([...segments, id].join('/'));
   const write = parseWrite(db, { update: { ...body, name: fullName(db, key.path) }, currentDocument: { exists: false } }, 'document');
-  await database.commit(db, [write]);
-  const doc = (await database.getDocuments(db, [key.path])).get(key.path)!;
-  return docToWire(db, doc, maskFrom(query['mask.fieldPaths'] === undefined ? undefined : list(query['mask.fieldPaths'])));
+  return writtenDocument(database, db, write, query);
+}
+
+/** Commits one update and answers with the document exactly as that commit left it. */
+async function writtenDocument(database: DocumentDatabase, db: DatabaseId, write: Write, query: QueryParams): Promise<unknown> {
+  const { documents } = await database.commit(db, [write]);
+  return docToWire(db, documents.get(write.key.path)!, queryMask(query));
+}
+
+function queryMask(query: QueryParams): string[][] | undefined {
+  return maskFrom(query['mask.fieldPaths'] === undefined ? undefined : list(query['mask.fieldPaths']));
 }
 
 const autoIdAlphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';

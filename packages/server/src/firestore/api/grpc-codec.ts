@@ -162,7 +162,7 @@ export function messageFromJson(type: protobuf.Type, json: unknown): Json {
 }
 
 const documentType = '.google.firestore.v1.Document';
-let lastTimestamp: { text: string; message: Json } = { text: '', message: {} };
+let lastTimestamp: { text: string | undefined; message: Json } = { text: undefined, message: {} };
 /** Wire objects are never changed once built, so a conversion stays valid as long as its input lives. */
 const convertedDocuments = new WeakMap<object, Json>();
 

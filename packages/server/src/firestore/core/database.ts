@@ -16,6 +16,8 @@ export type ReadConsistency = { transaction?: ServerTransaction };
 export interface CommitOutcome {
   writeResults: WriteResult[];
   commitTime: number;
+  /** Each written document as the commit left it (undefined: deleted or absent). */
+  documents: Map<string, Doc | undefined>;
 }
 
 /** One committed change of one document, for listeners. */
@@ -147,10 +149,10 @@ export class DocumentDatabase {
         const committed = changed
           .filter(([path, after]) => before.get(path)?.updateTime !== after?.updateTime)
           .map(([path, after]) => ({ path, before: before.get(path), after }));
-        return { changes, result: { writeResults, committed } };
+        return { changes, result: { writeResults, committed, documents: state } };
       });
       if (result.committed.length) this.publish({ db, dbKey, commitTime, changes: result.committed });
-      return { writeResults: result.writeResults, commitTime };
+      return { writeResults: result.writeResults, commitTime, documents: result.documents };
     } finally {
       if (transaction) this.transactions.end(transaction);
     }
