@@ -31,6 +31,9 @@ export const defaultTransactionTimeouts: TransactionTimeouts = { lockWaitMs: 15_
 
 export const contention = () => firestoreErrors.aborted('Too much contention on these documents. Please try again.');
 
+/** How often a write waiting for a lock looks again for expired holders. */
+const sweepWhileWaitingMs = 1_000;
+
 export class TransactionManager {
   private readonly live = new Map<string, ServerTransaction>();
   private readonly locks = new Map<string, Set<ServerTransaction>>();
@@ -85,13 +88,18 @@ export class TransactionManager {
       for (;;) {
         if (writer?.wounded) throw contention();
         const key = this.lockKey(dbKey, path);
-        const others = [...(this.locks.get(key) ?? [])].filter((holder) => holder !== writer);
+        const holdersBesidesWriter = () => [...(this.locks.get(key) ?? [])].filter((holder) => holder !== writer);
+        if (holdersBesidesWriter().length === 0) break;
+        // An abandoned transaction's locks end with it, even when nobody else begins one.
+        this.sweep();
+        const others = holdersBesidesWriter();
         if (others.length === 0) break;
         if (writer) for (const holder of others) if (holder.age > writer.age) this.wound(holder);
         if ([...(this.locks.get(key) ?? [])].every((holder) => holder === writer)) break;
         const remaining = deadline - Date.now();
         if (remaining <= 0) throw firestoreErrors.aborted('Transaction lock timeout.');
-        await this.released(key, remaining);
+        // Woken by a release, or after a while to sweep again.
+        await this.released(key, Math.min(remaining, sweepWhileWaitingMs));
       }
     }
   }
@@ -110,10 +118,8 @@ export class TransactionManager {
 
   private wound(transaction: ServerTransaction): void {
     transaction.wounded = true;
-    const reads = transaction.reads;
     this.end(transaction);
     // Keep it findable so its next call answers ABORTED rather than "invalid".
-    transaction.reads = reads;
     this.live.set(this.keyOf(transaction.dbKey, transaction.id), transaction);
     transaction.reads = new Map();
   }
