@@ -79,6 +79,18 @@ describe('errors and hostile input', () => {
     assert.ok(read.body[0].missing, 'the first write was rolled back');
   });
 
+  test('array transform elements are held to the rules of stored values: reserved map keys refused, timestamps kept to the microsecond', async () => {
+    const union = (path: string, element: unknown) => ({ transform: { document: name(path), fieldTransforms: [{ fieldPath: 'arr', appendMissingElements: { values: [element] } }] } });
+    const reserved = await commit([union('elements/a', { mapValue: { fields: { __bad__: int(1) } } })]);
+    assertGoogleError(reserved, 400, 'INVALID_ARGUMENT');
+    assert.match(reserved.body.error.message, /__bad__.*reserved/);
+    assert.equal((await commit([union('elements/b', { timestampValue: '2020-01-01T00:00:00.123456789Z' })])).status, 200);
+    const read = await call(`${base()}:batchGet`, { documents: [name('elements/a'), name('elements/b')] });
+    assert.ok(read.body.find((entry: any) => entry.missing === name('elements/a')), 'the refused write stored nothing');
+    const stored = read.body.find((entry: any) => entry.found?.name === name('elements/b')).found;
+    assert.deepEqual(stored.fields.arr.arrayValue.values, [{ timestampValue: '2020-01-01T00:00:00.123456Z' }]);
+  });
+
   test('query limits: in over 30 values, not-in over 10, two negations, two array-contains', async () => {
     const values = (n: number) => ({ arrayValue: { values: Array.from({ length: n }, (_, i) => int(i)) } });
     const where = (filter: unknown) => call(`${base()}:runQuery`, { structuredQuery: { from: [{ collectionId: 'c' }], where: filter } });

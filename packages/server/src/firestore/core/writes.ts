@@ -74,25 +74,30 @@ function checkFieldNames(fields: Fields, prefix: string): void {
   for (const [name, value] of fields) {
     const where = prefix ? `${prefix}.${name}` : name;
     if (!(name === '__type__' && prefix !== '' && value.type === 'string' && value.value === '__vector__')) checkFieldName(name, where);
-    checkValueSize(value, where);
-    if (value.type === 'map') {
-      if (isVector(value)) continue;
-      checkFieldNames(value.fields, where);
-    } else if (value.type === 'array') {
-      for (const element of value.values) if (element.type === 'map' && !isVector(element)) checkFieldNames(element.fields, where);
-    }
+    checkValue(value, where);
+  }
+}
+
+/** Sizes, and the names of the maps within (at any depth of arrays and maps). */
+function checkValue(value: Value, where: string): void {
+  checkValueSize(value, where);
+  if (value.type === 'map') {
+    if (!isVector(value)) checkFieldNames(value.fields, where);
+  } else if (value.type === 'array') {
+    for (const element of value.values) if (element.type === 'map' && !isVector(element)) checkFieldNames(element.fields, where);
   }
 }
 
 /** Stored timestamps keep microseconds (query operands keep what they were given). */
 function storedPrecision(fields: Fields): Fields {
-  const truncate = (value: Value): Value => {
-    if (value.type === 'timestamp') return { ...value, nanos: value.nanos - (value.nanos % 1000) };
-    if (value.type === 'array') return { type: 'array', values: value.values.map(truncate) };
-    if (value.type === 'map') return { type: 'map', fields: storedPrecision(value.fields) };
-    return value;
-  };
-  return new Map([...fields].map(([name, value]) => [name, truncate(value)]));
+  return new Map([...fields].map(([name, value]) => [name, storedValue(value)]));
+}
+
+function storedValue(value: Value): Value {
+  if (value.type === 'timestamp') return { ...value, nanos: value.nanos - (value.nanos % 1000) };
+  if (value.type === 'array') return { type: 'array', values: value.values.map(storedValue) };
+  if (value.type === 'map') return { type: 'map', fields: storedPrecision(value.fields) };
+  return value;
 }
 
 function checkValueSize(value: Value, where: string): void {
@@ -154,7 +159,9 @@ function parseTransform(raw: unknown, where: string): FieldTransform {
     }
     default: {
       const array = fromWire({ arrayValue: operand }, `${where}.${op}`);
-      const elements = array.type === 'array' ? array.values : [];
+      // Elements are stored (or compared with stored values) like any field's value.
+      const elements = array.type === 'array' ? array.values.map(storedValue) : [];
+      for (const element of elements) checkValue(element, wire.fieldPath);
       return { path, op: op === 'appendMissingElements' ? 'append' : 'remove', elements };
     }
   }
