@@ -91,6 +91,16 @@ describe('errors and hostile input', () => {
     assert.deepEqual(stored.fields.arr.arrayValue.values, [{ timestampValue: '2020-01-01T00:00:00.123456Z' }]);
   });
 
+  test('rewriting the same content keeps updateTime, whatever the order of nested keys; 1 to 1.0 is a change', async () => {
+    const nested = (first: [string, unknown], second: [string, unknown]) => ({ m: { mapValue: { fields: Object.fromEntries([first, second]) } } });
+    const updateTimeOf = (answer: { body: any }) => answer.body.writeResults[0].updateTime as string;
+    const written = updateTimeOf(await commit([set('same/d', nested(['x', int(1)], ['y', { arrayValue: { values: [int(2)] } }]))]));
+    const reordered = updateTimeOf(await commit([set('same/d', nested(['y', { arrayValue: { values: [int(2)] } }], ['x', int(1)]))]));
+    assert.equal(reordered, written);
+    const retyped = updateTimeOf(await commit([set('same/d', nested(['x', { doubleValue: 1 }], ['y', { arrayValue: { values: [int(2)] } }]))]));
+    assert.ok(retyped > written, `${retyped} should follow ${written}`);
+  });
+
   test('query limits: in over 30 values, not-in over 10, two negations, two array-contains', async () => {
     const values = (n: number) => ({ arrayValue: { values: Array.from({ length: n }, (_, i) => int(i)) } });
     const where = (filter: unknown) => call(`${base()}:runQuery`, { structuredQuery: { from: [{ collectionId: 'c' }], where: filter } });

@@ -144,11 +144,10 @@ export class DocumentDatabase {
           state.set(write.key.path, after);
           return result;
         });
-        const changed = [...state.entries()].filter(([path, after]) => before.get(path) !== after);
+        // A write that left a document as it was keeps its updateTime: nothing to store or tell.
+        const changed = [...state.entries()].filter(([path, after]) => before.get(path)?.updateTime !== after?.updateTime);
         const changes = changed.map(([path, after]) => changeFor(before.get(path), after, (doc) => this.entriesOf(doc)));
-        const committed = changed
-          .filter(([path, after]) => before.get(path)?.updateTime !== after?.updateTime)
-          .map(([path, after]) => ({ path, before: before.get(path), after }));
+        const committed = changed.map(([path, after]) => ({ path, before: before.get(path), after }));
         return { changes, result: { writeResults, committed, documents: state } };
       });
       if (result.committed.length) this.publish({ db, dbKey, commitTime, changes: result.committed });

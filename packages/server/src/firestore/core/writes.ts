@@ -2,8 +2,8 @@ import { deleteField, getField, setField, checkDocumentSize, type Doc } from './
 import { firestoreErrors } from './errors.js';
 import { onlyKeys, wireObject as object } from './wire-checks.js';
 import { checkFieldName, documentKeyFromName, fullName, parseFieldPath, type DatabaseId, type DocumentKey } from './paths.js';
-import { compareValues, int64Max, int64Min, isNaNValue, isNumber, isVector, nullValue, valuesEqual, type Fields, type Value, type WireValue } from './values.js';
-import { fieldsFromWire, parseMicros, toWire, fromWire } from './value-wire.js';
+import { compareValues, int64Max, int64Min, isNaNValue, isNumber, isVector, nullValue, valuesEqual, type Fields, type Value } from './values.js';
+import { fieldsFromWire, parseMicros, fromWire } from './value-wire.js';
 
 export type Precondition = { exists: boolean } | { updateTime: number };
 
@@ -285,18 +285,41 @@ function extreme(op: 'maximum' | 'minimum', current: Value, operand: Value): Val
   return (op === 'maximum' ? order > 0 : order < 0) ? operand : current;
 }
 
+/**
+ * Whether a write leaves the stored document as it was (then its updateTime stays): the same
+ * types and values at every depth, in any key order. Unlike compareValues, 1 and 1.0 differ.
+ */
 function sameFields(left: Fields, right: Fields): boolean {
   if (left.size !== right.size) return false;
-  return compareValues({ type: 'map', fields: left }, { type: 'map', fields: right }) === 0 && identical(left, right);
+  for (const [name, value] of left) {
+    const other = right.get(name);
+    if (!other || !sameValue(value, other)) return false;
+  }
+  return true;
 }
 
-/** compareValues treats 1 and 1.0 as equal; a stored change of type is still a change. */
-function identical(left: Fields, right: Fields): boolean {
-  return JSON.stringify(wireOf(left)) === JSON.stringify(wireOf(right));
-}
-
-function wireOf(fields: Fields): Record<string, WireValue> {
-  const out: Record<string, WireValue> = {};
-  for (const key of [...fields.keys()].sort()) out[key] = toWire(fields.get(key)!);
-  return out;
+function sameValue(left: Value, right: Value): boolean {
+  if (left.type !== right.type) return false;
+  switch (left.type) {
+    case 'null':
+      return true;
+    case 'double': {
+      const other = (right as typeof left).value;
+      return left.value === other || (Number.isNaN(left.value) && Number.isNaN(other));
+    }
+    case 'timestamp':
+      return left.seconds === (right as typeof left).seconds && left.nanos === (right as typeof left).nanos;
+    case 'bytes':
+      return left.value.equals((right as typeof left).value);
+    case 'geo':
+      return left.latitude === (right as typeof left).latitude && left.longitude === (right as typeof left).longitude;
+    case 'array': {
+      const others = (right as typeof left).values;
+      return left.values.length === others.length && left.values.every((element, i) => sameValue(element, others[i]!));
+    }
+    case 'map':
+      return sameFields(left.fields, (right as typeof left).fields);
+    default:
+      return left.value === (right as typeof left).value;
+  }
 }
