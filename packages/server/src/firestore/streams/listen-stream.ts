@@ -184,10 +184,17 @@ export class ListenSession implements StreamSession {
     this.pending = [];
     let latest = 0;
     let sentAny = false;
+    const rerun = new Set<ActiveTarget>();
     for (const { target, commitTime, changes } of batch) {
       latest = Math.max(latest, commitTime);
-      if (!this.targets.has(target.id) || this.targets.get(target.id) !== target) continue;
-      sentAny = (target.rerun ? await this.rerun(target, commitTime) : this.applyChanges(target, changes, commitTime)) || sentAny;
+      if (this.targets.get(target.id) !== target) continue;
+      // A re-run reads the current result, which already holds every later commit of the batch.
+      if (target.rerun) {
+        if (!rerun.has(target)) sentAny = (await this.rerun(target, commitTime)) || sentAny;
+        rerun.add(target);
+      } else {
+        sentAny = this.applyChanges(target, changes, commitTime) || sentAny;
+      }
     }
     if (sentAny && !this.closed) this.sendGlobal(this.nextReadTime(latest));
   }
@@ -221,12 +228,10 @@ export class ListenSession implements StreamSession {
       this.sendDocument(target, doc);
       sent = true;
     }
-    for (const path of [...target.sent.keys()]) {
-      if (now.has(path)) continue;
-      this.sendGone(target, path, (await this.database.getDocuments(this.context.db, [path])).get(path), commitTime);
-      sent = true;
-    }
-    return sent;
+    const gone = [...target.sent.keys()].filter((path) => !now.has(path));
+    const stillThere = await this.database.getDocuments(this.context.db, gone);
+    for (const path of gone) this.sendGone(target, path, stillThere.get(path), commitTime);
+    return sent || gone.length > 0;
   }
 
   private sendDocument(target: ActiveTarget, doc: Doc): void {
