@@ -6,7 +6,7 @@ import { firestoreErrors } from '../core/errors.js';
 import { checkDatabase, documentKey, documentKeyFromName, fullName, pathSegments, type DatabaseId } from '../core/paths.js';
 import type { ServerTransaction } from '../core/transactions.js';
 import { formatMicros, toWire } from '../core/value-wire.js';
-import { parseWrite, type Write, type WriteResult } from '../core/writes.js';
+import { parseWrites, writeResultToWire, type Write } from '../core/writes.js';
 import type { FirestoreAccess, FirestoreCaller } from './access.js';
 import { createDocument, getDocument, listDocuments, maskFrom, patchDocument, preconditionFrom, type Body, type QueryParams } from './document-handlers.js';
 import { onlyKeys } from '../core/wire-checks.js';
@@ -219,19 +219,6 @@ async function commit(database: DocumentDatabase, db: DatabaseId, body: Body): P
   const transaction = body.transaction === undefined ? undefined : database.transactions.use(database.dbKey(db), body.transaction);
   const outcome = await database.commit(db, writes, transaction);
   return { writeResults: outcome.writeResults.map(writeResultToWire), commitTime: formatMicros(outcome.commitTime) };
-}
-
-function parseWrites(db: DatabaseId, raw: unknown): Write[] {
-  if (raw === undefined) return [];
-  if (!Array.isArray(raw)) throw firestoreErrors.invalidArgument('writes must be a list.');
-  return raw.map((write, i) => parseWrite(db, write, `writes[${i}]`));
-}
-
-function writeResultToWire(result: WriteResult): Record<string, unknown> {
-  const wire: Record<string, unknown> = {};
-  if (result.updateTime !== undefined) wire.updateTime = formatMicros(result.updateTime);
-  if (result.transformResults) wire.transformResults = result.transformResults.map(toWire);
-  return wire;
 }
 
 async function batchWrite(database: DocumentDatabase, db: DatabaseId, body: Body): Promise<unknown> {

@@ -3,7 +3,7 @@ import { firestoreErrors } from './errors.js';
 import { onlyKeys, wireObject as object } from './wire-checks.js';
 import { checkFieldName, documentKeyFromName, fullName, parseFieldPath, type DatabaseId, type DocumentKey } from './paths.js';
 import { compareValues, int64Max, int64Min, isNaNValue, isNumber, isVector, nullValue, valuesEqual, type Fields, type Value } from './values.js';
-import { fieldsFromWire, parseMicros, fromWire } from './value-wire.js';
+import { fieldsFromWire, formatMicros, parseMicros, fromWire, toWire } from './value-wire.js';
 
 export type Precondition = { exists: boolean } | { updateTime: number };
 
@@ -28,6 +28,20 @@ export interface WriteResult {
 }
 
 const maxTransformsPerDocument = 500;
+
+/** A request's `writes` (absent: none), as the commit calls of every transport carry them. */
+export function parseWrites(db: DatabaseId, raw: unknown): Write[] {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw)) throw firestoreErrors.invalidArgument('writes must be a list.');
+  return raw.map((write, i) => parseWrite(db, write, `writes[${i}]`));
+}
+
+export function writeResultToWire(result: WriteResult): Record<string, unknown> {
+  const wire: Record<string, unknown> = {};
+  if (result.updateTime !== undefined) wire.updateTime = formatMicros(result.updateTime);
+  if (result.transformResults) wire.transformResults = result.transformResults.map(toWire);
+  return wire;
+}
 
 export function parseWrite(db: DatabaseId, raw: unknown, where: string): Write {
   const wire = object(raw, where);

@@ -4,8 +4,8 @@ import type { FirestoreAccess } from '../api/access.js';
 import type { DocumentDatabase } from '../core/database.js';
 import { firestoreErrors } from '../core/errors.js';
 import { databaseName } from '../core/paths.js';
-import { formatMicros, toWire } from '../core/value-wire.js';
-import { parseWrite } from '../core/writes.js';
+import { formatMicros } from '../core/value-wire.js';
+import { parseWrites, writeResultToWire } from '../core/writes.js';
 import { onlyKeys, wireObject } from '../core/wire-checks.js';
 import type { StreamContext, StreamSession, StreamSink } from './stream.js';
 
@@ -53,19 +53,12 @@ export class WriteSession implements StreamSession {
       return;
     }
     this.access.checkDataAccess(this.context.caller);
-    const rawWrites = request.writes === undefined ? [] : request.writes;
-    if (!Array.isArray(rawWrites)) throw firestoreErrors.invalidArgument('writes must be a list.');
-    const writes = rawWrites.map((write, i) => parseWrite(this.context.db, write, `writes[${i}]`));
+    const writes = parseWrites(this.context.db, request.writes);
     const outcome = writes.length ? await this.database.commit(this.context.db, writes) : { writeResults: [], commitTime: await this.database.readTime(this.context.db) };
     if (this.closed) return;
     this.sink.send({
       streamToken: this.token(),
-      writeResults: outcome.writeResults.map((result) => {
-        const wire: Record<string, unknown> = {};
-        if (result.updateTime !== undefined) wire.updateTime = formatMicros(result.updateTime);
-        if (result.transformResults) wire.transformResults = result.transformResults.map(toWire);
-        return wire;
-      }),
+      writeResults: outcome.writeResults.map(writeResultToWire),
       commitTime: formatMicros(outcome.commitTime),
     });
   }
