@@ -246,6 +246,7 @@ describe('documents over REST (get, list, create, patch, delete)', () => {
     assert.equal(withMissing.body.documents[7].fields, undefined);
     const descending = await request('GET', `${base()}/paged?orderBy=i%20desc&pageSize=2`);
     assert.deepEqual(descending.body.documents.map((d: { name: string }) => d.name.split('/').pop()), ['d6', 'd5']);
+    for (const pageSize of ['abc', '-1', '2.5']) assertGoogleError(await request('GET', `${base()}/paged?pageSize=${pageSize}`), 400, 'INVALID_ARGUMENT');
   });
 });
 

@@ -52,7 +52,8 @@ export async function getDocument(database: DocumentDatabase, db: DatabaseId, pa
 export async function listDocuments(database: DocumentDatabase, db: DatabaseId, segments: string[], query: QueryParams): Promise<unknown> {
   const collectionId = segments[segments.length - 1]!;
   const parent = segments.slice(0, -1).join('/');
-  const pageSize = Number(single(query.pageSize, 'pageSize') ?? 0) || 300;
+  const requestedPageSize = Number(single(query.pageSize, 'pageSize') ?? 0);
+  const pageSize = requestedPageSize === 0 ? 300 : requestedPageSize;
   const pageToken = single(query.pageToken, 'pageToken');
   const offset = pageToken ? Number(Buffer.from(pageToken, 'base64url').toString()) : 0;
   if (!Number.isInteger(offset) || offset < 0 || !Number.isInteger(pageSize) || pageSize < 0) throw firestoreErrors.invalidArgument('Invalid page size or page token.');
