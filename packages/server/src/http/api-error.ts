@@ -61,6 +61,11 @@ export class ApiError extends Error {
     this.name = 'ApiError';
   }
 
+  /** As a google.rpc.Status: what gRPC, Listen target causes and batchWrite statuses carry. */
+  toRpcStatus(): { code: number; message: string } {
+    return { code: rpcCodeOf(this.status), message: this.wireMessage };
+  }
+
   toBody(): GoogleErrorBody {
     const body: GoogleErrorBody = { error: { code: this.httpStatus, message: this.wireMessage } };
     if (this.status) body.error.status = this.status;

@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type protobuf from 'protobufjs';
-import { ApiError, rpcCodeOf } from '../../http/api-error.js';
+import { ApiError } from '../../http/api-error.js';
 import { toApiError } from '../../http/error-handler.js';
 import type { DocumentDatabase } from '../core/database.js';
 import { firestoreErrors } from '../core/errors.js';
@@ -304,7 +304,8 @@ function maskParam(mask: unknown, name: string): QueryParams {
 
 
 function toStatus(error: unknown, logger: Logger | undefined): Partial<grpc.StatusObject> {
-  const apiError = error instanceof ApiError ? error : toApiError(error);
+  const apiError = toApiError(error);
   if (apiError.httpStatus >= 500 && apiError.status !== 'UNIMPLEMENTED') logger?.error({ err: error }, 'gRPC call failed');
-  return { code: rpcCodeOf(apiError.status) as grpc.status, details: apiError.wireMessage };
+  const { code, message } = apiError.toRpcStatus();
+  return { code: code as grpc.status, details: message };
 }

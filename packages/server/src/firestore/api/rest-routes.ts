@@ -10,7 +10,6 @@ import { parseWrites, writeResultToWire, type Write } from '../core/writes.js';
 import type { FirestoreAccess, FirestoreCaller } from './access.js';
 import { createDocument, getDocument, listDocuments, maskFrom, patchDocument, preconditionFrom, type Body, type QueryParams } from './document-handlers.js';
 import { onlyKeys } from '../core/wire-checks.js';
-import { ApiError, rpcCodeOf } from '../../http/api-error.js';
 import { toApiError } from '../../http/error-handler.js';
 
 /** Firestore allows 10 MiB per request. */
@@ -228,9 +227,7 @@ async function batchWrite(database: DocumentDatabase, db: DatabaseId, body: Body
   return {
     writeResults: outcomes.map((outcome) => (outcome.result ? writeResultToWire(outcome.result) : {})),
     status: outcomes.map((outcome) => {
-      if (!outcome.error) return {};
-      const error: ApiError = outcome.error instanceof ApiError ? outcome.error : toApiError(outcome.error);
-      return { code: rpcCodeOf(error.status), message: error.wireMessage };
+      return outcome.error ? toApiError(outcome.error).toRpcStatus() : {};
     }),
   };
 }

@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { ApiError, rpcCodeOf } from '../../http/api-error.js';
+import { ApiError } from '../../http/api-error.js';
 import { toApiError } from '../../http/error-handler.js';
 import { firestoreErrors } from '../core/errors.js';
 import type { DatabaseId } from '../core/paths.js';
@@ -35,8 +35,7 @@ export function frame(json: string): string {
  * and shows `message` as is, so the message carries no "STATUS: " prefix (the emulator adds one).
  */
 export function errorPayload(error: ApiError): { error: { code: number; message: string; status: string } } {
-  const status = error.status ?? 'UNKNOWN';
-  return { error: { code: rpcCodeOf(error.status), message: error.wireMessage, status } };
+  return { error: { ...error.toRpcStatus(), status: error.status ?? 'UNKNOWN' } };
 }
 
 interface Outgoing {

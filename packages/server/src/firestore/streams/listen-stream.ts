@@ -1,4 +1,3 @@
-import { ApiError, rpcCodeOf } from '../../http/api-error.js';
 import { toApiError } from '../../http/error-handler.js';
 import type { FirestoreAccess } from '../api/access.js';
 import type { CommittedChange, DocumentDatabase } from '../core/database.js';
@@ -82,11 +81,11 @@ export class ListenSession implements StreamSession {
       this.access.checkDataAccess(this.context.caller);
       this.defineTarget(target, spec);
     } catch (error) {
-      const apiError = error instanceof ApiError ? error : toApiError(error);
+      const apiError = toApiError(error);
       if (apiError.status !== 'PERMISSION_DENIED' && apiError.status !== 'INVALID_ARGUMENT' && apiError.status !== 'FAILED_PRECONDITION') throw error;
       // A denied or invalid target fails alone: ADD, then REMOVE with the cause; the stream goes on.
       this.sink.send({ targetChange: { targetChangeType: 'ADD', targetIds: [id] } });
-      this.sink.send({ targetChange: { targetChangeType: 'REMOVE', targetIds: [id], cause: { code: rpcCodeOf(apiError.status), message: apiError.wireMessage } } });
+      this.sink.send({ targetChange: { targetChangeType: 'REMOVE', targetIds: [id], cause: apiError.toRpcStatus() } });
       return;
     }
     this.targets.set(id, target);
@@ -262,7 +261,7 @@ export class ListenSession implements StreamSession {
   private end(error: unknown): void {
     if (this.closed) return;
     this.close();
-    this.sink.fail(error instanceof ApiError ? error : toApiError(error));
+    this.sink.fail(toApiError(error));
   }
 }
 

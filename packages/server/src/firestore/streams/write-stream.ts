@@ -1,4 +1,3 @@
-import { ApiError } from '../../http/api-error.js';
 import { toApiError } from '../../http/error-handler.js';
 import type { FirestoreAccess } from '../api/access.js';
 import type { DocumentDatabase } from '../core/database.js';
@@ -70,6 +69,6 @@ export class WriteSession implements StreamSession {
   private end(error: unknown): void {
     if (this.closed) return;
     this.closed = true;
-    this.sink.fail(error instanceof ApiError ? error : toApiError(error));
+    this.sink.fail(toApiError(error));
   }
 }
