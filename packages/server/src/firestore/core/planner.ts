@@ -3,7 +3,7 @@ import { compositeIndexFor, groupIndexParent, type CompositeIndex, type IndexFit
 import { arrayElementKind, compositeKind, docFromRow, valueKind, type Doc } from './documents.js';
 import { encodeSegments, encodeValue } from './index-encoding.js';
 import { relativeName, type DatabaseId } from './paths.js';
-import { compareDocs, conjuncts, isRangeOp, matchesQuery, type Filter, type Query } from './query.js';
+import { compareDocs, conjuncts, isRangeOp, matchesQuery, queryCollection, type Filter, type Query } from './query.js';
 import { isNaNValue, nullValue, type Value } from './values.js';
 
 /**
@@ -100,7 +100,7 @@ function candidates(context: PlanContext): Plan {
     const byName = query.orderBy.length === 1 && !query.orderBy[0]!.descending;
     return { source: scanGroup(context), order: byName ? 'exact' : 'none', indexesUsed: [used('Collection group', '__name__ ASC')] };
   }
-  const collection = query.parent === '' ? query.collectionId! : `${query.parent}/${query.collectionId!}`;
+  const collection = queryCollection(query);
   const fit = compositeIndexFor(context.composites, 'COLLECTION', query.collectionId!, query);
   if (fit) {
     // A fitting index holds the query's whole order: its fields, then names.
@@ -161,7 +161,7 @@ function keyCursorId(context: PlanContext): string | undefined {
   const value = cursor?.values[0];
   if (value?.type !== 'reference') return undefined;
   const relative = relativeName(context.db, value.value, 'Reference');
-  const collection = context.query.parent === '' ? context.query.collectionId! : `${context.query.parent}/${context.query.collectionId!}`;
+  const collection = queryCollection(context.query);
   if (!relative.startsWith(`${collection}/`) || relative.slice(collection.length + 1).includes('/')) return undefined;
   return relative.slice(collection.length + 1);
 }

@@ -1,5 +1,5 @@
 import { getField, type Doc } from './documents.js';
-import { fullName, type DatabaseId } from './paths.js';
+import { fullName, type DatabaseId, type DocumentKey } from './paths.js';
 import { compareSegments, compareValues, isNaNValue, typeOrder, valuesEqual, type Value } from './values.js';
 
 /**
@@ -79,20 +79,21 @@ export function valueOf(db: DatabaseId, doc: Doc, field: FieldRef): Value | unde
   return getField(doc.fields, field.segments);
 }
 
-/** Is the document in the queried collection (or group, or under the parent)? */
-export function inScope(query: Query, doc: Doc): boolean {
-  const path = doc.key.path;
-  if (!query.allDescendants) {
-    const collection = query.parent === '' ? query.collectionId! : `${query.parent}/${query.collectionId!}`;
-    return doc.key.parent === collection;
-  }
-  if (query.parent !== '' && !path.startsWith(`${query.parent}/`)) return false;
-  return query.collectionId === undefined || doc.key.collectionId === query.collectionId;
+/** The path of the collection a (non-group) query reads. */
+export function queryCollection(query: Query): string {
+  return query.parent === '' ? query.collectionId! : `${query.parent}/${query.collectionId!}`;
+}
+
+/** Could a document at this key be in the query's scope (its collection, or group under the parent)? */
+export function inScope(query: Query, key: DocumentKey): boolean {
+  if (!query.allDescendants) return key.parent === queryCollection(query);
+  if (query.parent !== '' && !key.path.startsWith(`${query.parent}/`)) return false;
+  return query.collectionId === undefined || key.collectionId === query.collectionId;
 }
 
 /** Scope, filter, every ordered field present, and within the cursors. */
 export function matchesQuery(db: DatabaseId, query: Query, doc: Doc): boolean {
-  if (!inScope(query, doc)) return false;
+  if (!inScope(query, doc.key)) return false;
   for (const order of query.orderBy) if (valueOf(db, doc, order.field) === undefined) return false;
   if (query.filter && !matchesFilter(db, query.filter, doc)) return false;
   return withinCursors(db, query, doc);

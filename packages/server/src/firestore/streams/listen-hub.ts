@@ -1,5 +1,5 @@
 import type { CommitEvent, CommittedChange, DocumentDatabase } from '../core/database.js';
-import type { Query } from '../core/query.js';
+import { queryCollection, type Query } from '../core/query.js';
 
 /**
  * Who listens to what: targets registered by the collection (or collection group, or document)
@@ -91,8 +91,7 @@ export class ListenHub {
     if (target.documents) return [...target.documents].map((path) => [this.byDocument, scoped(path)]);
     const query = target.query!;
     if (!query.allDescendants) {
-      const collection = query.parent === '' ? query.collectionId! : `${query.parent}/${query.collectionId!}`;
-      return [[this.byCollection, scoped(collection)]];
+      return [[this.byCollection, scoped(queryCollection(query))]];
     }
     if (query.collectionId !== undefined) return [[this.byGroup, scoped(query.collectionId)]];
     return [[this.everything, target.dbKey]];

@@ -1,10 +1,10 @@
 import { toApiError } from '../../http/error-handler.js';
 import type { FirestoreAccess } from '../api/access.js';
 import type { CommittedChange, DocumentDatabase } from '../core/database.js';
-import { docToWire, type Doc, type WireDocument } from '../core/documents.js';
+import { docToWire, keyOfPath, type Doc, type WireDocument } from '../core/documents.js';
 import { firestoreErrors } from '../core/errors.js';
 import { databaseName, documentKeyFromName, fullName, relativeName } from '../core/paths.js';
-import { matchesQuery, type Query } from '../core/query.js';
+import { inScope, matchesQuery, type Query } from '../core/query.js';
 import { formatMicros, parseMicros } from '../core/value-wire.js';
 import { onlyKeys, wireObject } from '../core/wire-checks.js';
 import type { ListenHub } from './listen-hub.js';
@@ -119,7 +119,7 @@ export class ListenSession implements StreamSession {
    */
   private async sendChangesSince(target: ActiveTarget, docs: Doc[], changed: Set<string>, since: number): Promise<void> {
     const current = new Map(docs.map((doc) => [doc.key.path, doc]));
-    const relevant = [...changed].filter((path) => (target.documents ? target.documents.has(path) : pathInScope(target.query!, path)));
+    const relevant = [...changed].filter((path) => (target.documents ? target.documents.has(path) : inScope(target.query!, keyOfPath(path))));
     const stillThere = await this.database.getDocuments(this.context.db, relevant.filter((path) => !current.has(path)));
     for (const path of relevant) {
       const doc = current.get(path);
@@ -302,12 +302,4 @@ function resumeTimeOf(spec: Record<string, unknown>): number | undefined {
     return Number.isSafeInteger(micros) ? micros : undefined;
   }
   return typeof spec.readTime === 'string' ? parseMicros(spec.readTime) : undefined;
-}
-
-/** Could a document at this path belong to the query (whatever its fields)? */
-function pathInScope(query: Query, path: string): boolean {
-  const collection = path.slice(0, path.lastIndexOf('/'));
-  if (!query.allDescendants) return collection === (query.parent === '' ? query.collectionId : `${query.parent}/${query.collectionId}`);
-  if (query.parent !== '' && !path.startsWith(`${query.parent}/`)) return false;
-  return query.collectionId === undefined || collection.slice(collection.lastIndexOf('/') + 1) === query.collectionId;
 }
