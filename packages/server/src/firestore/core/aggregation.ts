@@ -4,6 +4,7 @@ import type { DatabaseId } from './paths.js';
 import { valueOf, type FieldRef } from './query.js';
 import { parseFieldRef } from './query-parse.js';
 import { int64Max, int64Min, nullValue, type Value } from './values.js';
+import { onlyKeys } from './wire-checks.js';
 
 /** count / sum / avg over a query's results (research/firestore-semantics.md §2.6). */
 export type Aggregation =
@@ -20,9 +21,7 @@ export function parseAggregations(raw: unknown): Aggregation[] {
     const wire = item as Record<string, unknown>;
     const alias = wire.alias === undefined || wire.alias === '' ? `field_${i + 1}` : wire.alias;
     if (typeof alias !== 'string' || /^__.*__$/.test(alias)) throw firestoreErrors.invalidArgument(`Invalid aggregation alias "${String(alias)}".`);
-    for (const key of Object.keys(wire)) {
-      if (!['alias', 'count', 'sum', 'avg'].includes(key)) throw firestoreErrors.invalidArgument(`Invalid JSON payload received. Unknown name "${key}" at 'structured_aggregation_query.aggregations[${i}]': Cannot find field.`);
-    }
+    onlyKeys(wire, ['alias', 'count', 'sum', 'avg'], `structured_aggregation_query.aggregations[${i}]`);
     if (wire.count !== undefined) {
       const count = (wire.count ?? {}) as { upTo?: unknown };
       const rawUpTo = typeof count.upTo === 'object' && count.upTo !== null ? (count.upTo as { value?: unknown }).value : count.upTo;

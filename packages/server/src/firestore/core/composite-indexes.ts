@@ -1,8 +1,8 @@
 import type { IndexEntry, IndexPosition } from '../../storage/document-store.js';
 import { compositeKind, getField, type Doc } from './documents.js';
 import { complement, encodeSegments, encodeValue } from './index-encoding.js';
-import { conjuncts, type Filter, type Query } from './query.js';
-import { isNaNValue, type Value } from './values.js';
+import { comparable, conjuncts, type Filter, type Query } from './query.js';
+import type { Value } from './values.js';
 
 /**
  * Declared indexes (see index-file.ts). Single-field indexes of collection scope need no
@@ -104,7 +104,7 @@ export function compositeIndexFor(
   const equal = new Map<string, Value>();
   const contains = new Map<string, Value>();
   for (const filter of filters) {
-    if (filter.kind !== 'field' || filter.field.isKey || filter.value.type === 'null' || isNaNValue(filter.value)) continue;
+    if (filter.kind !== 'field' || filter.field.isKey || !comparable(filter.value)) continue;
     if (filter.op === 'EQUAL') equal.set(filter.field.path, filter.value);
     if (filter.op === 'ARRAY_CONTAINS') contains.set(filter.field.path, filter.value);
   }
@@ -155,7 +155,7 @@ function keyRange(prefix: Buffer, ordered: CompositeIndexField | undefined, filt
   const reversed = ordered.mode === 'DESCENDING';
   for (const filter of filters) {
     if (filter.kind !== 'field' || filter.field.isKey || filter.field.path !== ordered.path) continue;
-    if (filter.value.type === 'null' || isNaNValue(filter.value)) continue;
+    if (!comparable(filter.value)) continue;
     // In key order: above v, at or above v, below v, at or below v.
     const value = filter.value;
     if (filter.op === 'GREATER_THAN') reversed ? dropUpper(blockStart(value)) : raiseLower(blockEnd(value));

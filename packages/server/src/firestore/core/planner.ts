@@ -3,8 +3,8 @@ import { compositeIndexFor, groupIndexParent, type CompositeIndex, type IndexFit
 import { arrayElementKind, compositeKind, docFromRow, valueKind, type Doc } from './documents.js';
 import { encodeSegments, encodeValue } from './index-encoding.js';
 import { relativeName, type DatabaseId } from './paths.js';
-import { compareDocs, conjuncts, isRangeOp, matchesQuery, queryCollection, type Filter, type Query } from './query.js';
-import { isNaNValue, nullValue, type Value } from './values.js';
+import { comparable, compareDocs, conjuncts, isRangeOp, matchesQuery, queryCollection, type Filter, type Query } from './query.js';
+import { nullValue, type Value } from './values.js';
 
 /**
  * Chooses where a query's candidates come from and runs it. Every source yields a superset of
@@ -204,7 +204,7 @@ function equalityRanges(filters: Filter[]): IndexRange[] {
       const value: Value = filter.op === 'IS_NULL' ? nullValue : { type: 'double', value: NaN };
       ranges.push({ field: filter.field.path, kind: valueKind, value: encodeValue(value) });
     }
-    if (filter.kind !== 'field' || filter.field.isKey || filter.value.type === 'null' || isNaNValue(filter.value)) continue;
+    if (filter.kind !== 'field' || filter.field.isKey || !comparable(filter.value)) continue;
     if (filter.op === 'EQUAL') ranges.push({ field: filter.field.path, kind: valueKind, value: encodeValue(filter.value) });
     if (filter.op === 'ARRAY_CONTAINS') ranges.push({ field: filter.field.path, kind: arrayElementKind, value: encodeValue(filter.value) });
   }
@@ -288,14 +288,14 @@ function boundsFor(field: string, filters: Filter[], cursorValue: Value | undefi
   for (const filter of filters) {
     if (filter.kind !== 'field' || filter.field.path !== field || filter.field.isKey) continue;
     const value = filter.value;
-    if (filter.op === 'EQUAL' && value.type !== 'null' && !isNaNValue(value)) {
+    if (filter.op === 'EQUAL' && comparable(value)) {
       tighten('lower', value, true);
       tighten('upper', value, true);
-    } else if (isRangeOp(filter.op) && value.type !== 'null' && !isNaNValue(value)) {
+    } else if (isRangeOp(filter.op) && comparable(value)) {
       const below = filter.op === 'LESS_THAN' || filter.op === 'LESS_THAN_OR_EQUAL';
       tighten(below ? 'upper' : 'lower', value, filter.op.endsWith('EQUAL'));
     } else if (filter.op === 'IN' && value.type === 'array') {
-      const members = value.values.filter((member) => member.type !== 'null' && !isNaNValue(member)).map(encodeValue).sort(Buffer.compare);
+      const members = value.values.filter(comparable).map(encodeValue).sort(Buffer.compare);
       if (members.length) {
         tightenEncoded(bounds, 'lower', members[0]!);
         tightenEncoded(bounds, 'upper', members[members.length - 1]!);

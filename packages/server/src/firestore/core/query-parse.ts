@@ -1,8 +1,8 @@
 import { firestoreErrors } from './errors.js';
 import { formatFieldPath, keyField, parseFieldPath, pathSegments, relativeName, type DatabaseId } from './paths.js';
-import { defaultQueryLimits, isRangeOp, type Cursor, type FieldOp, type FieldRef, type Filter, type Order, type Query, type QueryLimits, type UnaryOp } from './query.js';
+import { comparable, defaultQueryLimits, isRangeOp, type Cursor, type FieldOp, type FieldRef, type Filter, type Order, type Query, type QueryLimits, type UnaryOp } from './query.js';
 import { fromWire } from './value-wire.js';
-import { compareSegments, isNaNValue, type Value } from './values.js';
+import { compareSegments, type Value } from './values.js';
 import { onlyKeys, wireObject as object } from './wire-checks.js';
 
 /** Structured queries from the wire: checked once (limits and messages as the server's), normalized. */
@@ -206,7 +206,7 @@ function normalizeOrder(explicit: Order[], filter: Filter | undefined): Order[] 
   const inequalities = new Map<string, FieldRef>();
   for (const f of filter ? flatten(filter) : []) {
     // A range against null or NaN matches nothing; it orders nothing either.
-    if (f.kind === 'field' && isRangeOp(f.op) && (f.value.type === 'null' || isNaNValue(f.value))) continue;
+    if (f.kind === 'field' && isRangeOp(f.op) && !comparable(f.value)) continue;
     if (f.kind !== 'composite' && inequalityOps.has(f.op)) inequalities.set(f.field.path, f.field);
   }
   for (const order of explicit) {

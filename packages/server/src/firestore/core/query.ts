@@ -120,12 +120,13 @@ function matchesUnary(op: UnaryOp, value: Value | undefined): boolean {
     case 'IS_NOT_NULL':
       return value.type !== 'null';
     case 'IS_NOT_NAN':
-      return value.type !== 'null' && !isNaNValue(value);
+      return comparable(value);
   }
 }
 
 /** A null or NaN operand never equals anything: the SDKs send IS_NULL / IS_NAN for those. */
-function comparable(operand: Value): boolean {
+/** Null and NaN match only equality (and IS_NULL / IS_NAN): no range, order or index bound uses them. */
+export function comparable(operand: Value): boolean {
   return operand.type !== 'null' && !isNaNValue(operand);
 }
 

@@ -1,5 +1,6 @@
 import { firestoreErrors } from './errors.js';
 import { int64Max, int64Min, maxDepth, nullValue, type Fields, type Value, type WireFields, type WireValue } from './values.js';
+import { onlyKeys } from './wire-checks.js';
 
 /**
  * The proto3 JSON form of values (int64 as strings, doubles' NaN/Infinity/-0 as strings, bytes
@@ -86,11 +87,7 @@ export function fromWire(wire: unknown, where: string, depth = 1, options: WireO
     case 'geoPointValue': {
       if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw bad('type.googleapis.com/google.type.LatLng');
       const point = raw as Record<string, unknown>;
-      for (const key of Object.keys(point)) {
-        if (key !== 'latitude' && key !== 'longitude') {
-          throw firestoreErrors.invalidArgument(`Invalid JSON payload received. Unknown name "${key}" at '${where}.geoPointValue': Cannot find field.`);
-        }
-      }
+      onlyKeys(point, ['latitude', 'longitude'], `${where}.geoPointValue`);
       const latitude = point.latitude === undefined ? 0 : parseDouble(point.latitude, () => bad('TYPE_DOUBLE'));
       const longitude = point.longitude === undefined ? 0 : parseDouble(point.longitude, () => bad('TYPE_DOUBLE'));
       if (!(latitude >= -90 && latitude <= 90) || !(longitude >= -180 && longitude <= 180)) {
@@ -101,11 +98,7 @@ export function fromWire(wire: unknown, where: string, depth = 1, options: WireO
     case 'arrayValue': {
       if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw bad('type.googleapis.com/google.firestore.v1.ArrayValue');
       const array = raw as Record<string, unknown>;
-      for (const key of Object.keys(array)) {
-        if (key !== 'values') {
-          throw firestoreErrors.invalidArgument(`Invalid JSON payload received. Unknown name "${key}" at '${where}.arrayValue': Cannot find field.`);
-        }
-      }
+      onlyKeys(array, ['values'], `${where}.arrayValue`);
       if (array.values === undefined) return { type: 'array', values: [] };
       if (!Array.isArray(array.values)) throw bad('TYPE_MESSAGE list');
       const values = array.values.map((element, i) => fromWire(element, `${where}.arrayValue.values[${i}]`, depth + 1));
@@ -117,11 +110,7 @@ export function fromWire(wire: unknown, where: string, depth = 1, options: WireO
     case 'mapValue': {
       if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw bad('type.googleapis.com/google.firestore.v1.MapValue');
       const map = raw as Record<string, unknown>;
-      for (const key of Object.keys(map)) {
-        if (key !== 'fields') {
-          throw firestoreErrors.invalidArgument(`Invalid JSON payload received. Unknown name "${key}" at '${where}.mapValue': Cannot find field.`);
-        }
-      }
+      onlyKeys(map, ['fields'], `${where}.mapValue`);
       return { type: 'map', fields: fieldsFromWire(map.fields, `${where}.mapValue.fields`, depth + 1) };
     }
   }
