@@ -82,8 +82,6 @@ export interface DocumentScan {
   limit: number;
 }
 
-export class CommitRejected extends Error {}
-
 export interface DocumentStore {
   getDocuments(db: string, paths: readonly string[]): Promise<Map<string, DocumentRow>>;
   /**

@@ -1,6 +1,6 @@
 import type { IndexEntry, IndexPosition } from '../../storage/document-store.js';
-import { compositeKind, getField, type Doc } from './documents.js';
-import { complement, encodeSegments, encodeValue } from './index-encoding.js';
+import { compositeKind, getField, nameKey, type Doc } from './documents.js';
+import { complement, encodeValue } from './index-encoding.js';
 import { comparable, conjuncts, type Filter, type Query } from './query.js';
 import type { Value } from './values.js';
 
@@ -41,6 +41,7 @@ export function groupIndexParent(collectionId: string): string {
  */
 export function compositeEntries(indexes: readonly CompositeIndex[], doc: Doc): IndexEntry[] {
   const entries: IndexEntry[] = [];
+  let name: Buffer | undefined;
   for (const index of indexes) {
     if (doc.key.collectionId !== index.collectionGroup) continue;
     const parts: Buffer[][] = [[]];
@@ -58,7 +59,7 @@ export function compositeEntries(indexes: readonly CompositeIndex[], doc: Doc): 
     }
     if (!complete) continue;
     const last = index.fields[index.fields.length - 1]!;
-    const name = encodeSegments(doc.key.path.split('/'));
+    name ??= nameKey(doc.key.path);
     const namePart = last.mode === 'DESCENDING' ? complement(name) : name;
     const filing = index.queryScope === 'COLLECTION_GROUP' ? { parent: groupIndexParent(index.collectionGroup), docId: doc.key.path } : {};
     for (const prefix of parts) entries.push({ field: index.id, kind: compositeKind, value: Buffer.concat([...prefix, namePart]), ...filing });

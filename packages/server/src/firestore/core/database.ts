@@ -187,10 +187,8 @@ export class DocumentDatabase {
     const paths = await this.store.collectionPaths(dbKey, parent);
     const depth = parent === '' ? 0 : parent.split('/').length;
     const ids = new Set<string>();
-    for (const path of paths) {
-      const segments = path.split('/');
-      if (segments.length > depth && (parent === '' || path.startsWith(`${parent}/`))) ids.add(segments[depth]!);
-    }
+    // Every path the store returns lies under the parent.
+    for (const path of paths) ids.add(path.split('/')[depth]!);
     return [...ids].sort();
   }
 

@@ -87,7 +87,7 @@ export class SqliteDocumentStore implements DocumentStore {
   private apply(db: string, change: DocumentChange): void {
     const { statements } = this;
     for (const entry of change.removeEntries) {
-      statements.deleteEntry.run(db, entry.parent ?? change.parent, entry.field, entry.kind, entry.value, entry.docId ?? change.id);
+      statements.deleteEntry.run(...entryKey(db, change.parent, change.id, entry));
     }
     if (change.row) {
       const row = change.row;
@@ -96,7 +96,7 @@ export class SqliteDocumentStore implements DocumentStore {
       statements.delete.run(db, change.parent, change.id);
     }
     for (const entry of change.addEntries) {
-      statements.insertEntry.run(db, entry.parent ?? change.parent, entry.field, entry.kind, entry.value, entry.docId ?? change.id);
+      statements.insertEntry.run(...entryKey(db, change.parent, change.id, entry));
     }
   }
 
@@ -171,7 +171,7 @@ export class SqliteDocumentStore implements DocumentStore {
         const page = this.statements.rowsAfter.all(db, after);
         for (const shape of page) {
           const row = toRow(shape);
-          for (const entry of entriesOf(row)) this.statements.insertEntry.run(db, entry.parent ?? row.parent, entry.field, entry.kind, entry.value, entry.docId ?? row.id);
+          for (const entry of entriesOf(row)) this.statements.insertEntry.run(...entryKey(db, row.parent, row.id, entry));
         }
         if (page.length === 0) break;
         after = page[page.length - 1]!.rowid;
@@ -215,6 +215,11 @@ export class SqliteDocumentStore implements DocumentStore {
     }
     return statement;
   }
+}
+
+/** An entry's key columns: under its document's collection and id unless it says where it is filed. */
+function entryKey(db: string, parent: string, id: string, entry: IndexEntry): [string, string, string, number, Buffer, string] {
+  return [db, entry.parent ?? parent, entry.field, entry.kind, entry.value, entry.docId ?? id];
 }
 
 function addBound(conditions: string[], params: unknown[], bound: IndexPosition | undefined, direction: '>' | '<'): void {
