@@ -120,30 +120,35 @@ function implementation(options: GrpcOptions): grpc.UntypedServiceImplementation
       const { [routing]: _routing, ...body } = request;
       return callVerb(database, access, caller, db, routing === 'parent' ? documentPath(db, request.parent) : '', name, body);
     };
+  // Document calls reach the database directly (verbs check access in callVerb): one check for all.
+  const documentCall =
+    (handler: Handler): Handler =>
+    (call) => {
+      access.checkDataAccess(call.caller);
+      return handler(call);
+    };
+  const collectionSegments = (db: DatabaseId, request: Json): string[] => {
+    if (typeof request.collectionId !== 'string' || request.collectionId === '') throw firestoreErrors.invalidArgument('collectionId must be set.');
+    return [...pathSegments(documentPath(db, request.parent)), request.collectionId];
+  };
   const unary: Record<string, Handler> = {
-    GetDocument: async ({ db, caller, request }) => {
-      access.checkDataAccess(caller);
+    GetDocument: documentCall(async ({ db, request }) => {
       return getDocument(database, db, documentPath(db, request.name), { ...maskParam(request.mask, 'mask'), ...stringParam('transaction', request.transaction) });
-    },
-    ListDocuments: async ({ db, caller, request }) => {
-      access.checkDataAccess(caller);
-      if (typeof request.collectionId !== 'string' || request.collectionId === '') throw firestoreErrors.invalidArgument('collectionId must be set.');
-      return listDocuments(database, db, [...pathSegments(documentPath(db, request.parent)), request.collectionId], {
+    }),
+    ListDocuments: documentCall(async ({ db, request }) => {
+      return listDocuments(database, db, collectionSegments(db, request), {
         ...stringParam('pageSize', request.pageSize),
         ...stringParam('pageToken', request.pageToken),
         ...stringParam('orderBy', request.orderBy),
         ...stringParam('showMissing', request.showMissing),
         ...maskParam(request.mask, 'mask'),
       });
-    },
-    CreateDocument: async ({ db, caller, request }) => {
-      access.checkDataAccess(caller);
-      if (typeof request.collectionId !== 'string' || request.collectionId === '') throw firestoreErrors.invalidArgument('collectionId must be set.');
-      const segments = [...pathSegments(documentPath(db, request.parent)), request.collectionId];
-      return createDocument(database, db, segments, { ...stringParam('documentId', request.documentId), ...maskParam(request.mask, 'mask') }, (request.document ?? {}) as Json);
-    },
-    UpdateDocument: async ({ db, caller, request }) => {
-      access.checkDataAccess(caller);
+    }),
+    CreateDocument: documentCall(async ({ db, request }) => {
+      const query = { ...stringParam('documentId', request.documentId), ...maskParam(request.mask, 'mask') };
+      return createDocument(database, db, collectionSegments(db, request), query, (request.document ?? {}) as Json);
+    }),
+    UpdateDocument: documentCall(async ({ db, request }) => {
       const document = (request.document ?? {}) as Json;
       const precondition = (request.currentDocument ?? {}) as Json;
       return patchDocument(
@@ -158,7 +163,7 @@ function implementation(options: GrpcOptions): grpc.UntypedServiceImplementation
         },
         document,
       );
-    },
+    }),
     DeleteDocument: async ({ db, caller, request }) => {
       const write: Json = { delete: request.name };
       if (request.currentDocument !== undefined) write.currentDocument = request.currentDocument;
