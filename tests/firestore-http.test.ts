@@ -320,6 +320,16 @@ describe('server transactions (admin SDKs)', () => {
     assert.equal(final.body[0].found.fields.n.integerValue, '1');
   });
 
+  test('a read-only transaction cannot commit writes (as Google answers), and the refused write stores nothing', async () => {
+    const begun = await call(`${base()}:beginTransaction`, { options: { readOnly: {} } });
+    assert.equal(begun.status, 200);
+    const refused = await commit([set('readonly/d', { n: int(1) })], server, { transaction: begun.body.transaction });
+    assertGoogleError(refused, 400, 'INVALID_ARGUMENT');
+    assert.equal(refused.body.error.message, 'Cannot modify entities in a read-only transaction.');
+    const read = await call(`${base()}:batchGet`, { documents: [name('readonly/d')] });
+    assert.ok(read.body[0].missing);
+  });
+
   test('newTransaction on a read returns the id first; rollback ends it; unknown ids are refused', async () => {
     await commit([set('tx/new', { n: int(5) })]);
     const answers = await runQuery({ from: [{ collectionId: 'tx' }], where: { fieldFilter: { field: { fieldPath: 'n' }, op: 'EQUAL', value: int(5) } } }, { newTransaction: { readWrite: {} } });

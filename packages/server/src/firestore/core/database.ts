@@ -126,6 +126,7 @@ export class DocumentDatabase {
     const dbKey = await this.ready(db);
     const paths = writes.map((write) => write.key.path);
     try {
+      if (transaction?.readOnly && writes.length) throw firestoreErrors.invalidArgument('Cannot modify entities in a read-only transaction.');
       await this.transactions.acquireForWrite(dbKey, paths, transaction);
       const { result, commitTime } = await this.store.transact(dbKey, [...paths, ...(transaction ? transaction.reads.keys() : [])], (current, commitTime) => {
         if (transaction) checkReadsUnchanged(transaction, current);
