@@ -6,7 +6,7 @@ import { ApiError } from '../../http/api-error.js';
 import { toApiError } from '../../http/error-handler.js';
 import type { DocumentDatabase } from '../core/database.js';
 import { firestoreErrors } from '../core/errors.js';
-import { checkDatabase, pathSegments, relativeName, type DatabaseId } from '../core/paths.js';
+import { parseDatabaseName, pathSegments, relativeName, type DatabaseId } from '../core/paths.js';
 import type { StreamKind, StreamOpener, StreamSession } from '../streams/stream.js';
 import type { FirestoreAccess, FirestoreCaller } from './access.js';
 import { createDocument, getDocument, listDocuments, patchDocument, type QueryParams } from './document-handlers.js';
@@ -274,9 +274,9 @@ function bidi(kind: StreamKind, options: GrpcOptions): grpc.handleBidiStreamingC
 /** `projects/{p}/databases/{d}`, possibly followed by `/documents…`; else the metadata's prefix. */
 function databaseOf(name: unknown, metadata: grpc.Metadata | undefined): DatabaseId {
   const text = typeof name === 'string' && name !== '' ? name : metadata ? metadataPrefix(metadata) : undefined;
-  const match = text === undefined ? null : /^projects\/([^/]+)\/databases\/([^/]+)(?:\/documents(?:\/.*)?)?$/.exec(text);
-  if (!match) throw firestoreErrors.invalidArgument(text === undefined ? 'The request names no database.' : `Invalid resource name: "${text}".`);
-  return checkDatabase(match[1]!, match[2]!);
+  const db = text === undefined ? undefined : parseDatabaseName(text, true);
+  if (!db) throw firestoreErrors.invalidArgument(text === undefined ? 'The request names no database.' : `Invalid resource name: "${text}".`);
+  return db;
 }
 
 /** A name under `…/documents` as a relative path ('' for the root). */

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../http/api-error.js';
 import { toApiError } from '../../http/error-handler.js';
 import { firestoreErrors } from '../core/errors.js';
-import { checkDatabase, type DatabaseId } from '../core/paths.js';
+import { parseDatabaseName, type DatabaseId } from '../core/paths.js';
 import type { StreamKind, StreamOpener } from '../streams/stream.js';
 import type { FirestoreAccess, FirestoreCaller } from './access.js';
 import { ChannelSession, frame, type ChannelTimings } from './webchannel-session.js';
@@ -222,9 +222,9 @@ function intOf(text: string | undefined): number {
 }
 
 function databaseOf(name: string | undefined): DatabaseId {
-  const match = /^projects\/([^/]+)\/databases\/([^/]+)$/.exec(name ?? '');
-  if (!match) throw firestoreErrors.invalidArgument('The database URL parameter must be projects/{project}/databases/{database}.');
-  return checkDatabase(match[1]!, match[2]!);
+  const db = parseDatabaseName(name ?? '', false);
+  if (!db) throw firestoreErrors.invalidArgument('The database URL parameter must be projects/{project}/databases/{database}.');
+  return db;
 }
 
 function formOf(body: unknown): URLSearchParams {

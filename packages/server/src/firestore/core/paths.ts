@@ -18,6 +18,15 @@ export function documentsRoot(db: DatabaseId): string {
 const projectPattern = /^[a-z0-9][a-z0-9-]{0,62}$|^demo-[a-z0-9-]+$/;
 const databasePattern = /^\(default\)$|^[a-z][a-z0-9-]{0,61}[a-z0-9]$/;
 
+/**
+ * `projects/{p}/databases/{d}` (with `underDocuments`, also followed by `/documents…`), checked;
+ * undefined when the text is not shaped so.
+ */
+export function parseDatabaseName(text: string, underDocuments: boolean): DatabaseId | undefined {
+  const match = (underDocuments ? /^projects\/([^/]+)\/databases\/([^/]+)(?:\/documents(?:\/.*)?)?$/ : /^projects\/([^/]+)\/databases\/([^/]+)$/).exec(text);
+  return match ? checkDatabase(match[1]!, match[2]!) : undefined;
+}
+
 export function checkDatabase(projectId: string, databaseId: string): DatabaseId {
   if (!projectPattern.test(projectId)) throw firestoreErrors.invalidArgument(`Invalid project ID: ${projectId}`);
   if (!databasePattern.test(databaseId)) throw firestoreErrors.invalidArgument(`Invalid database ID: ${databaseId}`);
