@@ -15,15 +15,26 @@ const silentClientMs = 10_000;
  * Makes an HTTP/1.1 server (Fastify's) also serve gRPC: each new connection's first bytes are
  * read; the HTTP/2 connection preface goes to gRPC, anything else to the server's own listeners,
  * the bytes put back first. Call it once, before or after `listen`. Close gRPC before the HTTP
- * server, whose `close` waits for every connection, the handed-over ones included.
+ * server, whose `close` waits for every connection, the handed-over ones included; and `close` the
+ * returned handle before either.
  */
-export function shareHttpPort(httpServer: NetServer, target: { injectConnection(connection: Duplex): void }): void {
+export function shareHttpPort(httpServer: NetServer, target: { injectConnection(connection: Duplex): void }): SharedPort {
   const httpListeners = httpServer.listeners('connection') as Array<(socket: Socket) => void>;
   httpServer.removeAllListeners('connection');
+  // Connections that have not said which protocol they speak yet: neither server knows them, so
+  // neither server's close would end them (browsers keep such preconnected sockets open for long).
+  const unclassified = new Set<Socket>();
+  let closing = false;
   httpServer.on('connection', (socket: Socket) => {
+    if (closing) {
+      socket.destroy();
+      return;
+    }
+    unclassified.add(socket);
     let seen: Buffer = Buffer.alloc(0);
     const hand = (toGrpc: boolean) => {
       clearTimeout(timer);
+      unclassified.delete(socket);
       // Paused, so nothing flows to a 'data' event nobody listens to any more.
       socket.pause();
       socket.removeListener('data', onData);
@@ -52,6 +63,21 @@ export function shareHttpPort(httpServer: NetServer, target: { injectConnection(
     timer.unref();
     socket.on('data', onData);
     socket.on('error', onError);
-    socket.once('close', () => clearTimeout(timer));
+    socket.once('close', () => {
+      clearTimeout(timer);
+      unclassified.delete(socket);
+    });
   });
+  return {
+    close() {
+      closing = true;
+      for (const socket of unclassified) socket.destroy();
+      unclassified.clear();
+    },
+  };
+}
+
+export interface SharedPort {
+  /** Ends the connections not yet handed to either server, and every new one; call before closing both. */
+  close(): void;
 }
