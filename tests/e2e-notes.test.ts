@@ -10,6 +10,7 @@ import { after, before, test } from 'node:test';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { uniqueEmail } from './helpers/admin-http.js';
 import { BrowserRecord, assertBrowserReady, launchChromium, requestsOffMachine, webRoot } from './helpers/browser.js';
+import { waitForNotes } from './helpers/notes-page.js';
 import { postJson, startHearth, type TestHearth } from './helpers/hearth.js';
 
 const waitMs = 20_000;
@@ -38,20 +39,6 @@ after(async () => {
 const url = (path: string) => `${server!.url}${path}`;
 const notesOf = (page: Page) => page.getByTestId('note');
 
-async function noteTexts(page: Page): Promise<string[]> {
-  return (await notesOf(page).locator('span').allInnerTexts()).map((text) => text.trim());
-}
-
-async function waitForNotes(page: Page, expected: string[]): Promise<void> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    const texts = await noteTexts(page);
-    if (JSON.stringify(texts) === JSON.stringify(expected)) return;
-    if (Date.now() > deadline) assert.deepEqual(texts, expected);
-    await page.waitForTimeout(50);
-  }
-}
-
 test('sign up, then open the notes page in two windows', stepTimeout, async () => {
   await first.goto(url('/signup'));
   await first.getByLabel('Email', { exact: true }).fill(uniqueEmail('notes'));
@@ -68,7 +55,7 @@ test('sign up, then open the notes page in two windows', stepTimeout, async () =
 test('a note added in one window appears in the other, confirmed by the server', stepTimeout, async () => {
   await first.getByLabel('New note').fill('buy milk');
   await first.getByRole('button', { name: 'Add note' }).click();
-  await waitForNotes(second, ['buy milk']);
+  await waitForNotes(second, ['buy milk'], waitMs);
   await first.locator('[data-testid="note"][data-pending="false"]').waitFor();
   assert.equal(await notesOf(second).first().getAttribute('data-pending'), 'false');
   assert.equal(await second.getByTestId('notes').getAttribute('data-from-cache'), 'false');
@@ -89,14 +76,14 @@ test('a note written by another client over REST appears in both windows, newest
     { authorization: 'Bearer owner' },
   );
   assert.equal(answer.status, 200, JSON.stringify(answer.body));
-  await waitForNotes(first, ['call mom', 'buy milk']);
-  await waitForNotes(second, ['call mom', 'buy milk']);
+  await waitForNotes(first, ['call mom', 'buy milk'], waitMs);
+  await waitForNotes(second, ['call mom', 'buy milk'], waitMs);
 });
 
 test('deleting in one window removes the note from the other', stepTimeout, async () => {
   await second.getByRole('button', { name: 'Delete buy milk' }).click();
-  await waitForNotes(first, ['call mom']);
-  await waitForNotes(second, ['call mom']);
+  await waitForNotes(first, ['call mom'], waitMs);
+  await waitForNotes(second, ['call mom'], waitMs);
 });
 
 test('no page error, and every request stayed on the machine', () => {

@@ -43,9 +43,11 @@ import {
   type DocumentChangeType,
   type DocumentSnapshot,
   type Firestore,
+  type Query,
   type QuerySnapshot,
 } from 'firebase/firestore';
-import { Snapshots, admin, newClient, rejectsWith, run, useGoogleEmulator, useGrpcTarget, within } from './helpers/firestore-grpc-clients.js';
+import { Snapshots, admin, newClient, rejectsWith, run, target, useGrpcTarget, within } from './helpers/firestore-grpc-clients.js';
+import { signedInOnlyRules, withRules } from './helpers/security-rules.js';
 
 useGrpcTarget();
 
@@ -110,7 +112,7 @@ describe('the firebase SDK (firebase/firestore) in Node over gRPC', () => {
     for (let i = 0; i < 6; i++) batch.set(doc(db, `client-query-${run}/d${i}`), { n: i, even: i % 2 === 0 });
     await within(batch.commit(), 'writeBatch');
     const c = collection(db, `client-query-${run}`);
-    const ids = async (q: Parameters<typeof getDocs>[0]) => (await within(getDocs(q), 'getDocs')).docs.map((d) => d.id);
+    const ids = async (q: Query) => (await within(getDocs(q), 'getDocs')).docs.map((d) => d.id);
     assert.deepEqual(await ids(query(c, where('even', '==', true), orderBy('n', 'desc'))), ['d4', 'd2', 'd0']);
     assert.deepEqual(await ids(query(c, orderBy('n'), limit(2))), ['d0', 'd1']);
     assert.equal((await within(getCountFromServer(query(c, where('n', '>', 2))), 'getCountFromServer')).data().count, 3);
@@ -199,9 +201,11 @@ describe('the firebase SDK (firebase/firestore) in Node over gRPC', () => {
     assert.equal((await within(admin.doc(`client-tx-${run}/copy`).get(), 'get copy')).get('v'), 2);
   });
 
-  test('a client nobody signed in to is refused (Hearth)', { skip: useGoogleEmulator && 'Google’s emulator without rules takes unsigned requests' }, async () => {
-    const anonymous = await newClient(false);
-    await rejectsWith(getDoc(doc(anonymous, `client-${run}/x`)), 'permission-denied', 'getDoc unsigned');
-    await rejectsWith(setDoc(doc(anonymous, `client-${run}/x`), { a: 1 }), 'permission-denied', 'setDoc unsigned');
+  test('a client nobody signed in to is refused by rules that ask for a signed-in user', async () => {
+    await withRules(`http://${target.hostPort}`, target.projectId, signedInOnlyRules, async () => {
+      const anonymous = await newClient(false);
+      await rejectsWith(getDoc(doc(anonymous, `client-${run}/x`)), 'permission-denied', 'getDoc unsigned');
+      await rejectsWith(setDoc(doc(anonymous, `client-${run}/x`), { a: 1 }), 'permission-denied', 'setDoc unsigned');
+    });
   });
 });

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { signedInOnlyRules, withRules } from './helpers/security-rules.js';
 import { postJson, startHearth, type TestHearth } from './helpers/hearth.js';
 
 let server: TestHearth;
@@ -251,12 +252,15 @@ describe('documents over REST (get, list, create, patch, delete)', () => {
 });
 
 describe('who may read and write', () => {
-  test('in --dev: signed-in users and the admin may; nobody else; a forged token is UNAUTHENTICATED', async () => {
+  test('in --dev: open to every caller until rules are released, then the rules decide; a forged token is UNAUTHENTICATED', async () => {
     const token = await signUp(server);
-    assert.equal((await commit([set('access/a', { n: int(1) })], server, {}, { authorization: `Bearer ${token}` })).status, 200);
-    const anonymous = await commit([set('access/b', { n: int(1) })], server, {}, {});
-    assertGoogleError(anonymous, 403, 'PERMISSION_DENIED');
-    assert.equal(anonymous.body.error.message, 'Missing or insufficient permissions.');
+    assert.equal((await commit([set('access/open', { n: int(1) })], server, {}, {})).status, 200);
+    await withRules(server.url, server.projectId, signedInOnlyRules, async () => {
+      assert.equal((await commit([set('access/a', { n: int(1) })], server, {}, { authorization: `Bearer ${token}` })).status, 200);
+      const anonymous = await commit([set('access/b', { n: int(1) })], server, {}, {});
+      assertGoogleError(anonymous, 403, 'PERMISSION_DENIED');
+      assert.equal(anonymous.body.error.message, 'Missing or insufficient permissions.');
+    });
     const forged = token.slice(0, -4) + (token.endsWith('AAAA') ? 'BBBB' : 'AAAA');
     assertGoogleError(await commit([set('access/c', { n: int(1) })], server, {}, { authorization: `Bearer ${forged}` }), 401, 'UNAUTHENTICATED');
     assertGoogleError(await commit([set('access/c', { n: int(1) })], server, {}, { authorization: 'Bearer owner-not' }), 401, 'UNAUTHENTICATED');

@@ -10,6 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { ApiError } from '../packages/server/src/http/api-error.js';
+import pino from 'pino';
+import { FirestoreGuard } from '../packages/server/src/firestore/security/guard.js';
+import { RulesRegistry } from '../packages/server/src/firestore/security/rules-registry.js';
 import { FirestoreAccess } from '../packages/server/src/firestore/api/access.js';
 import { DocumentDatabase } from '../packages/server/src/firestore/core/database.js';
 import { parseWrite } from '../packages/server/src/firestore/core/writes.js';
@@ -28,7 +31,9 @@ before(() => {
   dir = mkdtempSync(join(tmpdir(), 'hearth-listen-'));
   store = new SqliteStore(join(dir, 'data.sqlite'));
   database = new DocumentDatabase(store.documents());
-  const access = new FirestoreAccess({ isAdmin: (header) => header === 'admin', verifyIdToken: () => Promise.reject(new Error('no users here')), openToUsers: false });
+  const silent = pino({ level: 'silent' });
+  const guard = new FirestoreGuard(new RulesRegistry(store.rules(), silent), database, { dev: false, logger: silent });
+  const access = new FirestoreAccess({ isAdmin: (header) => header === 'admin', verifyIdToken: () => Promise.reject(new Error('no users here')), dev: false, guard });
   streams = new FirestoreStreams(database, access);
 });
 

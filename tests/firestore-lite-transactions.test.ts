@@ -29,7 +29,8 @@ import {
   where,
   writeBatch,
 } from 'firebase/firestore/lite';
-import { data, db, get, newClient, refusedBySdk, rejectsWith, useGoogleEmulator, useLiteTarget, within } from './helpers/firestore-lite-clients.js';
+import { data, db, get, liteTarget, newClient, refusedBySdk, rejectsWith, useLiteTarget, within } from './helpers/firestore-lite-clients.js';
+import { signedInOnlyRules, withRules } from './helpers/security-rules.js';
 
 useLiteTarget();
 
@@ -253,12 +254,17 @@ describe('errors', () => {
     await refusedBySdk(() => getDocs(query(errors, limitToLast(1))), 'unimplemented');
   });
 
-  test('permission-denied when no user is signed in', { skip: useGoogleEmulator && 'the emulator without rules is open' }, async () => {
+  test('permission-denied when no user is signed in and the rules ask for one', async () => {
+    const { host, port, projectId } = liteTarget();
+    await withRules(`http://${host}:${port}`, projectId, signedInOnlyRules, () => refusedUnsigned());
+  });
+
+  async function refusedUnsigned(): Promise<void> {
     const anonymous = await newClient(false);
     await rejectsWith(getDoc(doc(anonymous, 'writes/set')), 'permission-denied', 'PERMISSION_DENIED');
     await rejectsWith(setDoc(doc(anonymous, 'errors/unsigned'), { a: 1 }), 'permission-denied', 'PERMISSION_DENIED');
     await rejectsWith(getDocs(collection(anonymous, 'fruits')), 'permission-denied', 'PERMISSION_DENIED');
     await rejectsWith(getCount(collection(anonymous, 'fruits')), 'permission-denied', 'PERMISSION_DENIED');
     assert.equal((await get(doc(db, 'errors/unsigned'))).exists(), false);
-  });
+  }
 });

@@ -111,6 +111,11 @@ export async function newClient(signIn = true): Promise<Firestore> {
   return firestore;
 }
 
+/** The server the file's tests run against (set by useLiteTarget's `before`). */
+export function liteTarget(): Target {
+  return target;
+}
+
 /** Starts the target and signs `db` in before the file's tests; closes both after them. */
 export function useLiteTarget(): void {
   before(async () => {

@@ -16,7 +16,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import { build } from 'esbuild';
+import { bundleForBrowser } from './browser-bundle.js';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { assertBrowserReady, launchChromium, requestsOffMachine } from './browser.js';
 import type { ClientOptions, PageApi } from './firestore-realtime-page.js';
@@ -84,20 +84,13 @@ export async function startRealtimeHarness(): Promise<RealtimeHarness> {
   }
 }
 
-async function bundlePage(): Promise<string> {
-  const result = await build({
-    entryPoints: [join(repoRoot, 'tests/helpers/firestore-realtime-page.ts')],
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    target: 'es2022',
-    write: false,
-    logLevel: 'silent',
-  });
-  return result.outputFiles[0]!.text;
+/** The realtime test page (firestore-realtime-page.ts) bundled for the browser. */
+export async function bundlePage(): Promise<string> {
+  return bundleForBrowser({ entryPoint: join(repoRoot, 'tests/helpers/firestore-realtime-page.ts') });
 }
 
-async function servePage(script: string): Promise<{ server: Server; url: string }> {
+/** Serves the bundled page on its own origin (127.0.0.1, a free port). */
+export async function servePage(script: string): Promise<{ server: Server; url: string }> {
   const html = '<!doctype html><html><head><meta charset="utf-8"><title>Firestore realtime</title></head><body><script type="module" src="/page.js"></script></body></html>';
   const server = createServer((request, response) => {
     if (request.url === '/' || request.url === '/index.html') response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);

@@ -1,7 +1,7 @@
 /**
  * The server the browser end-to-end tests of Cloud Firestore's realtime path (tests/e2e-firestore-realtime-*.test.ts)
  * run against, which they stop and start again on the same port with the same data: Hearth (--dev; clients sign in
- * anonymously, since --dev Hearth lets only signed-in users and the admin at the data), or with
+ * anonymously, and rules that let only signed-in users and the admin at the data are released to it), or with
  * HEARTH_FIRESTORE_TARGET=google-emulator Google's official emulator (`gcloud emulators firestore start`), which is
  * how the assertions were validated: there clients "sign in" with connectFirestoreEmulator's mockUserToken, and a
  * rules file (`request.auth != null`) reproduces Hearth's --dev policy; the restart keeps the data through the
@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { startGoogleEmulator, type GoogleEmulator } from './firestore-emulator.js';
 import { useGoogleEmulator, within } from './firestore-target.js';
 import { startHearth, tempDataDir, type TestHearth } from './hearth.js';
+import { releaseRules, signedInOnlyRules } from './security-rules.js';
 
 export interface RealtimeTarget {
   label: string;
@@ -32,16 +33,6 @@ export interface RealtimeTarget {
   close(): Promise<void>;
 }
 
-/** Hearth's --dev policy, as rules for Google's emulator: signed-in users only (Bearer owner bypasses rules). */
-const signedInOnlyRules = `rules_version = '2';
-service cloud.firestore {
-  match /databases/{database}/documents {
-    match /{document=**} {
-      allow read, write: if request.auth != null;
-    }
-  }
-}
-`;
 
 async function googleEmulatorTarget(): Promise<RealtimeTarget> {
   const scratch = mkdtempSync(join(tmpdir(), 'firestore-realtime-emulator-'));
@@ -90,6 +81,8 @@ async function hearthTarget(): Promise<RealtimeTarget> {
   const dataDir = tempDataDir();
   let server: TestHearth | undefined = await startHearth({ dataDir });
   const first = server;
+  // The same policy as the emulator's target: signed-in users only (kept in the data folder across restarts).
+  await releaseRules(first.url, first.projectId, signedInOnlyRules);
   const port = Number(new URL(first.url).port);
   return {
     label: 'Hearth',

@@ -13,6 +13,8 @@ import { after, before } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { FirestoreAccess } from '../../packages/server/src/firestore/api/access.js';
+import { FirestoreGuard } from '../../packages/server/src/firestore/security/guard.js';
+import { RulesRegistry } from '../../packages/server/src/firestore/security/rules-registry.js';
 import { registerWebChannelRoutes, type WebChannelOptions, type WebChannelServer } from '../../packages/server/src/firestore/api/webchannel.js';
 import { DocumentDatabase } from '../../packages/server/src/firestore/core/database.js';
 import { FirestoreStreams } from '../../packages/server/src/firestore/streams/streams.js';
@@ -44,7 +46,9 @@ export async function startChannelServer(options: WebChannelOptions): Promise<Ch
       if (token === 'user') return { sub: 'u1', user_id: 'u1' } as never;
       throw new Error('not a token');
     },
-    openToUsers: false,
+    // No rules released and not --dev: closed to everyone but the admin.
+    dev: false,
+    guard: new FirestoreGuard(new RulesRegistry(store.rules(), pino({ level: 'silent' })), documents, { dev: false, logger: pino({ level: 'silent' }) }),
   });
   const streams = new FirestoreStreams(documents, access);
   const channels = await registerWebChannelRoutes(app, streams, access, options);

@@ -52,6 +52,30 @@ export interface RefreshTokenRecord {
   /** The original sign-in time carried into refreshed ID tokens (auth_time). */
   authTime: number;
   signInProvider: string;
+  /** JSON object text: a custom token's developer claims, carried into every ID token of the session. */
+  developerClaims?: string;
+}
+
+/** The public half of a service-account key; the private key is never stored. */
+export interface ServiceAccountKeyRecord {
+  projectId: string;
+  /** The key file's `private_key_id`. */
+  keyId: string;
+  clientEmail: string;
+  /** SPKI PEM. */
+  publicKey: string;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+}
+
+/** An access token exchanged for a key's signed assertion: admin for its project until it expires. */
+export interface ServiceAccountTokenRecord {
+  /** SHA-256 of the opaque token, hex. */
+  tokenHash: string;
+  projectId: string;
+  keyId: string;
+  /** Milliseconds since the epoch. */
+  expiresAt: number;
 }
 
 export type OobRequestType = 'PASSWORD_RESET' | 'VERIFY_EMAIL' | 'EMAIL_SIGNIN' | 'VERIFY_AND_CHANGE_EMAIL' | 'RECOVER_EMAIL';
@@ -73,10 +97,32 @@ export interface OobCodeRecord {
   passwordUpdatedAt?: number;
 }
 
-/** A message handed to the outbox: kept in the store so developers and tests can follow links. */
+/**
+ * Where a mail is on its way. `kept`: delivered to the outbox (no SMTP); `queued`: waiting for an
+ * SMTP attempt (again, after a failed one); `sent`: accepted by the SMTP server (kept only when the
+ * outbox keeps copies); `failed`: given up (refused for good, or its link expired first).
+ */
+export type MailState = 'kept' | 'queued' | 'sent' | 'failed';
+
+export interface MailDeliveryStatus {
+  state: MailState;
+  /** SMTP attempts made so far. */
+  attempts: number;
+  /** Milliseconds since the epoch: when a queued mail is tried next. */
+  nextAttemptAt?: number;
+  /** The last SMTP failure, without the message (it holds the link). */
+  lastError?: string;
+  sentAt?: number;
+}
+
+/**
+ * A mail in the outbox: every mail is stored here before sendOobCode answers, so an acknowledged
+ * mail survives a crash; SMTP delivery works from these rows, and failures stay visible here.
+ */
 export interface OutboxMessage {
   id: number;
   projectId: string;
+  from?: string;
   to: string;
   subject: string;
   text: string;
@@ -86,6 +132,19 @@ export interface OutboxMessage {
   oobLink: string;
   /** Milliseconds since the epoch. */
   createdAt: number;
+  /** The link's code dies then: there is no point delivering the mail later. */
+  expiresAt?: number;
+  delivery: MailDeliveryStatus;
+}
+
+/** A stored throttle counter (see auth/core/throttle.ts); keys are hashed, never addresses. */
+export interface ThrottleRecord {
+  scope: string;
+  keyHash: string;
+  /** JSON; its shape belongs to the throttle. */
+  state: string;
+  /** Milliseconds since the epoch: after it the counter has decayed to nothing. */
+  expiresAt: number;
 }
 
 /** A federated sign-in in flight, from the handler page to signInWithIdp; its id is the OAuth state. */
@@ -133,7 +192,15 @@ export type Mutation =
   /** Fails with a `code-used` conflict when the code is already gone: codes are single use. */
   | { kind: 'deleteOobCode'; codeHash: string }
   | { kind: 'deleteExpiredOobCodes'; expiredBefore: number }
-  | { kind: 'insertOutboxMessage'; message: Omit<OutboxMessage, 'id'> }
+  /**
+   * A decoy is stored like a mail (enumeration protection: the same write for unknown addresses)
+   * but never listed or sent; the delivery loop deletes it.
+   */
+  | { kind: 'insertOutboxMessage'; message: Omit<OutboxMessage, 'id'>; decoy?: boolean }
+  | { kind: 'updateMailDelivery'; id: number; delivery: MailDeliveryStatus }
+  | { kind: 'deleteOutboxMessage'; id: number }
+  /** Decoys that were never queued (outbox delivery: they are stored exactly like real mails). */
+  | { kind: 'deleteOutboxDecoys'; createdBefore: number }
   | { kind: 'clearOutbox'; projectId: string }
   | { kind: 'pruneOutbox'; olderThan: number }
   | { kind: 'putHandlerSession'; session: HandlerSessionRecord }
@@ -141,7 +208,15 @@ export type Mutation =
   | { kind: 'updateHandlerSession'; session: HandlerSessionRecord }
   /** Fails with a `code-used` conflict when the session is already gone: each is used once. */
   | { kind: 'deleteHandlerSession'; id: string }
-  | { kind: 'deleteExpiredHandlerSessions'; expiredBefore: number };
+  | { kind: 'deleteExpiredHandlerSessions'; expiredBefore: number }
+  | { kind: 'putThrottleRecord'; record: ThrottleRecord }
+  | { kind: 'deleteThrottleRecord'; scope: string; keyHash: string }
+  | { kind: 'deleteExpiredThrottleRecords'; expiredBefore: number }
+  | { kind: 'insertServiceAccountKey'; key: ServiceAccountKeyRecord }
+  /** Also deletes the access tokens issued for the key. Fails with `code-used` when there is no such key. */
+  | { kind: 'deleteServiceAccountKey'; projectId: string; keyId: string }
+  | { kind: 'insertServiceAccountToken'; token: ServiceAccountTokenRecord }
+  | { kind: 'deleteExpiredServiceAccountTokens'; expiredBefore: number };
 
 export type ConflictReason = 'email-taken' | 'local-id-taken' | 'federated-id-taken' | 'version-mismatch' | 'code-used';
 
@@ -170,7 +245,16 @@ export interface Store {
   getHandlerSession(id: string): Promise<HandlerSessionRecord | undefined>;
   /** Newest last. */
   listOutbox(projectId: string, limit: number): Promise<OutboxMessage[]>;
+  /** Mails (and decoys, flagged) waiting for delivery whose next attempt is due at `now`; oldest first. */
+  listDueMail(now: number, limit: number): Promise<Array<OutboxMessage & { decoy: boolean }>>;
+  /** When the next queued mail or decoy is due, if any. */
+  nextMailDueAt(): Promise<number | undefined>;
+  /** A scope's stored throttle counters that have not decayed by `now`, newest last. */
+  listThrottleRecords(scope: string, now: number, limit: number): Promise<ThrottleRecord[]>;
   listProjects(): Promise<ProjectRecord[]>;
+  /** A project's service-account keys, oldest first; with `clientEmail`, only that account's. */
+  listServiceAccountKeys(projectId: string, clientEmail?: string): Promise<ServiceAccountKeyRecord[]>;
+  getServiceAccountToken(tokenHash: string): Promise<ServiceAccountTokenRecord | undefined>;
   /** Applies every mutation or none, durably, before resolving. */
   commit(mutations: Mutation[]): Promise<void>;
   close(): Promise<void>;

@@ -1,43 +1,78 @@
+import { decodeJwt, decodeProtectedHeader } from 'jose';
 import type { IdTokenClaims } from '../../auth/core/tokens.js';
 import { firestoreErrors } from '../core/errors.js';
+import type { DatabaseId } from '../core/paths.js';
+import type { FirestoreCaller, FirestoreGuard, RequestJudge } from '../security/guard.js';
 
-/** Who sends a Firestore request: the admin credential, a signed-in user, or nobody. */
-export type FirestoreCaller = { kind: 'admin' } | { kind: 'user'; claims: IdTokenClaims } | { kind: 'anonymous' };
+export type { FirestoreCaller } from '../security/guard.js';
 
 export interface FirestoreAccessDeps {
-  /** Is this `Authorization` header the admin credential? */
-  isAdmin(authorization: string | undefined): boolean;
+  /** Is this `Authorization` header an administrator of the project (the admin key, or a service account of it)? */
+  isAdmin(authorization: string | undefined, projectId: string): boolean | Promise<boolean>;
   verifyIdToken(projectId: string, token: string): Promise<IdTokenClaims>;
-  /** Until security rules exist, signed-in users may use the database only in --dev. */
-  openToUsers: boolean;
+  /**
+   * --dev, like Google's emulator: unsigned ID tokens (`alg: none`, what @firebase/rules-unit-testing
+   * and the SDKs' `mockUserToken` make) are taken at their word, and the emulator-only endpoints
+   * (clearing a database) need no credential except from web pages on other origins. Never outside --dev.
+   */
+  dev: boolean;
+  guard: FirestoreGuard;
 }
+
+const invalidCredentials = 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.';
 
 export class FirestoreAccess {
   constructor(private readonly deps: FirestoreAccessDeps) {}
 
   /** From the `Authorization` header, whichever transport carried it (HTTP, WebChannel's headers, gRPC metadata). */
   async callerOf(authorization: string | undefined, projectId: string): Promise<FirestoreCaller> {
-    if (this.deps.isAdmin(authorization)) return { kind: 'admin' };
+    if (await this.deps.isAdmin(authorization, projectId)) return { kind: 'admin' };
     if (!authorization) return { kind: 'anonymous' };
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);
-    if (!match) throw firestoreErrors.unauthenticated('Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.');
+    if (!match) throw firestoreErrors.unauthenticated(invalidCredentials);
+    const token = match[1]!;
+    if (this.deps.dev) {
+      const unsigned = unsignedClaims(token);
+      if (unsigned) return { kind: 'user', claims: unsigned };
+    }
     try {
-      return { kind: 'user', claims: await this.deps.verifyIdToken(projectId, match[1]!) };
+      return { kind: 'user', claims: await this.deps.verifyIdToken(projectId, token) };
     } catch {
       // The SDK answers UNAUTHENTICATED by refreshing its token and trying again.
-      throw firestoreErrors.unauthenticated('Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.');
+      throw firestoreErrors.unauthenticated(invalidCredentials);
     }
   }
 
-  /** Reads and writes of documents; refused to everyone but the admin until rules exist, except in --dev. */
-  checkDataAccess(caller: FirestoreCaller): void {
-    if (caller.kind === 'admin') return;
-    if (caller.kind === 'user' && this.deps.openToUsers) return;
-    throw firestoreErrors.permissionDenied();
+  /** The security rules' judge of this caller on this database. */
+  judge(caller: FirestoreCaller, db: DatabaseId): RequestJudge {
+    return this.deps.guard.judge(caller, db);
   }
 
   /** Metadata operations (listCollectionIds, clearing a database) are for the admin only. */
   checkAdmin(caller: FirestoreCaller): void {
     if (caller.kind !== 'admin') throw firestoreErrors.permissionDeniedWith('Metadata operations require admin authentication.');
   }
+
+  /**
+   * The emulator's own endpoints: open in --dev as Google's emulator's are (its SDK helpers send
+   * no credential), except to pages on other origins; the admin's otherwise.
+   */
+  checkEmulatorEndpoint(caller: FirestoreCaller, fromForeignPage: boolean): void {
+    if (this.deps.dev && !fromForeignPage) return;
+    this.checkAdmin(caller);
+  }
 }
+
+/** An `alg: none` JWT's claims, when it names a user; undefined for anything else. */
+function unsignedClaims(token: string): IdTokenClaims | undefined {
+  try {
+    if (decodeProtectedHeader(token).alg !== 'none') return undefined;
+    const claims = decodeJwt(token) as Partial<IdTokenClaims>;
+    const uid = typeof claims.sub === 'string' && claims.sub ? claims.sub : typeof claims.user_id === 'string' ? claims.user_id : undefined;
+    if (!uid) return undefined;
+    return { ...claims, sub: uid } as IdTokenClaims;
+  } catch {
+    return undefined;
+  }
+}
+

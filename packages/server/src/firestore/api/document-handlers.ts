@@ -5,6 +5,7 @@ import { firestoreErrors } from '../core/errors.js';
 import { documentKey, fullName, parseFieldPath, type DatabaseId } from '../core/paths.js';
 import { compareUtf8 } from '../core/values.js';
 import { parsePrecondition, parseWrite, type Write } from '../core/writes.js';
+import type { RequestJudge } from '../security/guard.js';
 
 /** Single-document REST calls: GET (get or list), POST (create), PATCH, and the URL parameters they take. */
 export type QueryParams = Record<string, string | string[] | undefined>;
@@ -39,17 +40,18 @@ export function preconditionFrom(query: QueryParams): Pick<Write, 'precondition'
   return {};
 }
 
-export async function getDocument(database: DocumentDatabase, db: DatabaseId, path: string, query: QueryParams): Promise<unknown> {
+export async function getDocument(database: DocumentDatabase, judge: RequestJudge, db: DatabaseId, path: string, query: QueryParams): Promise<unknown> {
   const key = documentKey(path);
   const transactionId = single(query.transaction, 'transaction');
   const transaction = transactionId === undefined ? undefined : database.transactions.use(database.dbKey(db), transactionId);
   const docs = await database.getDocuments(db, [key.path], transaction ? { transaction } : {});
+  await judge.get([key.path], docs);
   const doc = docs.get(key.path);
   if (!doc) throw firestoreErrors.notFound(`Document "${fullName(db, key.path)}" not found.`);
   return docToWire(db, doc, queryMask(query));
 }
 
-export async function listDocuments(database: DocumentDatabase, db: DatabaseId, segments: string[], query: QueryParams): Promise<unknown> {
+export async function listDocuments(database: DocumentDatabase, judge: RequestJudge, db: DatabaseId, segments: string[], query: QueryParams): Promise<unknown> {
   const collectionId = segments[segments.length - 1]!;
   const parent = segments.slice(0, -1).join('/');
   const requestedPageSize = Number(single(query.pageSize, 'pageSize') ?? 0);
@@ -71,13 +73,16 @@ export async function listDocuments(database: DocumentDatabase, db: DatabaseId, 
   if (showMissing) {
     // Missing documents have no fields to order by: showMissing lists everything by name.
     if (orderBy.length) throw firestoreErrors.invalidArgument('showMissing cannot be combined with orderBy.');
-    const { docs } = await database.runQuery(db, database.parseQuery(db, parent, { from: [{ collectionId }] }));
+    const everything = database.parseQuery(db, parent, { from: [{ collectionId }] });
+    await judge.list(everything);
+    const { docs } = await database.runQuery(db, everything);
     const collection = segments.join('/');
     const missing = (await database.missingDocumentIds(db, collection)).map((id) => ({ id, wire: { name: fullName(db, `${collection}/${id}`) } as unknown }));
     const present = docs.map((doc) => ({ id: doc.key.id, wire: docToWire(db, doc, mask) as unknown }));
     entries = [...present, ...missing].sort((a, b) => compareUtf8(a.id, b.id)).slice(offset, offset + pageSize + 1).map((entry) => entry.wire);
   } else {
     const parsed = database.parseQuery(db, parent, { from: [{ collectionId }], orderBy, offset, limit: pageSize + 1 });
+    await judge.list(parsed);
     entries = (await database.runQuery(db, parsed)).docs.map((doc) => docToWire(db, doc, mask));
   }
   const answer: { documents?: unknown[]; nextPageToken?: string } = {};
@@ -86,27 +91,27 @@ export async function listDocuments(database: DocumentDatabase, db: DatabaseId, 
   return answer;
 }
 
-export async function patchDocument(database: DocumentDatabase, db: DatabaseId, path: string, query: QueryParams, body: Body): Promise<unknown> {
+export async function patchDocument(database: DocumentDatabase, judge: RequestJudge, db: DatabaseId, path: string, query: QueryParams, body: Body): Promise<unknown> {
   const key = documentKey(path);
   const document = { ...body, name: fullName(db, key.path) };
   const updateMask = query['updateMask.fieldPaths'];
   const write = parseWrite(db, { update: document, ...(updateMask !== undefined ? { updateMask: { fieldPaths: list(updateMask) } } : {}) }, 'document');
   Object.assign(write, preconditionFrom(query));
-  return writtenDocument(database, db, write, query);
+  return writtenDocument(database, judge, db, write, query);
 }
 
-export async function createDocument(database: DocumentDatabase, db: DatabaseId, segments: string[], query: QueryParams, body: Body): Promise<unknown> {
+export async function createDocument(database: DocumentDatabase, judge: RequestJudge, db: DatabaseId, segments: string[], query: QueryParams, body: Body): Promise<unknown> {
   if (segments.length % 2 !== 1) throw firestoreErrors.invalidArgument('Documents are created in a collection.');
   if (body.name !== undefined) throw firestoreErrors.invalidArgument('Document name must not be set when creating a document.');
   const id = single(query.documentId, 'documentId') || autoId();
   const key = documentKey([...segments, id].join('/'));
   const write = parseWrite(db, { update: { ...body, name: fullName(db, key.path) }, currentDocument: { exists: false } }, 'document');
-  return writtenDocument(database, db, write, query);
+  return writtenDocument(database, judge, db, write, query);
 }
 
 /** Commits one update and answers with the document exactly as that commit left it. */
-async function writtenDocument(database: DocumentDatabase, db: DatabaseId, write: Write, query: QueryParams): Promise<unknown> {
-  const { documents } = await database.commit(db, [write]);
+async function writtenDocument(database: DocumentDatabase, judge: RequestJudge, db: DatabaseId, write: Write, query: QueryParams): Promise<unknown> {
+  const { documents } = await database.commit(db, [write], undefined, judge.writes({ batch: false }));
   return docToWire(db, documents.get(write.key.path)!, queryMask(query));
 }
 

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import protobuf from 'protobufjs';
+import type { ApiError } from '../../http/api-error.js';
 import { firestoreErrors } from '../core/errors.js';
 import { formatTimestamp, parseTimestamp } from '../core/value-wire.js';
 
@@ -50,6 +51,32 @@ function nameOf(type: protobuf.ReflectionObject | null | undefined): string | un
 }
 
 // ---- binary message → proto3 JSON -----------------------------------------------------------
+
+/** Where a request that could not be decoded keeps the error to answer it with. */
+export const malformedRequest: unique symbol = Symbol('malformedRequest');
+
+/** A request as the handlers receive it; see `decodeRequest`. */
+export type DecodedRequest = Json & { [malformedRequest]?: ApiError };
+
+/**
+ * A request message as proto3 JSON. It never throws: @grpc/grpc-js answers any error thrown while
+ * deserializing with INTERNAL "Error deserializing request", where Google answers INVALID_ARGUMENT.
+ * Bytes that are not the message (truncated, wrong wire types, nesting past the stack) come back
+ * as an empty request carrying the error under `malformedRequest`; `requestProblem` finds it.
+ */
+export function decodeRequest(type: protobuf.Type, bytes: Uint8Array): DecodedRequest {
+  try {
+    return messageToJson(type, type.decode(bytes) as unknown as Json) as Json;
+  } catch (error) {
+    const reason = error instanceof RangeError && /call stack/.test(error.message) ? 'it nests too deeply' : 'it is not a valid message of this type';
+    return { [malformedRequest]: firestoreErrors.invalidArgument(`Invalid request: ${type.name} could not be decoded (${reason}).`) };
+  }
+}
+
+/** The error a request that could not be decoded must be answered with, if it is one. */
+export function requestProblem(request: unknown): ApiError | undefined {
+  return typeof request === 'object' && request !== null ? (request as DecodedRequest)[malformedRequest] : undefined;
+}
 
 /** A decoded message (fields absent from the wire are not own properties) as proto3 JSON. */
 export function messageToJson(type: protobuf.Type, message: Json): unknown {

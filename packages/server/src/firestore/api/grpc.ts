@@ -9,8 +9,9 @@ import { firestoreErrors } from '../core/errors.js';
 import { parseDatabaseName, pathSegments, relativeName, type DatabaseId } from '../core/paths.js';
 import type { StreamKind, StreamOpener, StreamSession } from '../streams/stream.js';
 import type { FirestoreAccess, FirestoreCaller } from './access.js';
+import type { RequestJudge } from '../security/guard.js';
 import { createDocument, getDocument, listDocuments, patchDocument, type QueryParams } from './document-handlers.js';
-import { loadFirestoreRoot, messageFromJson, messageToJson } from './grpc-codec.js';
+import { decodeRequest, loadFirestoreRoot, messageFromJson, messageToJson, requestProblem } from './grpc-codec.js';
 import { callVerb, firestoreBodyLimit } from './rest-routes.js';
 
 /**
@@ -82,7 +83,9 @@ function serviceDefinition(root: protobuf.Root): grpc.ServiceDefinition {
       path: `/${service}/${method.name}`,
       requestStream: method.requestStream === true,
       responseStream: method.responseStream === true,
-      requestDeserialize: (bytes: Buffer) => messageToJson(requestType, requestType.decode(bytes) as unknown as Json) as Json,
+      // grpc-js answers anything thrown here with INTERNAL: a message that does not decode is
+      // carried to the handler, which answers INVALID_ARGUMENT.
+      requestDeserialize: (bytes: Buffer) => decodeRequest(requestType, bytes) as Json,
       requestSerialize: (json: Json) => Buffer.from(requestType.encode(messageFromJson(requestType, json)).finish()),
       responseSerialize: (json: unknown) => Buffer.from(responseType.encode(messageFromJson(responseType, json)).finish()),
       responseDeserialize: (bytes: Buffer) => messageToJson(responseType, responseType.decode(bytes) as unknown as Json),
@@ -120,23 +123,21 @@ function implementation(options: GrpcOptions): grpc.UntypedServiceImplementation
       const { [routing]: _routing, ...body } = request;
       return callVerb(database, access, caller, db, routing === 'parent' ? documentPath(db, request.parent) : '', name, body);
     };
-  // Document calls reach the database directly (verbs check access in callVerb): one check for all.
+  // Document calls reach the database directly (verbs judge in callVerb): each gets its caller's judge.
   const documentCall =
-    (handler: Handler): Handler =>
-    (call) => {
-      access.checkDataAccess(call.caller);
-      return handler(call);
-    };
+    (handler: (context: CallContext, judge: RequestJudge) => Promise<unknown>): Handler =>
+    (call) =>
+      handler(call, access.judge(call.caller, call.db));
   const collectionSegments = (db: DatabaseId, request: Json): string[] => {
     if (typeof request.collectionId !== 'string' || request.collectionId === '') throw firestoreErrors.invalidArgument('collectionId must be set.');
     return [...pathSegments(documentPath(db, request.parent)), request.collectionId];
   };
   const unary: Record<string, Handler> = {
-    GetDocument: documentCall(async ({ db, request }) => {
-      return getDocument(database, db, documentPath(db, request.name), { ...maskParam(request.mask, 'mask'), ...stringParam('transaction', request.transaction) });
+    GetDocument: documentCall(async ({ db, request }, judge) => {
+      return getDocument(database, judge, db, documentPath(db, request.name), { ...maskParam(request.mask, 'mask'), ...stringParam('transaction', request.transaction) });
     }),
-    ListDocuments: documentCall(async ({ db, request }) => {
-      return listDocuments(database, db, collectionSegments(db, request), {
+    ListDocuments: documentCall(async ({ db, request }, judge) => {
+      return listDocuments(database, judge, db, collectionSegments(db, request), {
         ...stringParam('pageSize', request.pageSize),
         ...stringParam('pageToken', request.pageToken),
         ...stringParam('orderBy', request.orderBy),
@@ -144,15 +145,16 @@ function implementation(options: GrpcOptions): grpc.UntypedServiceImplementation
         ...maskParam(request.mask, 'mask'),
       });
     }),
-    CreateDocument: documentCall(async ({ db, request }) => {
+    CreateDocument: documentCall(async ({ db, request }, judge) => {
       const query = { ...stringParam('documentId', request.documentId), ...maskParam(request.mask, 'mask') };
-      return createDocument(database, db, collectionSegments(db, request), query, (request.document ?? {}) as Json);
+      return createDocument(database, judge, db, collectionSegments(db, request), query, (request.document ?? {}) as Json);
     }),
-    UpdateDocument: documentCall(async ({ db, request }) => {
+    UpdateDocument: documentCall(async ({ db, request }, judge) => {
       const document = (request.document ?? {}) as Json;
       const precondition = (request.currentDocument ?? {}) as Json;
       return patchDocument(
         database,
+        judge,
         db,
         documentPath(db, document.name),
         {
@@ -186,6 +188,8 @@ function implementation(options: GrpcOptions): grpc.UntypedServiceImplementation
   };
 
   const context = async (method: string, call: { metadata: grpc.Metadata }, request: Json): Promise<CallContext> => {
+    const problem = requestProblem(request);
+    if (problem) throw problem;
     const db = databaseOf(databaseField[method]?.(request) ?? request.database, call.metadata);
     return { db, caller: await access.callerOf(authorization(call.metadata), db.projectId), request };
   };
@@ -254,6 +258,8 @@ function bidi(kind: StreamKind, options: GrpcOptions): grpc.handleBidiStreamingC
     };
     call.on('data', (request: Json) => {
       if (finished) return;
+      const problem = requestProblem(request);
+      if (problem) return finish(problem);
       if (session) return session.receive(request);
       waiting.push(request);
       if (opening) return;

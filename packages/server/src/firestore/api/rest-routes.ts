@@ -8,6 +8,7 @@ import type { ServerTransaction } from '../core/transactions.js';
 import { formatMicros, toWire } from '../core/value-wire.js';
 import { parseWrites, writeResultToWire, type Write } from '../core/writes.js';
 import type { FirestoreAccess, FirestoreCaller } from './access.js';
+import type { RequestJudge } from '../security/guard.js';
 import { createDocument, getDocument, listDocuments, maskFrom, patchDocument, preconditionFrom, type Body, type QueryParams } from './document-handlers.js';
 import { onlyKeys } from '../core/wire-checks.js';
 import { toApiError } from '../../http/error-handler.js';
@@ -71,7 +72,7 @@ export async function registerFirestoreRestRoutes(app: FastifyInstance, database
     scope.delete('/emulator/v1/projects/:project/databases/:database/documents', async (request) => {
       const params = request.params as { project: string; database: string };
       const db = checkDatabase(params.project, params.database);
-      access.checkAdmin(await access.callerOf(request.headers.authorization, db.projectId));
+      access.checkEmulatorEndpoint(await access.callerOf(request.headers.authorization, db.projectId), request.fromForeignPage === true);
       await database.clear(db);
       return {};
     });
@@ -97,20 +98,20 @@ async function dispatch(database: DocumentDatabase, access: FirestoreAccess, cal
   const body = bodyOf(request);
   const { db, path } = target;
   if (target.verb !== undefined) return callVerb(database, access, caller, db, path, target.verb, body);
-  access.checkDataAccess(caller);
+  const judge = access.judge(caller, db);
   const segments = pathSegments(path);
   switch (request.method) {
     case 'GET':
-      return segments.length % 2 === 0 ? getDocument(database, db, path, query) : listDocuments(database, db, segments, query);
+      return segments.length % 2 === 0 ? getDocument(database, judge, db, path, query) : listDocuments(database, judge, db, segments, query);
     case 'PATCH':
-      return patchDocument(database, db, path, query, body);
+      return patchDocument(database, judge, db, path, query, body);
     case 'DELETE': {
       const write: Write = { kind: 'delete', key: documentKey(path), transforms: [], ...preconditionFrom(query) };
-      await database.commit(db, [write]);
+      await database.commit(db, [write], undefined, judge.writes({ batch: false }));
       return {};
     }
     default:
-      return createDocument(database, db, segments, query, body);
+      return createDocument(database, judge, db, segments, query, body);
   }
 }
 
@@ -123,25 +124,27 @@ export async function callVerb(database: DocumentDatabase, access: FirestoreAcce
     access.checkAdmin(caller);
     return listCollectionIds(database, db, path, body);
   }
-  access.checkDataAccess(caller);
+  const judge = access.judge(caller, db);
   switch (verb) {
     case 'batchGet':
-      return batchGet(database, db, body);
+      return batchGet(database, judge, db, body);
     case 'beginTransaction':
+      await judge.ensureAccess();
       return beginTransaction(database, db, body);
     case 'commit':
-      return commit(database, db, body);
+      return commit(database, judge, db, body);
     case 'rollback': {
+      await judge.ensureAccess();
       onlyFields(body, ['transaction']);
       database.transactions.end(database.transactions.use(database.dbKey(db), body.transaction));
       return {};
     }
     case 'runQuery':
-      return runQuery(database, db, path, body);
+      return runQuery(database, judge, db, path, body);
     case 'runAggregationQuery':
-      return runAggregationQuery(database, db, path, body);
+      return runAggregationQuery(database, judge, db, path, body);
     case 'batchWrite':
-      return batchWrite(database, db, body);
+      return batchWrite(database, judge, db, body);
     default:
       throw firestoreErrors.unimplemented(`${verb} is not supported over REST by Hearth.`);
   }
@@ -193,13 +196,14 @@ function beginTransaction(database: DocumentDatabase, db: DatabaseId, body: Body
 
 // ---- verbs ----------------------------------------------------------------------------------
 
-async function batchGet(database: DocumentDatabase, db: DatabaseId, body: Body): Promise<unknown[]> {
+async function batchGet(database: DocumentDatabase, judge: RequestJudge, db: DatabaseId, body: Body): Promise<unknown[]> {
   onlyFields(body, ['documents', 'mask', 'transaction', 'newTransaction', 'readTime']);
   if (!Array.isArray(body.documents)) throw firestoreErrors.invalidArgument('documents must be a list of document names.');
   const keys = body.documents.map((name, i) => documentKeyFromName(db, name, `documents[${i}]`));
   const mask = bodyMask(body);
   const { transaction, isNew } = readConsistency(database, db, body);
   const docs = await database.getDocuments(db, keys.map((key) => key.path), transaction ? { transaction } : {});
+  await judge.get(keys.map((key) => key.path), docs);
   const readTime = formatMicros(await database.readTime(db));
   const answers: unknown[] = keys.map((key) => {
     const doc = docs.get(key.path);
@@ -212,18 +216,21 @@ async function batchGet(database: DocumentDatabase, db: DatabaseId, body: Body):
   return answers;
 }
 
-async function commit(database: DocumentDatabase, db: DatabaseId, body: Body): Promise<unknown> {
+async function commit(database: DocumentDatabase, judge: RequestJudge, db: DatabaseId, body: Body): Promise<unknown> {
   onlyFields(body, ['writes', 'transaction']);
   const writes = parseWrites(db, body.writes);
   const transaction = body.transaction === undefined ? undefined : database.transactions.use(database.dbKey(db), body.transaction);
-  const outcome = await database.commit(db, writes, transaction);
+  if (!writes.length) await judge.ensureAccess();
+  const outcome = await database.commit(db, writes, transaction, judge.writes({ batch: writes.length > 1 || transaction !== undefined }));
   return { writeResults: outcome.writeResults.map(writeResultToWire), commitTime: formatMicros(outcome.commitTime) };
 }
 
-async function batchWrite(database: DocumentDatabase, db: DatabaseId, body: Body): Promise<unknown> {
+async function batchWrite(database: DocumentDatabase, judge: RequestJudge, db: DatabaseId, body: Body): Promise<unknown> {
   onlyFields(body, ['writes', 'labels']);
   const writes = parseWrites(db, body.writes);
-  const outcomes = await database.batchWrite(db, writes);
+  await judge.ensureAccess();
+  // Each write stands alone: a denied one fails with its own status, as any other failure does.
+  const outcomes = await database.batchWrite(db, writes, judge.writes({ batch: false }));
   return {
     writeResults: outcomes.map((outcome) => (outcome.result ? writeResultToWire(outcome.result) : {})),
     status: outcomes.map((outcome) => {
@@ -233,12 +240,13 @@ async function batchWrite(database: DocumentDatabase, db: DatabaseId, body: Body
 }
 
 
-async function runQuery(database: DocumentDatabase, db: DatabaseId, parent: string, body: Body): Promise<unknown[]> {
+async function runQuery(database: DocumentDatabase, judge: RequestJudge, db: DatabaseId, parent: string, body: Body): Promise<unknown[]> {
   onlyFields(body, ['structuredQuery', 'transaction', 'newTransaction', 'readTime', 'parent', 'explainOptions']);
   if (body.structuredQuery === undefined) throw firestoreErrors.invalidArgument('A query must be set.');
   checkParent(parent);
   const query = database.parseQuery(db, parent, body.structuredQuery);
   const explain = parseExplainOptions(body.explainOptions);
+  await judge.list(query);
   const { transaction, isNew } = readConsistency(database, db, body);
   const result = await database.runQuery(db, query, transaction ? { transaction } : {});
   const readTime = formatMicros(await database.readTime(db));
@@ -264,7 +272,7 @@ async function runQuery(database: DocumentDatabase, db: DatabaseId, parent: stri
   return answers;
 }
 
-async function runAggregationQuery(database: DocumentDatabase, db: DatabaseId, parent: string, body: Body): Promise<unknown[]> {
+async function runAggregationQuery(database: DocumentDatabase, judge: RequestJudge, db: DatabaseId, parent: string, body: Body): Promise<unknown[]> {
   onlyFields(body, ['structuredAggregationQuery', 'transaction', 'newTransaction', 'readTime', 'parent', 'explainOptions']);
   const aggregationQuery = body.structuredAggregationQuery as { structuredQuery?: unknown; aggregations?: unknown } | undefined;
   if (typeof aggregationQuery !== 'object' || aggregationQuery === null || aggregationQuery.structuredQuery === undefined) {
@@ -273,6 +281,7 @@ async function runAggregationQuery(database: DocumentDatabase, db: DatabaseId, p
   checkParent(parent);
   const query = database.parseQuery(db, parent, aggregationQuery.structuredQuery);
   const aggregations = parseAggregations(aggregationQuery.aggregations);
+  await judge.list(query);
   const { transaction, isNew } = readConsistency(database, db, body);
   const { docs } = await database.runQuery(db, query, transaction ? { transaction } : {});
   const results = aggregate(db, aggregations, docs);

@@ -65,7 +65,9 @@ export class ChannelSession {
   private readonly pendingMaps = new Map<number, unknown>();
   private back: BackChannel | undefined;
   private flushScheduled = false;
-  lastActivity = Date.now();
+  private opened = false;
+  readonly createdAt = Date.now();
+  lastActivity = this.createdAt;
 
   /** What the stream writes to. It may call these before `open` has returned. */
   readonly sink: StreamSink = {
@@ -88,6 +90,11 @@ export class ChannelSession {
 
   get hasBackChannel(): boolean {
     return this.back !== undefined;
+  }
+
+  /** Has a back channel ever been opened? The SDK opens one right after the handshake. */
+  get everOpened(): boolean {
+    return this.opened;
   }
 
   attach(stream: StreamSession): void {
@@ -142,6 +149,7 @@ export class ChannelSession {
    */
   openBackChannel(streaming: boolean, longPollMs: number): PassThrough {
     this.touch();
+    this.opened = true;
     if (this.back) this.endBackChannel(this.back);
     const body = new PassThrough();
     const back: BackChannel = { body, streaming, cursor: -1, wrote: false, timers: [] };

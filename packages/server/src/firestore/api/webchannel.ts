@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../http/api-error.js';
+import { foreignAdminRefusal } from '../../http/app.js';
 import { toApiError } from '../../http/error-handler.js';
 import { firestoreErrors } from '../core/errors.js';
 import { parseDatabaseName, type DatabaseId } from '../core/paths.js';
@@ -18,9 +19,20 @@ import { ChannelSession, frame, type ChannelTimings } from './webchannel-session
 export interface WebChannelOptions extends Partial<ChannelTimings> {
   /** A session without a back channel and without forward traffic for this long is forgotten. */
   sessionIdleMs?: number;
+  /** A session whose back channel was never opened is forgotten this soon (the SDK opens it at once). */
+  unopenedSessionMs?: number;
   maxSessions?: number;
+  /** Sessions one client address may hold (IPv6: one /64), unless it is the administrator. */
+  maxSessionsPerAddress?: number;
+  /** Sessions one signed-in user may hold. */
+  maxSessionsPerUser?: number;
   /** Per request; the form encoding makes a 10 MiB Firestore request somewhat larger. */
   maxBodyBytes?: number;
+  /**
+   * Is this the admin credential? A handshake carries its Authorization in the body or the URL,
+   * where the HTTP layer's check cannot see it, and a page on any site can post a form here.
+   */
+  isAdminCredential?: (authorization: string | undefined) => boolean;
 }
 
 export interface WebChannelServer {
@@ -33,7 +45,10 @@ const defaults = {
   keepaliveMs: 30_000,
   backChannelMaxMs: 60_000,
   sessionIdleMs: 5 * 60_000,
+  unopenedSessionMs: 20_000,
   maxSessions: 10_000,
+  maxSessionsPerAddress: 200,
+  maxSessionsPerUser: 100,
   maxQueuedChars: 64 * 1024 * 1024,
   maxPendingMaps: 10_000,
   maxBodyBytes: 24 * 1024 * 1024,
@@ -71,21 +86,27 @@ export async function registerWebChannelRoutes(app: FastifyInstance, streams: St
     maxPendingMaps: options.maxPendingMaps ?? defaults.maxPendingMaps,
   };
   const sessionIdleMs = options.sessionIdleMs ?? defaults.sessionIdleMs;
-  const maxSessions = options.maxSessions ?? defaults.maxSessions;
+  const unopenedSessionMs = Math.min(options.unopenedSessionMs ?? defaults.unopenedSessionMs, sessionIdleMs);
   const maxBodyBytes = options.maxBodyBytes ?? defaults.maxBodyBytes;
-  const sessions = new Map<string, ChannelSession>();
+  const maxSessions = options.maxSessions ?? defaults.maxSessions;
+  const sessions = new SessionTable({
+    maxSessions,
+    perAddress: options.maxSessionsPerAddress ?? defaults.maxSessionsPerAddress,
+    perUser: options.maxSessionsPerUser ?? defaults.maxSessionsPerUser,
+  });
   let closed = false;
 
   const sweep = () => {
     const now = Date.now();
-    for (const [id, session] of sessions) {
-      if (session.closed || (!session.hasBackChannel && now - session.lastActivity > sessionIdleMs)) {
+    for (const session of sessions.values()) {
+      const unopened = !session.everOpened && now - session.createdAt > unopenedSessionMs;
+      if (session.closed || unopened || (!session.hasBackChannel && now - session.lastActivity > sessionIdleMs)) {
         session.close();
-        sessions.delete(id);
+        sessions.delete(session);
       }
     }
   };
-  const sweeper = setInterval(sweep, Math.max(10, Math.min(sessionIdleMs / 2, 30_000)));
+  const sweeper = setInterval(sweep, Math.max(10, Math.min(unopenedSessionMs / 2, 30_000)));
   sweeper.unref();
 
   const server: WebChannelServer = {
@@ -126,22 +147,28 @@ export async function registerWebChannelRoutes(app: FastifyInstance, streams: St
     if (closed) throw new ApiError(503, 'The server is shutting down.', 'UNAVAILABLE');
     const form = formOf(request.body);
     const { ofs, maps } = mapsOf(form, parseJson);
-    if (sessions.size >= maxSessions) sweep();
-    if (sessions.size >= maxSessions) throw firestoreErrors.resourceExhausted('Too many open streams.');
     // The SDK sends it in the body; a real header is taken only if it is a bearer token (a
     // browser may attach a proxy's Basic credentials to these credentialed requests on its own).
     const bearer = /^bearer\s/i.test(request.headers.authorization ?? '') ? request.headers.authorization : undefined;
     const authorization = headerFrom(form.get('headers'), 'authorization') ?? headerFrom(param(query, '$httpHeaders'), 'authorization') ?? bearer;
-    const session = new ChannelSession(randomBytes(18).toString('base64url'), kind, db, timings);
-    sessions.set(session.id, session);
+    if (request.fromForeignPage && options.isAdminCredential?.(authorization)) throw foreignAdminRefusal(request.url);
     let caller: FirestoreCaller | undefined;
+    let authFailure: ApiError | undefined;
     try {
       caller = await access.callerOf(authorization, db.projectId);
     } catch (error) {
-      // The SDK answers UNAUTHENTICATED by refreshing its token and opening a new stream.
-      session.fail(toApiError(error));
+      authFailure = toApiError(error);
     }
-    if (session.closed) throw new ApiError(503, 'The server is shutting down.', 'UNAVAILABLE');
+    if (closed) throw new ApiError(503, 'The server is shutting down.', 'UNAVAILABLE');
+    const holder = holderOf(caller, request.ip);
+    // Sweeping walks every session: only when the table itself is full, not per refused address.
+    if (sessions.size >= maxSessions) sweep();
+    const refusal = sessions.refusal(holder);
+    if (refusal) throw firestoreErrors.resourceExhausted(refusal);
+    const session = new ChannelSession(randomBytes(18).toString('base64url'), kind, db, timings);
+    sessions.add(session, holder);
+    // The SDK answers UNAUTHENTICATED by refreshing its token and opening a new stream.
+    if (authFailure) session.fail(authFailure);
     if (caller) {
       try {
         session.attach(streams.open(kind, { db, caller }, session.sink));
@@ -179,7 +206,7 @@ export async function registerWebChannelRoutes(app: FastifyInstance, streams: St
       const session = find(kind, undefined, sid);
       if (session) {
         session.close();
-        sessions.delete(session.id);
+        sessions.delete(session);
       }
       return reply.type(textPlain).send('');
     }
@@ -254,4 +281,98 @@ function headerFrom(block: string | null | undefined, name: string): string | un
     if (colon > 0 && line.slice(0, colon).trim().toLowerCase() === name) return line.slice(colon + 1).trim();
   }
   return undefined;
+}
+
+/** Who holds a session, for the bounds: the administrator, a user, or an address. */
+interface Holder {
+  kind: 'admin' | 'user' | 'anonymous';
+  address: string;
+  user?: string;
+}
+
+function holderOf(caller: FirestoreCaller | undefined, ip: string): Holder {
+  const address = addressKey(ip);
+  if (caller?.kind === 'admin') return { kind: 'admin', address };
+  if (caller?.kind === 'user') return { kind: 'user', address, user: caller.claims.sub };
+  return { kind: 'anonymous', address };
+}
+
+/** One IPv6 host usually has a whole /64; IPv4-mapped addresses count as IPv4. */
+function addressKey(ip: string): string {
+  const v4 = /^(?:::ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (v4) return v4[1]!;
+  if (!ip.includes(':')) return ip;
+  const [head = '', tail = ''] = ip.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = ip.includes('::') ? [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
+  return `${groups.slice(0, 4).map((group) => group.replace(/^0+(?=.)/, '').toLowerCase()).join(':')}::/64`;
+}
+
+/**
+ * The open sessions, bounded so that nobody can fill the table for everyone else: each address
+ * and each user has a share, callers that proved no identity may fill only part of the table and
+ * signed-in users a larger part, and the rest is kept for the administrator.
+ */
+class SessionTable {
+  private readonly sessions = new Map<string, { session: ChannelSession; holder: Holder }>();
+  private readonly perAddress = new Map<string, number>();
+  private readonly perUser = new Map<string, number>();
+  private readonly byKind = { admin: 0, user: 0, anonymous: 0 };
+
+  constructor(private readonly limits: { maxSessions: number; perAddress: number; perUser: number }) {}
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  get(id: string): ChannelSession | undefined {
+    return this.sessions.get(id)?.session;
+  }
+
+  *values(): IterableIterator<ChannelSession> {
+    for (const entry of [...this.sessions.values()]) yield entry.session;
+  }
+
+  /** Why this holder may not open another session now; undefined if it may. */
+  refusal(holder: Holder): string | undefined {
+    const { maxSessions } = this.limits;
+    if (this.sessions.size >= maxSessions) return 'Too many open streams.';
+    if (holder.kind === 'admin') return undefined;
+    if ((this.perAddress.get(holder.address) ?? 0) >= this.limits.perAddress) return 'Too many open streams from this address.';
+    if (holder.kind === 'user') {
+      if ((this.perUser.get(holder.user!) ?? 0) >= this.limits.perUser) return 'Too many open streams for this user.';
+      if (this.byKind.user + this.byKind.anonymous >= Math.floor(maxSessions * 0.9)) return 'Too many open streams.';
+      return undefined;
+    }
+    if (this.byKind.anonymous >= Math.floor(maxSessions * 0.5)) return 'Too many open streams.';
+    return undefined;
+  }
+
+  add(session: ChannelSession, holder: Holder): void {
+    this.sessions.set(session.id, { session, holder });
+    this.byKind[holder.kind]++;
+    if (holder.kind !== 'admin') bump(this.perAddress, holder.address, 1);
+    if (holder.user !== undefined) bump(this.perUser, holder.user, 1);
+  }
+
+  delete(session: ChannelSession): void {
+    const entry = this.sessions.get(session.id);
+    if (!entry) return;
+    this.sessions.delete(session.id);
+    const { holder } = entry;
+    this.byKind[holder.kind]--;
+    if (holder.kind !== 'admin') bump(this.perAddress, holder.address, -1);
+    if (holder.user !== undefined) bump(this.perUser, holder.user, -1);
+  }
+
+  clear(): void {
+    for (const session of this.values()) this.delete(session);
+  }
+}
+
+function bump(counts: Map<string, number>, key: string, by: number): void {
+  const next = (counts.get(key) ?? 0) + by;
+  if (next > 0) counts.set(key, next);
+  else counts.delete(key);
 }

@@ -34,6 +34,31 @@ export interface CommitEvent {
   changes: CommittedChange[];
 }
 
+/**
+ * What a commit would do, worked out before it is made, for security rules. For each document
+ * actually written (not only verified): what kind of write it is, the document as stored and the
+ * document the whole batch leaves (undefined: absent). A write's precondition says its kind, as
+ * Google's emulator judges it: `exists: false` is a create and `exists: true` or an update time an
+ * update, whatever is stored (the stored document is still `resource`); otherwise what is stored
+ * decides.
+ */
+export interface CommitPlan {
+  /** The request time that server timestamps will take. */
+  requestTime: number;
+  kinds: ReadonlyMap<string, 'create' | 'update' | 'delete'>;
+  /** The documents as stored when planned: the commit is made only if they are still so. */
+  stored: ReadonlyMap<string, Doc | undefined>;
+  after: ReadonlyMap<string, Doc | undefined>;
+}
+
+/** Throws (PERMISSION_DENIED) to refuse a commit; runs before anything is written. */
+export type CommitAuthorizer = (plan: CommitPlan) => Promise<void>;
+
+/** A commit whose documents changed between its authorization and its write: authorized again. */
+class ChangedSinceAuthorized extends Error {}
+
+const maxAuthorizationAttempts = 5;
+
 export interface DatabaseOptions {
   queryLimits: QueryLimits;
   compositeIndexes: readonly CompositeIndex[];
@@ -46,6 +71,7 @@ export interface DatabaseOptions {
 export class DocumentDatabase {
   readonly transactions = new TransactionManager();
   private readonly commitListeners = new Set<(event: CommitEvent) => void>();
+  private readonly clearListeners = new Set<(dbKey: string) => void>();
   private readonly prepared = new Map<string, Promise<void>>();
   private readonly indexSet: string;
 
@@ -122,7 +148,57 @@ export class DocumentDatabase {
    * Applies the writes atomically and in order at one commit time. With a transaction, its
    * locks are honoured and released, and what it read must be unchanged.
    */
-  async commit(db: DatabaseId, writes: readonly Write[], transaction?: ServerTransaction): Promise<CommitOutcome> {
+  async commit(db: DatabaseId, writes: readonly Write[], transaction?: ServerTransaction, authorize?: CommitAuthorizer): Promise<CommitOutcome> {
+    if (!authorize) return this.commitOnce(db, writes, transaction);
+    for (let attempt = 1; ; attempt++) {
+      let plan: CommitPlan;
+      try {
+        if (transaction?.readOnly && writes.length) throw firestoreErrors.invalidArgument('Cannot modify entities in a read-only transaction.');
+        plan = await this.plan(db, writes);
+        await authorize(plan);
+      } catch (error) {
+        if (transaction) this.transactions.end(transaction);
+        throw error;
+      }
+      try {
+        return await this.commitOnce(db, writes, transaction, plan);
+      } catch (error) {
+        if (!(error instanceof ChangedSinceAuthorized)) throw error;
+        // Rules judged documents that have changed since: judge again, or (in a transaction, whose
+        // locks are gone now) let the client retry.
+        if (transaction || attempt >= maxAuthorizationAttempts) throw contention();
+      }
+    }
+  }
+
+  /** Applies the writes to the documents as they are now, without storing anything. */
+  private async plan(db: DatabaseId, writes: readonly Write[]): Promise<CommitPlan> {
+    const paths = [...new Set(writes.map((write) => write.key.path))];
+    const current = await this.getDocuments(db, paths);
+    const stored = new Map(paths.map((path) => [path, current.get(path)]));
+    const requestMicros = Math.floor(Date.now()) * 1000;
+    const times = { db, commitTime: Math.max(requestMicros, ...paths.map((path) => (current.get(path)?.updateTime ?? 0) + 1)), requestTime: timestampFromMicros(requestMicros) };
+    const after = new Map<string, Doc | undefined>();
+    const claimed = new Map<string, 'create' | 'update'>();
+    for (const write of writes) {
+      if (write.kind === 'verify') continue;
+      const path = write.key.path;
+      if (!after.has(path)) {
+        // The first write of a document says what it claims to be: rules judge that claim before
+        // the precondition is checked (so a refused caller never learns whether the document exists).
+        const claim = write.precondition === undefined ? undefined : 'exists' in write.precondition && !write.precondition.exists ? 'create' : 'update';
+        if (claim) claimed.set(path, claim);
+        after.set(path, stored.get(path));
+      }
+      const { precondition: _precondition, ...unconditional } = write;
+      after.set(path, applyWrite(unconditional, after.get(path), times).after);
+    }
+    const kinds = new Map<string, 'create' | 'update' | 'delete'>();
+    for (const [path, doc] of after) kinds.set(path, doc === undefined ? 'delete' : (claimed.get(path) ?? (stored.get(path) === undefined ? 'create' : 'update')));
+    return { requestTime: requestMicros, kinds, stored, after };
+  }
+
+  private async commitOnce(db: DatabaseId, writes: readonly Write[], transaction?: ServerTransaction, authorized?: CommitPlan): Promise<CommitOutcome> {
     const dbKey = await this.ready(db);
     const paths = writes.map((write) => write.key.path);
     try {
@@ -130,6 +206,9 @@ export class DocumentDatabase {
       await this.transactions.acquireForWrite(dbKey, paths, transaction);
       const { result, commitTime } = await this.store.transact(dbKey, [...paths, ...(transaction ? transaction.reads.keys() : [])], (current, commitTime) => {
         if (transaction) checkReadsUnchanged(transaction, current);
+        if (authorized) {
+          for (const [path, doc] of authorized.stored) if ((current.get(path)?.updateTime ?? 0) !== (doc?.updateTime ?? 0)) throw new ChangedSinceAuthorized();
+        }
         const before = new Map<string, Doc | undefined>();
         const state = new Map<string, Doc | undefined>();
         for (const path of paths) {
@@ -139,7 +218,8 @@ export class DocumentDatabase {
           before.set(path, doc);
           state.set(path, doc);
         }
-        const requestTime = timestampFromMicros(Math.floor(commitTime / 1000) * 1000);
+        // With rules, server timestamps take the request time the rules saw (`request.time`).
+        const requestTime = timestampFromMicros(authorized ? authorized.requestTime : Math.floor(commitTime / 1000) * 1000);
         const writeResults = writes.map((write) => {
           const { after, result } = applyWrite(write, state.get(write.key.path), { db, commitTime, requestTime });
           state.set(write.key.path, after);
@@ -163,7 +243,7 @@ export class DocumentDatabase {
   }
 
   /** Each write on its own: one failing does not stop the others. */
-  async batchWrite(db: DatabaseId, writes: readonly Write[]): Promise<Array<{ result?: WriteResult; commitTime?: number; error?: Error }>> {
+  async batchWrite(db: DatabaseId, writes: readonly Write[], authorize?: CommitAuthorizer): Promise<Array<{ result?: WriteResult; commitTime?: number; error?: Error }>> {
     const seen = new Set<string>();
     for (const write of writes) {
       if (seen.has(write.key.path)) throw firestoreErrors.invalidArgument('A batch write cannot write to the same document more than once.');
@@ -172,7 +252,7 @@ export class DocumentDatabase {
     const outcomes: Array<{ result?: WriteResult; commitTime?: number; error?: Error }> = [];
     for (const write of writes) {
       try {
-        const outcome = await this.commit(db, [write]);
+        const outcome = await this.commit(db, [write], undefined, authorize);
         outcomes.push({ result: outcome.writeResults[0]!, commitTime: outcome.commitTime });
       } catch (error) {
         outcomes.push({ error: error as Error });
@@ -204,7 +284,15 @@ export class DocumentDatabase {
   }
 
   async clear(db: DatabaseId): Promise<void> {
-    await this.store.clear(await this.ready(db));
+    const dbKey = await this.ready(db);
+    await this.store.clear(dbKey);
+    for (const listener of this.clearListeners) listener(dbKey);
+  }
+
+  /** Told after a database was emptied at once (the emulator's clear), which no commit event says. */
+  onClear(listener: (dbKey: string) => void): () => void {
+    this.clearListeners.add(listener);
+    return () => this.clearListeners.delete(listener);
   }
 
   private entriesOf(doc: Doc) {

@@ -3,7 +3,7 @@ import { firestoreErrors } from './errors.js';
 import { encodeSegments, encodeValue } from './index-encoding.js';
 import { formatFieldPath, fullName, keyFromSegments, type DatabaseId, type DocumentKey } from './paths.js';
 import { isVector, type Fields, type Value } from './values.js';
-import { fieldsFromWire, fieldsToWire, formatMicros } from './value-wire.js';
+import { fieldsToWire, formatMicros, storedFields } from './value-wire.js';
 
 /** A stored document as the engine sees it; times in microseconds since the epoch. */
 export interface Doc {
@@ -18,7 +18,7 @@ export const maxDocumentBytes = 1024 * 1024;
 export function docFromRow(row: DocumentRow): Doc {
   return {
     key: { path: row.path, parent: row.parent, collectionId: row.collectionId, id: row.id },
-    fields: fieldsFromWire(JSON.parse(row.fields), 'fields'),
+    fields: storedFields(JSON.parse(row.fields) as Parameters<typeof storedFields>[0]),
     createTime: row.createTime,
     updateTime: row.updateTime,
   };

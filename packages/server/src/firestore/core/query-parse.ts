@@ -2,7 +2,7 @@ import { firestoreErrors } from './errors.js';
 import { formatFieldPath, keyField, parseFieldPath, pathSegments, relativeName, type DatabaseId } from './paths.js';
 import { comparable, defaultQueryLimits, isRangeOp, type Cursor, type FieldOp, type FieldRef, type Filter, type Order, type Query, type QueryLimits, type UnaryOp } from './query.js';
 import { fromWire } from './value-wire.js';
-import { compareSegments, type Value } from './values.js';
+import { compareSegments, maxDepth, type Value } from './values.js';
 import { onlyKeys, wireObject as object } from './wire-checks.js';
 
 /** Structured queries from the wire: checked once (limits and messages as the server's), normalized. */
@@ -75,7 +75,13 @@ export function parseFieldRef(raw: unknown, where: string): FieldRef {
   return { segments, path: formatFieldPath(segments), isKey: false };
 }
 
-function parseFilter(db: DatabaseId, raw: unknown, where: string): Filter {
+/**
+ * Composite filters nest at most this deep, as maps and arrays in values do: the SDKs flatten
+ * `and(and(...))`, and 2,000 levels overflowed the stack (REST 500, WebChannel INTERNAL).
+ */
+export const maxFilterDepth = maxDepth;
+
+function parseFilter(db: DatabaseId, raw: unknown, where: string, depth = 1): Filter {
   const wire = object(raw, where);
   onlyKeys(wire, ['compositeFilter', 'fieldFilter', 'unaryFilter'], where);
   const kinds = Object.keys(wire);
@@ -86,7 +92,10 @@ function parseFilter(db: DatabaseId, raw: unknown, where: string): Filter {
     if (composite.op !== 'AND' && composite.op !== 'OR') throw firestoreErrors.invalidArgument('Unsupported CompositeFilter operator.');
     const filters = composite.filters === undefined ? [] : composite.filters;
     if (!Array.isArray(filters)) throw firestoreErrors.invalidArgument(`Invalid value at '${where}.compositeFilter.filters': expected a list.`);
-    return { kind: 'composite', op: composite.op, filters: filters.map((item, i) => parseFilter(db, item, `${where}.compositeFilter.filters[${i}]`)) };
+    if (depth >= maxFilterDepth && filters.some((item) => typeof item === 'object' && item !== null && 'compositeFilter' in item)) {
+      throw firestoreErrors.invalidArgument(`Filter at ${where} nests composite filters more than ${maxFilterDepth} deep.`);
+    }
+    return { kind: 'composite', op: composite.op, filters: filters.map((item, i) => parseFilter(db, item, `${where}.compositeFilter.filters[${i}]`, depth + 1)) };
   }
   if (wire.unaryFilter !== undefined) {
     const unary = object(wire.unaryFilter, `${where}.unaryFilter`);

@@ -27,7 +27,13 @@ export interface TransactionTimeouts {
   maxLifetimeMs: number;
 }
 
-export const defaultTransactionTimeouts: TransactionTimeouts = { lockWaitMs: 15_000, idleMs: 60_000, maxLifetimeMs: 270_000 };
+/**
+ * An idle transaction expires before a write waiting on its locks gives up, so a client that
+ * began one and went away delays writes to what it read by at most `idleMs` and never makes them
+ * fail (with 60 s idle and a 15 s wait, every such write ended ABORTED). Firestore's own 60 s idle
+ * limit is an upper bound; the admin SDKs use a transaction within milliseconds of each call.
+ */
+export const defaultTransactionTimeouts: TransactionTimeouts = { lockWaitMs: 15_000, idleMs: 10_000, maxLifetimeMs: 270_000 };
 
 export const contention = () => firestoreErrors.aborted('Too much contention on these documents. Please try again.');
 

@@ -129,6 +129,46 @@ export function fieldsFromWire(wire: unknown, where: string, depth = 1): Fields 
   return fields;
 }
 
+/**
+ * Fields as this server stored them: its own proto3 JSON, checked when it was written. Decoded
+ * without the request checks and their messages (built for every field, they cost about 2.5x on
+ * every read); the value model is the same as `fieldsFromWire`'s.
+ */
+export function storedFields(wire: Readonly<Record<string, StoredValue>> | undefined): Fields {
+  const fields: Fields = new Map();
+  if (wire) for (const name of Object.keys(wire)) fields.set(name, storedValue(wire[name]!));
+  return fields;
+}
+
+type StoredValue = Readonly<Record<string, unknown>>;
+
+function storedValue(wire: StoredValue): Value {
+  if (wire.stringValue !== undefined) return { type: 'string', value: wire.stringValue as string };
+  if (wire.integerValue !== undefined) return { type: 'integer', value: BigInt(wire.integerValue as string | number) };
+  if (wire.doubleValue !== undefined) return { type: 'double', value: storedDouble(wire.doubleValue) };
+  if (wire.booleanValue !== undefined) return { type: 'boolean', value: wire.booleanValue as boolean };
+  if (wire.mapValue !== undefined) return { type: 'map', fields: storedFields((wire.mapValue as { fields?: Record<string, StoredValue> }).fields) };
+  if (wire.arrayValue !== undefined) return { type: 'array', values: ((wire.arrayValue as { values?: StoredValue[] }).values ?? []).map(storedValue) };
+  if (wire.timestampValue !== undefined) {
+    const parsed = parseTimestamp(wire.timestampValue as string)!;
+    return { type: 'timestamp', seconds: parsed.seconds, nanos: parsed.nanos };
+  }
+  if (wire.referenceValue !== undefined) return { type: 'reference', value: wire.referenceValue as string };
+  if (wire.bytesValue !== undefined) {
+    const raw = wire.bytesValue as string;
+    return { type: 'bytes', value: Buffer.from(raw, raw.includes('-') || raw.includes('_') ? 'base64url' : 'base64') };
+  }
+  if (wire.geoPointValue !== undefined) {
+    const point = wire.geoPointValue as { latitude?: unknown; longitude?: unknown };
+    return { type: 'geo', latitude: (point.latitude === undefined ? 0 : storedDouble(point.latitude)) + 0, longitude: (point.longitude === undefined ? 0 : storedDouble(point.longitude)) + 0 };
+  }
+  return nullValue;
+}
+
+function storedDouble(raw: unknown): number {
+  return typeof raw === 'number' ? raw : Number(raw);
+}
+
 function parseInt64(raw: unknown, bad: () => Error): bigint {
   let value: bigint;
   if (typeof raw === 'number') {

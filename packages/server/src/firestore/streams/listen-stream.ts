@@ -78,8 +78,8 @@ export class ListenSession implements StreamSession {
     if (this.targets.has(id)) throw firestoreErrors.invalidArgument(`Target ID ${id} is already in use.`);
     const target: ActiveTarget = { id, rerun: false, sent: new Map(), unregister: () => undefined };
     try {
-      this.access.checkDataAccess(this.context.caller);
       this.defineTarget(target, spec);
+      await this.authorize(target);
     } catch (error) {
       const apiError = toApiError(error);
       if (apiError.status !== 'PERMISSION_DENIED' && apiError.status !== 'INVALID_ARGUMENT' && apiError.status !== 'FAILED_PRECONDITION') throw error;
@@ -88,6 +88,7 @@ export class ListenSession implements StreamSession {
       this.sink.send({ targetChange: { targetChangeType: 'REMOVE', targetIds: [id], cause: apiError.toRpcStatus() } });
       return;
     }
+    if (this.closed) return;
     this.targets.set(id, target);
     target.unregister = this.hub.register({
       dbKey: this.database.dbKey(this.context.db),
@@ -151,6 +152,37 @@ export class ListenSession implements StreamSession {
     throw firestoreErrors.invalidArgument('A target must be either a query or documents.');
   }
 
+  /** Security rules: `list` on a query target's constraints, `get` on each document of a documents target. */
+  private async authorize(target: ActiveTarget): Promise<void> {
+    const judge = this.access.judge(this.context.caller, this.context.db);
+    if (target.query) return judge.list(target.query);
+    const paths = [...target.documents!];
+    await judge.get(paths, await this.database.getDocuments(this.context.db, paths));
+  }
+
+  /**
+   * A documents target is judged again on each new version (rules may read the document): a
+   * version the caller may not read removes the target with PERMISSION_DENIED, as a denied
+   * target is at the start. Query targets were judged on constraints that no commit changes.
+   */
+  private async stillReadable(target: ActiveTarget, changes: CommittedChange[]): Promise<boolean> {
+    const mine = changes.filter((change) => target.documents!.has(change.path));
+    if (!mine.length) return true;
+    const after = new Map<string, Doc>();
+    for (const change of mine) if (change.after) after.set(change.path, change.after);
+    try {
+      await this.access.judge(this.context.caller, this.context.db).get(mine.map((change) => change.path), after);
+      return true;
+    } catch (error) {
+      const apiError = toApiError(error);
+      if (apiError.status !== 'PERMISSION_DENIED') throw error;
+      target.unregister();
+      this.targets.delete(target.id);
+      this.sink.send({ targetChange: { targetChangeType: 'REMOVE', targetIds: [target.id], cause: apiError.toRpcStatus() } });
+      return false;
+    }
+  }
+
   private removeTarget(raw: unknown): void {
     if (typeof raw !== 'number') throw firestoreErrors.invalidArgument('removeTarget must be a target ID.');
     const target = this.targets.get(raw);
@@ -192,6 +224,7 @@ export class ListenSession implements StreamSession {
         if (!rerun.has(target)) sentAny = (await this.rerun(target, commitTime)) || sentAny;
         rerun.add(target);
       } else {
+        if (target.documents && !(await this.stillReadable(target, changes))) continue;
         sentAny = this.applyChanges(target, changes, commitTime) || sentAny;
       }
     }

@@ -51,9 +51,12 @@ export class WriteSession implements StreamSession {
       this.sink.send({ streamId: this.streamId, streamToken: this.token() });
       return;
     }
-    this.access.checkDataAccess(this.context.caller);
+    const judge = this.access.judge(this.context.caller, this.context.db);
     const writes = parseWrites(this.context.db, request.writes);
-    const outcome = writes.length ? await this.database.commit(this.context.db, writes) : { writeResults: [], commitTime: await this.database.readTime(this.context.db) };
+    if (!writes.length) await judge.ensureAccess();
+    const outcome = writes.length
+      ? await this.database.commit(this.context.db, writes, undefined, judge.writes({ batch: writes.length > 1 }))
+      : { writeResults: [], commitTime: await this.database.readTime(this.context.db) };
     if (this.closed) return;
     this.sink.send({
       streamToken: this.token(),

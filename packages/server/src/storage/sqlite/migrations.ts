@@ -101,6 +101,74 @@ const migrations: string[] = [
     index_set TEXT
   ) WITHOUT ROWID;
   `,
+  `
+  -- Security rules (the Firebase Rules API's shapes): every ruleset ever created is kept (history),
+  -- and a release names the ruleset in force (release 'cloud.firestore' for the default database).
+  CREATE TABLE rules_rulesets (
+    project_id TEXT NOT NULL,
+    ruleset_id TEXT NOT NULL,
+    create_time INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    PRIMARY KEY (project_id, ruleset_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX rules_rulesets_time ON rules_rulesets (project_id, create_time);
+
+  CREATE TABLE rules_releases (
+    project_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    ruleset_id TEXT NOT NULL,
+    create_time INTEGER NOT NULL,
+    update_time INTEGER NOT NULL,
+    PRIMARY KEY (project_id, name)
+  ) WITHOUT ROWID;
+  `,
+  `
+  -- The outbox is also the mail queue: a mail is a row before sendOobCode answers, and SMTP
+  -- delivery works from the rows (state 'queued', due at next_attempt_at). Decoys (enumeration
+  -- protection) are written like mails and deleted unsent. delivery: attempts, last error (JSON).
+  ALTER TABLE outbox ADD COLUMN state TEXT NOT NULL DEFAULT 'kept';
+  ALTER TABLE outbox ADD COLUMN decoy INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE outbox ADD COLUMN next_attempt_at INTEGER;
+  ALTER TABLE outbox ADD COLUMN delivery TEXT;
+  CREATE INDEX outbox_due ON outbox (next_attempt_at) WHERE state = 'queued';
+
+  -- Throttle counters (failed sign-ins, mails sent), kept across restarts. key_hash is a SHA-256
+  -- of the counted key (an account, an address), so no address is stored.
+  CREATE TABLE throttle_state (
+    scope TEXT NOT NULL,
+    key_hash TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    PRIMARY KEY (scope, key_hash)
+  ) WITHOUT ROWID;
+  CREATE INDEX throttle_state_expiry ON throttle_state (expires_at);
+  CREATE INDEX throttle_state_scope ON throttle_state (scope, expires_at);
+  `,
+  `
+  -- Service-account keys: only the public half is kept (the private key is handed out once).
+  -- Access tokens exchanged with a key are opaque and stored hashed; revoking a key deletes them.
+  CREATE TABLE service_account_keys (
+    project_id TEXT NOT NULL,
+    key_id TEXT NOT NULL,
+    client_email TEXT NOT NULL,
+    public_key TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (project_id, key_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX service_account_keys_email ON service_account_keys (client_email);
+
+  CREATE TABLE service_account_tokens (
+    token_hash TEXT PRIMARY KEY,
+    project_id TEXT NOT NULL,
+    key_id TEXT NOT NULL,
+    expires_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX service_account_tokens_key ON service_account_tokens (project_id, key_id);
+  CREATE INDEX service_account_tokens_expiry ON service_account_tokens (expires_at);
+
+  -- Claims a custom token carried, kept with the session so refreshed ID tokens carry them too.
+  ALTER TABLE refresh_tokens ADD COLUMN developer_claims TEXT;
+  `,
 ];
 
 export function migrate(db: Database): void {

@@ -1,20 +1,23 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import {
   StoreConflict,
   type HandlerSessionRecord,
+  type MailDeliveryStatus,
   type Mutation,
   type OobCodeRecord,
   type OutboxMessage,
   type ProjectRecord,
   type RefreshTokenRecord,
+  type ServiceAccountKeyRecord,
+  type ServiceAccountTokenRecord,
   type Store,
+  type ThrottleRecord,
   type UserPage,
   type UserRecord,
 } from '../store.js';
-import { migrate } from './migrations.js';
+import { openDatabaseFile } from './sqlite-file.js';
 import { SqliteDocumentStore } from './sqlite-document-store.js';
+import { SqliteRulesStore } from './sqlite-rules-store.js';
 
 interface UserRow {
   record: string;
@@ -27,10 +30,38 @@ interface TokenRow {
   issued_at: number;
   auth_time: number;
   sign_in_provider: string;
+  developer_claims: string | null;
+}
+interface ServiceAccountKeyRow {
+  project_id: string;
+  key_id: string;
+  client_email: string;
+  public_key: string;
+  created_at: number;
+}
+interface ServiceAccountTokenRow {
+  token_hash: string;
+  project_id: string;
+  key_id: string;
+  expires_at: number;
 }
 interface ProjectRow {
   project_id: string;
   config: string;
+}
+interface OutboxRow {
+  id: number;
+  message: string;
+  state: string;
+  decoy: number;
+  next_attempt_at: number | null;
+  delivery: string | null;
+}
+interface ThrottleRow {
+  scope: string;
+  key_hash: string;
+  expires_at: number;
+  state: string;
 }
 
 /**
@@ -42,13 +73,7 @@ export class SqliteStore implements Store {
   private readonly statements;
 
   constructor(file: string) {
-    mkdirSync(dirname(file), { recursive: true });
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
-    this.db.pragma('busy_timeout = 5000');
-    this.db.pragma('foreign_keys = ON');
-    migrate(this.db);
+    this.db = openDatabaseFile(file);
     const db = this.db;
     this.statements = {
       getUser: db.prepare<[string, string], UserRow>('SELECT record FROM users WHERE project_id = ? AND local_id = ?'),
@@ -76,18 +101,38 @@ export class SqliteStore implements Store {
       deleteAllTokens: db.prepare('DELETE FROM refresh_tokens WHERE project_id = ?'),
       getToken: db.prepare<[string], TokenRow>('SELECT * FROM refresh_tokens WHERE token_hash = ?'),
       insertToken: db.prepare(
-        'INSERT INTO refresh_tokens (token_hash, project_id, local_id, user_created_at, issued_at, auth_time, sign_in_provider) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO refresh_tokens (token_hash, project_id, local_id, user_created_at, issued_at, auth_time, sign_in_provider, developer_claims) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       deleteToken: db.prepare('DELETE FROM refresh_tokens WHERE token_hash = ?'),
+      listServiceAccountKeys: db.prepare<[string], ServiceAccountKeyRow>('SELECT * FROM service_account_keys WHERE project_id = ? ORDER BY created_at, key_id'),
+      insertServiceAccountKey: db.prepare('INSERT INTO service_account_keys (project_id, key_id, client_email, public_key, created_at) VALUES (?, ?, ?, ?, ?)'),
+      deleteServiceAccountKey: db.prepare('DELETE FROM service_account_keys WHERE project_id = ? AND key_id = ?'),
+      deleteServiceAccountTokensOf: db.prepare('DELETE FROM service_account_tokens WHERE project_id = ? AND key_id = ?'),
+      getServiceAccountToken: db.prepare<[string], ServiceAccountTokenRow>('SELECT * FROM service_account_tokens WHERE token_hash = ?'),
+      insertServiceAccountToken: db.prepare('INSERT INTO service_account_tokens (token_hash, project_id, key_id, expires_at) VALUES (?, ?, ?, ?)'),
+      deleteExpiredServiceAccountTokens: db.prepare('DELETE FROM service_account_tokens WHERE expires_at < ?'),
       listProjects: db.prepare<[], ProjectRow>('SELECT * FROM projects ORDER BY project_id'),
       getOobCode: db.prepare<[string], { record: string }>('SELECT record FROM oob_codes WHERE code_hash = ?'),
       insertOobCode: db.prepare('INSERT INTO oob_codes (code_hash, project_id, expires_at, record) VALUES (?, ?, ?, ?)'),
       deleteOobCode: db.prepare('DELETE FROM oob_codes WHERE code_hash = ?'),
       deleteExpiredOobCodes: db.prepare('DELETE FROM oob_codes WHERE expires_at < ?'),
-      listOutbox: db.prepare<[string, number], { id: number; message: string }>(
-        'SELECT id, message FROM (SELECT id, message FROM outbox WHERE project_id = ? ORDER BY id DESC LIMIT ?) ORDER BY id',
+      listOutbox: db.prepare<[string, number], OutboxRow>(
+        'SELECT * FROM (SELECT * FROM outbox WHERE project_id = ? AND decoy = 0 ORDER BY id DESC LIMIT ?) ORDER BY id',
       ),
-      insertOutbox: db.prepare('INSERT INTO outbox (project_id, created_at, message) VALUES (?, ?, ?)'),
+      listDueMail: db.prepare<[number, number], OutboxRow>("SELECT * FROM outbox WHERE state = 'queued' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?"),
+      nextMailDueAt: db.prepare<[], { due: number | null }>("SELECT min(next_attempt_at) AS due FROM outbox WHERE state = 'queued'"),
+      insertOutbox: db.prepare('INSERT INTO outbox (project_id, created_at, message, state, decoy, next_attempt_at, delivery) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      updateMailDelivery: db.prepare('UPDATE outbox SET state = ?, next_attempt_at = ?, delivery = ? WHERE id = ?'),
+      deleteOutboxMessage: db.prepare('DELETE FROM outbox WHERE id = ?'),
+      deleteOutboxDecoys: db.prepare('DELETE FROM outbox WHERE decoy = 1 AND created_at < ?'),
+      listThrottle: db.prepare<[string, number, number], ThrottleRow>(
+        'SELECT * FROM (SELECT * FROM throttle_state WHERE scope = ? AND expires_at > ? ORDER BY expires_at DESC LIMIT ?) ORDER BY expires_at',
+      ),
+      putThrottle: db.prepare(
+        'INSERT INTO throttle_state (scope, key_hash, expires_at, state) VALUES (?, ?, ?, ?) ON CONFLICT (scope, key_hash) DO UPDATE SET expires_at = excluded.expires_at, state = excluded.state',
+      ),
+      deleteThrottle: db.prepare('DELETE FROM throttle_state WHERE scope = ? AND key_hash = ?'),
+      deleteExpiredThrottle: db.prepare('DELETE FROM throttle_state WHERE expires_at < ?'),
       clearOutbox: db.prepare('DELETE FROM outbox WHERE project_id = ?'),
       pruneOutbox: db.prepare('DELETE FROM outbox WHERE created_at < ?'),
       getHandlerSession: db.prepare<[string], { record: string }>('SELECT record FROM handler_sessions WHERE id = ?'),
@@ -138,7 +183,20 @@ export class SqliteStore implements Store {
       issuedAt: row.issued_at,
       authTime: row.auth_time,
       signInProvider: row.sign_in_provider,
+      ...(row.developer_claims !== null ? { developerClaims: row.developer_claims } : {}),
     };
+  }
+
+  async listServiceAccountKeys(projectId: string, clientEmail?: string): Promise<ServiceAccountKeyRecord[]> {
+    return this.statements.listServiceAccountKeys
+      .all(projectId)
+      .filter((row) => clientEmail === undefined || row.client_email === clientEmail)
+      .map((row) => ({ projectId: row.project_id, keyId: row.key_id, clientEmail: row.client_email, publicKey: row.public_key, createdAt: row.created_at }));
+  }
+
+  async getServiceAccountToken(tokenHash: string): Promise<ServiceAccountTokenRecord | undefined> {
+    const row = this.statements.getServiceAccountToken.get(tokenHash);
+    return row ? { tokenHash: row.token_hash, projectId: row.project_id, keyId: row.key_id, expiresAt: row.expires_at } : undefined;
   }
 
   async getOobCode(codeHash: string): Promise<OobCodeRecord | undefined> {
@@ -152,7 +210,19 @@ export class SqliteStore implements Store {
   }
 
   async listOutbox(projectId: string, limit: number): Promise<OutboxMessage[]> {
-    return this.statements.listOutbox.all(projectId, limit).map((row) => ({ ...(JSON.parse(row.message) as Omit<OutboxMessage, 'id'>), id: row.id }));
+    return this.statements.listOutbox.all(projectId, limit).map(parseOutboxRow);
+  }
+
+  async listDueMail(now: number, limit: number): Promise<Array<OutboxMessage & { decoy: boolean }>> {
+    return this.statements.listDueMail.all(now, limit).map((row) => ({ ...parseOutboxRow(row), decoy: row.decoy === 1 }));
+  }
+
+  async nextMailDueAt(): Promise<number | undefined> {
+    return this.statements.nextMailDueAt.get()?.due ?? undefined;
+  }
+
+  async listThrottleRecords(scope: string, now: number, limit: number): Promise<ThrottleRecord[]> {
+    return this.statements.listThrottle.all(scope, now, limit).map((row) => ({ scope: row.scope, keyHash: row.key_hash, expiresAt: row.expires_at, state: row.state }));
   }
 
   async listProjects(): Promise<ProjectRecord[]> {
@@ -205,7 +275,20 @@ export class SqliteStore implements Store {
         s.deleteAllTokens.run(m.projectId);
         return;
       case 'insertRefreshToken':
-        s.insertToken.run(m.token.tokenHash, m.token.projectId, m.token.localId, m.token.userCreatedAt, m.token.issuedAt, m.token.authTime, m.token.signInProvider);
+        s.insertToken.run(m.token.tokenHash, m.token.projectId, m.token.localId, m.token.userCreatedAt, m.token.issuedAt, m.token.authTime, m.token.signInProvider, m.token.developerClaims ?? null);
+        return;
+      case 'insertServiceAccountKey':
+        s.insertServiceAccountKey.run(m.key.projectId, m.key.keyId, m.key.clientEmail, m.key.publicKey, m.key.createdAt);
+        return;
+      case 'deleteServiceAccountKey':
+        if (s.deleteServiceAccountKey.run(m.projectId, m.keyId).changes !== 1) throw new StoreConflict('code-used');
+        s.deleteServiceAccountTokensOf.run(m.projectId, m.keyId);
+        return;
+      case 'insertServiceAccountToken':
+        s.insertServiceAccountToken.run(m.token.tokenHash, m.token.projectId, m.token.keyId, m.token.expiresAt);
+        return;
+      case 'deleteExpiredServiceAccountTokens':
+        s.deleteExpiredServiceAccountTokens.run(m.expiredBefore);
         return;
       case 'deleteRefreshToken':
         s.deleteToken.run(m.tokenHash);
@@ -222,8 +305,28 @@ export class SqliteStore implements Store {
       case 'deleteExpiredOobCodes':
         s.deleteExpiredOobCodes.run(m.expiredBefore);
         return;
-      case 'insertOutboxMessage':
-        s.insertOutbox.run(m.message.projectId, m.message.createdAt, JSON.stringify(m.message));
+      case 'insertOutboxMessage': {
+        const { delivery, ...message } = m.message;
+        s.insertOutbox.run(m.message.projectId, m.message.createdAt, JSON.stringify(message), delivery.state, m.decoy ? 1 : 0, delivery.nextAttemptAt ?? null, JSON.stringify(delivery));
+        return;
+      }
+      case 'updateMailDelivery':
+        s.updateMailDelivery.run(m.delivery.state, m.delivery.nextAttemptAt ?? null, JSON.stringify(m.delivery), m.id);
+        return;
+      case 'deleteOutboxMessage':
+        s.deleteOutboxMessage.run(m.id);
+        return;
+      case 'deleteOutboxDecoys':
+        s.deleteOutboxDecoys.run(m.createdBefore);
+        return;
+      case 'putThrottleRecord':
+        s.putThrottle.run(m.record.scope, m.record.keyHash, m.record.expiresAt, m.record.state);
+        return;
+      case 'deleteThrottleRecord':
+        s.deleteThrottle.run(m.scope, m.keyHash);
+        return;
+      case 'deleteExpiredThrottleRecords':
+        s.deleteExpiredThrottle.run(m.expiredBefore);
         return;
       case 'clearOutbox':
         s.clearOutbox.run(m.projectId);
@@ -264,9 +367,20 @@ export class SqliteStore implements Store {
     return new SqliteDocumentStore(this.db);
   }
 
+  /** Security rulesets and releases, in the same file and connection. */
+  rules(): SqliteRulesStore {
+    return new SqliteRulesStore(this.db);
+  }
+
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
+}
+
+/** Rows from before the mail queue have no delivery column: they were kept in the outbox. */
+function parseOutboxRow(row: OutboxRow): OutboxMessage {
+  const delivery: MailDeliveryStatus = row.delivery ? (JSON.parse(row.delivery) as MailDeliveryStatus) : { state: 'kept', attempts: 0 };
+  return { ...(JSON.parse(row.message) as Omit<OutboxMessage, 'id' | 'delivery'>), id: row.id, delivery };
 }
 
 function parseUser(row: UserRow | undefined): UserRecord | undefined {

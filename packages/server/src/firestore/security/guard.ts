@@ -1,0 +1,225 @@
+import type { Logger } from 'pino';
+import type { IdTokenClaims } from '../../auth/core/tokens.js';
+import type { CommitAuthorizer, CommitPlan, DocumentDatabase } from '../core/database.js';
+import type { Doc } from '../core/documents.js';
+import { firestoreErrors } from '../core/errors.js';
+import { documentsRoot, type DatabaseId } from '../core/paths.js';
+import { conjuncts, type Query } from '../core/query.js';
+import { evaluateRules, type CompiledRules, type RulesAuth, type RulesDocumentReader, type RulesLookupBudget, type RulesRequest } from '../rules/index.js';
+import { LookupCache } from './lookup-cache.js';
+import type { RulesRegistry } from './rules-registry.js';
+
+/** Who sends a Firestore request: the admin credential, a signed-in user, or nobody. */
+export type FirestoreCaller = { kind: 'admin' } | { kind: 'user'; claims: IdTokenClaims } | { kind: 'anonymous' };
+
+/** Google's document-lookup limits per request: 10 for one document or a query, 20 for batches and transactions. */
+export const singleLookupLimit = 10;
+export const batchLookupLimit = 20;
+
+export interface GuardOptions {
+  /** --dev: a database without rules is open to every caller, as in Google's emulator. */
+  dev: boolean;
+  logger: Logger;
+}
+
+/** What a request may do when no rules were released for its database. */
+type Regime = { kind: 'bypass' } | { kind: 'open' } | { kind: 'closed' } | { kind: 'rules'; rules: CompiledRules };
+
+/**
+ * Security rules enforcement: every access a non-admin caller makes is judged by the rules in
+ * force for the database. The admin credential bypasses them; without rules a database is closed
+ * (production) or open (--dev). A denial answers PERMISSION_DENIED "Missing or insufficient
+ * permissions." and the reason goes to the operator's log only.
+ */
+export class FirestoreGuard {
+  private readonly lookups: LookupCache;
+
+  constructor(
+    private readonly registry: RulesRegistry,
+    database: DocumentDatabase,
+    private readonly options: GuardOptions,
+  ) {
+    this.lookups = new LookupCache(database);
+  }
+
+  /** The judge of one caller's requests on one database. */
+  judge(caller: FirestoreCaller, db: DatabaseId): RequestJudge {
+    return new RequestJudge(this, caller, db);
+  }
+
+  async regime(caller: FirestoreCaller, db: DatabaseId): Promise<Regime> {
+    if (caller.kind === 'admin') return { kind: 'bypass' };
+    const rules = await this.registry.rulesFor(db);
+    if (rules) return { kind: 'rules', rules };
+    return { kind: this.options.dev ? 'open' : 'closed' };
+  }
+
+  /** Reads for get()/exists(): the stored documents (through the lookup cache), remembered for the request. */
+  reader(db: DatabaseId, after?: ReadonlyMap<string, Doc | undefined>): RulesDocumentReader {
+    const seen = new Map<string, Promise<Doc | undefined>>();
+    const get = (path: string) => {
+      let doc = seen.get(path);
+      if (!doc) {
+        doc = this.lookups.get(db, path);
+        seen.set(path, doc);
+      }
+      return doc;
+    };
+    return { get, getAfter: (path) => (after?.has(path) ? Promise.resolve(after.get(path)) : get(path)) };
+  }
+
+  async decide(caller: FirestoreCaller, rules: CompiledRules, request: RulesRequest): Promise<boolean> {
+    let allowed: boolean;
+    let reason: string;
+    try {
+      ({ allowed, reason } = await evaluateRules(rules, request));
+    } catch (error) {
+      // The evaluator's own failure denies, as any error in a rule does.
+      this.options.logger.error({ err: error }, 'security rules evaluation failed');
+      ({ allowed, reason } = { allowed: false, reason: 'evaluation failed' });
+    }
+    if (!allowed) {
+      this.options.logger.info(
+        {
+          project: request.db.projectId,
+          database: request.db.databaseId,
+          method: request.method,
+          path: request.method === 'list' ? queryPath(request.query) : request.path,
+          uid: caller.kind === 'user' ? caller.claims.sub : null,
+          reason,
+        },
+        'security rules denied a request',
+      );
+    }
+    return allowed;
+  }
+}
+
+/**
+ * One caller's requests against one database. Each method throws PERMISSION_DENIED unless every
+ * access it is asked about is allowed.
+ */
+export class RequestJudge {
+  constructor(
+    private readonly guard: FirestoreGuard,
+    readonly caller: FirestoreCaller,
+    readonly db: DatabaseId,
+  ) {}
+
+  /** Requests that read or write nothing by themselves (begin/rollback, opening streams). */
+  async ensureAccess(): Promise<void> {
+    if ((await this.guard.regime(this.caller, this.db)).kind === 'closed') throw denied();
+  }
+
+  /** Document reads (get, batchGet, documents targets): `get` on each, missing ones too. */
+  async get(paths: readonly string[], docs: ReadonlyMap<string, Doc>): Promise<void> {
+    const regime = await this.settled();
+    if (!regime) return;
+    const budget = newBudget(paths.length > 1 ? batchLookupLimit : singleLookupLimit);
+    const reader = this.guard.reader(this.db);
+    const time = nowMicros();
+    for (const path of new Set(paths)) {
+      const doc = docs.get(path);
+      await this.require(regime, { db: this.db, method: 'get', path, auth: this.auth(), time, reader, budget, ...(doc ? { resource: doc } : {}) });
+    }
+  }
+
+  /**
+   * Queries (runQuery, aggregations, list, query targets): `list`, judged on the query's
+   * constraints; a query that names one document is judged on that document.
+   */
+  async list(query: Query): Promise<void> {
+    const regime = await this.settled();
+    if (!regime) return;
+    const named = namedDocument(this.db, query);
+    const reader = this.guard.reader(this.db);
+    const resource = named === undefined ? undefined : await reader.get(named);
+    await this.require(regime, {
+      db: this.db,
+      method: 'list',
+      path: named ?? queryPath(query),
+      query,
+      ...(named === undefined ? {} : { namedDocument: true }),
+      ...(resource ? { resource } : {}),
+      auth: this.auth(),
+      time: nowMicros(),
+      reader,
+      budget: newBudget(singleLookupLimit),
+    });
+  }
+
+  /**
+   * Commits: each written document once, as the plan's `create`, `update` or `delete`, with
+   * `resource` the stored document and `request.resource` the document as the whole batch leaves it.
+   */
+  writes(options: { batch: boolean }): CommitAuthorizer | undefined {
+    if (this.caller.kind === 'admin') return undefined;
+    return async (plan: CommitPlan) => {
+      const regime = await this.settled();
+      if (!regime) return;
+      const budget = newBudget(options.batch || plan.kinds.size > 1 ? batchLookupLimit : singleLookupLimit);
+      const reader = this.guard.reader(this.db, plan.after);
+      for (const [path, method] of plan.kinds) {
+        const before = plan.stored.get(path);
+        const after = plan.after.get(path);
+        await this.require(regime, {
+          db: this.db,
+          method,
+          path,
+          auth: this.auth(),
+          time: plan.requestTime,
+          reader,
+          budget,
+          ...(before ? { resource: before } : {}),
+          ...(after ? { requestResource: after } : {}),
+        });
+      }
+    };
+  }
+
+  /** Undefined when no rule needs evaluating (admin, or an open --dev database); throws when closed. */
+  private async settled(): Promise<Extract<Regime, { kind: 'rules' }> | undefined> {
+    const regime = await this.guard.regime(this.caller, this.db);
+    if (regime.kind === 'closed') throw denied();
+    return regime.kind === 'rules' ? regime : undefined;
+  }
+
+  private async require(regime: Extract<Regime, { kind: 'rules' }>, request: RulesRequest): Promise<void> {
+    if (!(await this.guard.decide(this.caller, regime.rules, request))) throw denied();
+  }
+
+  private auth(): RulesAuth | null {
+    if (this.caller.kind !== 'user') return null;
+    return { uid: this.caller.claims.sub, token: this.caller.claims as Record<string, unknown> };
+  }
+}
+
+/** The one document a query names by `__name__ ==` (or `in` with one name) among its conjuncts, if any. */
+function namedDocument(db: DatabaseId, query: Query): string | undefined {
+  for (const filter of conjuncts(query.filter)) {
+    if (filter.kind !== 'field' || !filter.field.isKey) continue;
+    const value = filter.op === 'EQUAL' ? filter.value : filter.op === 'IN' && filter.value.type === 'array' && filter.value.values.length === 1 ? filter.value.values[0]! : undefined;
+    if (value?.type !== 'reference') continue;
+    const root = `${documentsRoot(db)}/`;
+    if (value.value.startsWith(root)) return value.value.slice(root.length);
+  }
+  return undefined;
+}
+
+function denied() {
+  return firestoreErrors.permissionDenied();
+}
+
+function newBudget(limit: number): RulesLookupBudget {
+  return { limit, seen: new Set() };
+}
+
+function nowMicros(): number {
+  return Date.now() * 1000;
+}
+
+function queryPath(query: Query | undefined): string {
+  if (!query) return '';
+  const scope = query.allDescendants ? `${query.parent}/**/${query.collectionId ?? '*'}` : `${query.parent ? `${query.parent}/` : ''}${query.collectionId ?? ''}`;
+  return scope.replace(/^\//, '');
+}

@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { ReleaseRecord, RulesetRecord, RulesSourceFile, RulesStore } from '../../storage/rules-store.js';
+import type { DatabaseId } from '../core/paths.js';
+import { compileRules, type CompiledRules } from '../rules/index.js';
+
+/** The release Firebase names for a database's Firestore rules (`firebase-admin`'s CLOUD_FIRESTORE). */
+export function releaseNameFor(databaseId: string): string {
+  return databaseId === '(default)' ? firestoreRelease : `${firestoreRelease}/${databaseId}`;
+}
+
+export const firestoreRelease = 'cloud.firestore';
+
+/** A ruleset holds one or more files; the one declaring `service cloud.firestore` is the Firestore rules. */
+export function firestoreFile(files: readonly RulesSourceFile[]): RulesSourceFile | undefined {
+  return files.find((file) => /service\s+cloud\.firestore\b/.test(file.content)) ?? files[0];
+}
+
+/**
+ * Which compiled rules are in force for each database. Rulesets and releases live in the store
+ * (all rulesets are kept: they are the history); compiled forms are cached per ruleset, and a
+ * project's releases are cached until something is deployed to it.
+ */
+export class RulesRegistry {
+  private readonly compiled = new Map<string, CompiledRules>();
+  private readonly releases = new Map<string, Promise<Map<string, ReleaseRecord>>>();
+
+  constructor(
+    readonly store: RulesStore,
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * The rules for a database: its own release, else the project's `cloud.firestore` (what the
+   * emulator endpoint deploys, for every database of the project); undefined when none.
+   */
+  async rulesFor(db: DatabaseId): Promise<CompiledRules | undefined> {
+    const releases = await this.releasesOf(db.projectId);
+    const release = releases.get(releaseNameFor(db.databaseId)) ?? releases.get(firestoreRelease);
+    if (!release) return undefined;
+    const key = `${db.projectId}/${release.rulesetId}`;
+    let rules = this.compiled.get(key);
+    if (!rules) {
+      const ruleset = await this.store.getRuleset(db.projectId, release.rulesetId);
+      const file = ruleset && firestoreFile(ruleset.files);
+      if (!file) return undefined;
+      rules = compileRules(file.content, file.name);
+      this.compiled.set(key, rules);
+    }
+    return rules;
+  }
+
+  /** Compiles (throwing RulesCompileError with every issue) and keeps a new ruleset. */
+  async createRuleset(projectId: string, files: RulesSourceFile[]): Promise<RulesetRecord> {
+    const file = firestoreFile(files);
+    const compiled = file ? compileRules(file.content, file.name) : undefined;
+    const ruleset: RulesetRecord = { projectId, rulesetId: randomUUID(), files, createTime: Date.now() };
+    await this.store.createRuleset(ruleset);
+    if (compiled) this.compiled.set(`${projectId}/${ruleset.rulesetId}`, compiled);
+    return ruleset;
+  }
+
+  /** Points a release at a ruleset; false when the ruleset does not exist. */
+  async release(projectId: string, name: string, rulesetId: string): Promise<ReleaseRecord | undefined> {
+    const now = Date.now();
+    const existing = await this.store.getRelease(projectId, name);
+    const release: ReleaseRecord = { projectId, name, rulesetId, createTime: existing?.createTime ?? now, updateTime: now };
+    const done = await this.store.putRelease(release);
+    this.releases.delete(projectId);
+    if (!done) return undefined;
+    this.logger.info({ projectId, release: name, rulesetId }, 'security rules released');
+    return release;
+  }
+
+  async deleteRelease(projectId: string, name: string): Promise<boolean> {
+    const done = await this.store.deleteRelease(projectId, name);
+    this.releases.delete(projectId);
+    return done;
+  }
+
+  /** Compile, keep and release in one step (the emulator endpoint, `--rules FILE`, the shipped default). */
+  async deploy(projectId: string, files: RulesSourceFile[], name = firestoreRelease): Promise<RulesetRecord> {
+    const ruleset = await this.createRuleset(projectId, files);
+    await this.release(projectId, name, ruleset.rulesetId);
+    return ruleset;
+  }
+
+  private releasesOf(projectId: string): Promise<Map<string, ReleaseRecord>> {
+    let releases = this.releases.get(projectId);
+    if (!releases) {
+      releases = this.store.listReleases(projectId).then((list) => new Map(list.map((release) => [release.name, release])));
+      this.releases.set(projectId, releases);
+      releases.catch(() => this.releases.delete(projectId));
+    }
+    return releases;
+  }
+}
