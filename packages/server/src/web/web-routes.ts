@@ -1,14 +1,16 @@
 import fastifyStatic from '@fastify/static';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { existsSync } from 'node:fs';
+import { ActionLinks, actionPagePath, queryOf } from '../auth/core/action-links.js';
 import type { ProjectDirectory } from '../auth/core/project-config.js';
 
 /** Paths that belong to the APIs; the web app's client-side routes never start with them. */
 const apiPrefixes = ['/identitytoolkit.googleapis.com/', '/securetoken.googleapis.com/', '/www.googleapis.com/', '/v1/', '/emulator/', '/robot/', '/service_accounts/', '/google.firestore'];
 
 /**
- * Serves the built React app at `/` (client-side routes fall back to index.html) and the
- * Firebase Hosting convention `/__/firebase/init.json`, from which the app learns its config.
+ * Serves the built React app at `/` (client-side routes fall back to index.html), the Firebase
+ * Hosting convention `/__/firebase/init.json`, from which the app learns its config, and the hosted
+ * action page, whose sign-in links go back to the app that asked for them.
  */
 export async function registerWebRoutes(app: FastifyInstance, webRoot: string | undefined, projects: ProjectDirectory, publicUrl: () => string): Promise<void> {
   app.get('/__/firebase/init.json', async () => {
@@ -20,7 +22,16 @@ export async function registerWebRoutes(app: FastifyInstance, webRoot: string | 
       .map((idp) => ({ providerId: idp.providerId, displayName: idp.displayName ?? idp.providerId }));
     return { apiKey: config.apiKeys[0], projectId: projects.defaultProjectId, authDomain: new URL(publicUrl()).host, providers };
   });
-  if (!webRoot || !existsSync(webRoot)) {
+  const built = webRoot !== undefined && existsSync(webRoot);
+  const links = new ActionLinks(projects, publicUrl);
+  // Answered here rather than by the page so that it works without JavaScript, and so that the
+  // page only ever sees a continueUrl that is allowed (its "Continue" link follows it).
+  app.get(actionPagePath, async (request, reply) => {
+    const answer = await links.answer(queryOf(request.url));
+    if (answer.kind !== 'page') return reply.code(303).header('cache-control', 'no-store').redirect(answer.location, 303);
+    return built ? servePage(reply) : reply.callNotFound();
+  });
+  if (!built) {
     app.get('/', async () => ({ hearth: 'running', web: 'not built: run `npm run build`' }));
     return;
   }
@@ -31,6 +42,10 @@ export async function registerWebRoutes(app: FastifyInstance, webRoot: string | 
     if (!wantsPage || apiPrefixes.some((prefix) => path.startsWith(prefix)) || /\.[a-z0-9]+$/i.test(path)) {
       return reply.callNotFound();
     }
-    return reply.type('text/html').sendFile('index.html');
+    return servePage(reply);
   });
+}
+
+function servePage(reply: FastifyReply): FastifyReply {
+  return reply.type('text/html').sendFile('index.html');
 }

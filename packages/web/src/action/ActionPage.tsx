@@ -1,4 +1,4 @@
-import { ActionCodeOperation, ActionCodeURL } from 'firebase/auth';
+import { ActionCodeOperation } from 'firebase/auth';
 import { useMemo } from 'react';
 import { useLocation } from 'react-router';
 import { ActionCard } from './ActionCard';
@@ -6,17 +6,19 @@ import { EmailLinkSignIn } from './EmailLinkSignIn';
 import { RecoverEmail, VerifyAndChangeEmail } from './EmailChange';
 import { ResetPassword } from './ResetPassword';
 import { VerifyEmail } from './VerifyEmail';
+import { parseActionLink } from './link';
 
 /**
  * The hosted action page, `/__/auth/action`: the page every mailed link opens. The link says
  * what to do (mode), with which single-use code (oobCode), for which project (apiKey), and
- * optionally where to go afterwards (continueUrl), in which language (lang) and tenant.
+ * optionally where to go afterwards (continueUrl), in which language (lang) and tenant. Sign-in
+ * links for an app elsewhere never reach this page: the server hands them back to the app.
  */
 export function ActionPage() {
   const location = useLocation();
   // The whole address, as the SDK parses mailed links; recomputed if the query changes in place.
   const href = useMemo(() => window.location.href, [location.search, location.hash]);
-  const link = useMemo(() => ActionCodeURL.parseLink(href), [href]);
+  const link = useMemo(() => parseActionLink(href), [href]);
   if (!link) {
     return (
       <ActionCard title="Broken link">

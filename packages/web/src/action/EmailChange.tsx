@@ -1,4 +1,4 @@
-import { applyActionCode, checkActionCode, sendPasswordResetEmail, type ActionCodeInfo, type ActionCodeURL, type Auth } from 'firebase/auth';
+import { applyActionCode, checkActionCode, sendPasswordResetEmail, type ActionCodeInfo, type Auth } from 'firebase/auth';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { useAuthState } from '../auth-context';
@@ -6,7 +6,7 @@ import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
 import { useAction } from '../components/useAction';
 import { ActionCard } from './ActionCard';
 import { ContinueLink } from './ContinueLink';
-import { withLinkSettings } from './link';
+import { withLinkSettings, type ActionLink } from './link';
 import { refreshSignedInUser } from './refresh-user';
 import { useOnce, type TaskState } from './useOnce';
 
@@ -14,7 +14,7 @@ import { useOnce, type TaskState } from './useOnce';
  * Reads what the code changes (checkActionCode), then applies it. `data.email` is the address
  * the account ends up with, `data.previousEmail` the one it replaces.
  */
-function useEmailChange(auth: Auth, link: ActionCodeURL, refresh: () => void): TaskState<ActionCodeInfo> {
+function useEmailChange(auth: Auth, link: ActionLink, refresh: () => void): TaskState<ActionCodeInfo> {
   return useOnce(`apply:${link.code}`, async () => {
     const info = await withLinkSettings(auth, link, () => checkActionCode(auth, link.code));
     await withLinkSettings(auth, link, () => applyActionCode(auth, link.code));
@@ -25,7 +25,7 @@ function useEmailChange(auth: Auth, link: ActionCodeURL, refresh: () => void): T
 }
 
 /** mode=verifyAndChangeEmail: the link mailed to the new address makes it the sign-in address. */
-export function VerifyAndChangeEmail({ link }: { link: ActionCodeURL }) {
+export function VerifyAndChangeEmail({ link }: { link: ActionLink }) {
   const { auth, refresh } = useAuthState();
   const result = useEmailChange(auth, link, refresh);
   return (
@@ -48,7 +48,7 @@ export function VerifyAndChangeEmail({ link }: { link: ActionCodeURL }) {
 }
 
 /** mode=recoverEmail: the link mailed to the old address undoes a change, and offers a password reset. */
-export function RecoverEmail({ link }: { link: ActionCodeURL }) {
+export function RecoverEmail({ link }: { link: ActionLink }) {
   const { auth, refresh } = useAuthState();
   const result = useEmailChange(auth, link, refresh);
   return (
@@ -64,7 +64,7 @@ export function RecoverEmail({ link }: { link: ActionCodeURL }) {
   );
 }
 
-function Restored({ link, email }: { link: ActionCodeURL; email: string }) {
+function Restored({ link, email }: { link: ActionLink; email: string }) {
   const { auth } = useAuthState();
   const [sent, setSent] = useState<string | null>(null);
   const { busy, error, onSubmit } = useAction(async () => {

@@ -1,4 +1,4 @@
-import { isSignInWithEmailLink, signInWithEmailLink, type ActionCodeURL } from 'firebase/auth';
+import { isSignInWithEmailLink, signInWithEmailLink } from 'firebase/auth';
 import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { useAuthState } from '../auth-context';
@@ -6,7 +6,7 @@ import { ErrorAlert } from '../components/ErrorAlert';
 import { Field } from '../components/Field';
 import { useAction } from '../components/useAction';
 import { ActionCard } from './ActionCard';
-import { readEmailForSignIn, sameOriginPath, withLinkSettings, writeEmailForSignIn } from './link';
+import { readEmailForSignIn, sameOriginPath, withLinkSettings, writeEmailForSignIn, type ActionLink } from './link';
 import { useOnce } from './useOnce';
 
 /** In this flow the server's "invalid email" means the address is not the one the link went to. */
@@ -17,7 +17,7 @@ const overrides = { 'auth/invalid-email': 'That is not the email address this li
  * ask for it (the link may be opened on another device). Then go to the continueUrl if it is on
  * this site, else to the account page.
  */
-export function EmailLinkSignIn({ link, href }: { link: ActionCodeURL; href: string }) {
+export function EmailLinkSignIn({ link, href }: { link: ActionLink; href: string }) {
   const { auth } = useAuthState();
   const navigate = useNavigate();
   const [stored] = useState(readEmailForSignIn);

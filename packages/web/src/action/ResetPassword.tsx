@@ -1,4 +1,4 @@
-import { confirmPasswordReset, verifyPasswordResetCode, type ActionCodeURL } from 'firebase/auth';
+import { confirmPasswordReset, verifyPasswordResetCode } from 'firebase/auth';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { useAuthState } from '../auth-context';
@@ -7,11 +7,11 @@ import { Field } from '../components/Field';
 import { useAction } from '../components/useAction';
 import { ActionCard } from './ActionCard';
 import { ContinueLink } from './ContinueLink';
-import { withLinkSettings } from './link';
+import { withLinkSettings, type ActionLink } from './link';
 import { useOnce } from './useOnce';
 
 /** mode=resetPassword: show whose password this is, take a new one, then confirm the reset. */
-export function ResetPassword({ link }: { link: ActionCodeURL }) {
+export function ResetPassword({ link }: { link: ActionLink }) {
   const { auth } = useAuthState();
   const check = useOnce(`verify-reset:${link.code}`, () => withLinkSettings(auth, link, () => verifyPasswordResetCode(auth, link.code)));
   const [password, setPassword] = useState('');

@@ -1,15 +1,15 @@
-import { applyActionCode, type ActionCodeURL } from 'firebase/auth';
+import { applyActionCode } from 'firebase/auth';
 import { Link } from 'react-router';
 import { useAuthState } from '../auth-context';
 import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
 import { ActionCard } from './ActionCard';
 import { ContinueLink } from './ContinueLink';
-import { withLinkSettings } from './link';
+import { withLinkSettings, type ActionLink } from './link';
 import { refreshSignedInUser } from './refresh-user';
 import { useOnce } from './useOnce';
 
 /** mode=verifyEmail: apply the code; a signed-in user sees the change at once. */
-export function VerifyEmail({ link }: { link: ActionCodeURL }) {
+export function VerifyEmail({ link }: { link: ActionLink }) {
   const { auth, refresh } = useAuthState();
   const result = useOnce(`apply:${link.code}`, async () => {
     await withLinkSettings(auth, link, () => applyActionCode(auth, link.code));

@@ -1,4 +1,34 @@
-import type { ActionCodeURL, Auth } from 'firebase/auth';
+import { ActionCodeURL, type Auth } from 'firebase/auth';
+
+/** Where Hearth's server answers mailed links (see packages/server/src/web/web-routes.ts). */
+const actionPagePath = '/__/auth/action';
+
+/** A mailed link as the action page uses it: ActionCodeURL's fields, with a continueUrl the server let through. */
+export type ActionLink = Readonly<Pick<ActionCodeURL, 'apiKey' | 'code' | 'continueUrl' | 'languageCode' | 'operation' | 'tenantId'>>;
+
+/**
+ * Parses the page's address as the SDK parses mailed links, except that links wrapped in a deep
+ * link (`link=`, `deep_link_id=`) are broken: the SDK would read the inner link, whose continueUrl
+ * the server never checked. The continueUrl is kept only when the page was reached at the exact
+ * path the server answers (which drops a continueUrl that is not on an authorized domain): the
+ * router also matches other spellings of it (another case, encoded letters) that the server
+ * serves as plain pages, unchecked.
+ */
+export function parseActionLink(href: string): ActionLink | null {
+  const url = new URL(href);
+  if (url.searchParams.has('link') || url.searchParams.has('deep_link_id')) return null;
+  const parsed = ActionCodeURL.parseLink(href);
+  if (!parsed) return null;
+  const checkedByServer = url.pathname === actionPagePath || url.pathname === `${actionPagePath}/`;
+  return {
+    apiKey: parsed.apiKey,
+    code: parsed.code,
+    continueUrl: checkedByServer ? parsed.continueUrl : null,
+    languageCode: parsed.languageCode,
+    operation: parsed.operation,
+    tenantId: parsed.tenantId,
+  };
+}
 
 /** The localStorage key where the "send me a link" page keeps the address it sent a link to. */
 export const emailForSignInKey = 'hearthEmailForSignIn';
@@ -25,7 +55,7 @@ export function writeEmailForSignIn(email: string | null): void {
  * page sends, such as a password reset after a recovery, is in the link's language), then puts
  * the instance's own settings back.
  */
-export async function withLinkSettings<T>(auth: Auth, link: ActionCodeURL, call: () => Promise<T>): Promise<T> {
+export async function withLinkSettings<T>(auth: Auth, link: ActionLink, call: () => Promise<T>): Promise<T> {
   const { tenantId, languageCode } = auth;
   if (link.tenantId) auth.tenantId = link.tenantId;
   if (link.languageCode) auth.languageCode = link.languageCode;

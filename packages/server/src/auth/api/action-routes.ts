@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ActionCodeService } from '../core/action-codes.js';
+import { EmulatorActionHandler } from '../core/action-emulator.js';
+import { queryOf } from '../core/action-links.js';
 import type { ActionMailer } from '../core/action-mail.js';
 import type { Caller, EmailLinkSignInRequest, ResetPasswordRequest, SendOobCodeRequest } from '../core/requests.js';
 import type { MailDelivery } from '../mail/mailer.js';
@@ -13,7 +15,7 @@ export interface ActionServices {
   callers: CallerResolver;
   mail: MailDelivery;
   store: Store;
-  /** In dev mode the emulator's oobCodes list is open, as the Firebase emulator's is. */
+  /** In dev mode the emulator's oobCodes list is open and its link handler served, as the Firebase emulator's are. */
   dev: boolean;
 }
 
@@ -57,6 +59,17 @@ export function registerActionRoutes(app: FastifyInstance, services: ActionServi
     const messages = await store.listOutbox(projectId, maxOutbox);
     return { oobCodes: messages.map((m) => ({ email: m.to, requestType: m.requestType, oobCode: m.oobCode, oobLink: m.oobLink })) };
   });
+
+  if (services.dev) {
+    // The Auth emulator's link handler (its oobLinks point here), for apps written against it.
+    const emulatorActions = new EmulatorActionHandler(mailer.links, actions);
+    app.get('/emulator/action', async (request, reply) => {
+      const link = `${mailer.links.origin()}${request.url}`;
+      const answer = await emulatorActions.answer(queryOf(request.url), link, request.ip);
+      if ('redirect' in answer) return reply.header('cache-control', 'no-store').redirect(answer.redirect, 303);
+      return reply.code(answer.status).send(answer.body);
+    });
+  }
 
   const outboxPath = '/hearth/v1/projects/:projectId/outbox';
   app.get(outboxPath, { schema: { params: schemas.projectPathParams } }, async (request) => {

@@ -4,6 +4,7 @@ import type { ActionMailer } from './action-mail.js';
 import { authenticate, guardEmailReplacement, type AuthDeps } from './auth-context.js';
 import type { OobCodes } from './oob-codes.js';
 import { hashPassword } from './passwords.js';
+import { enforcePasswordPolicy } from './password-policy.js';
 import type { Caller, EmailLinkSignInRequest, ResetPasswordRequest } from './requests.js';
 import type { SessionService, SessionTokens } from './sessions.js';
 import { newLocalId } from './user-repository.js';
@@ -44,7 +45,9 @@ export class ActionCodeService {
     const { record, user } = await this.codes.find(caller.projectId, request.oobCode);
     if (record.requestType !== 'PASSWORD_RESET' || !user) throw authError('INVALID_OOB_CODE');
     if (user.disabled) throw authError('USER_DISABLED');
-    const passwordHash = await hashPassword(requireNewPassword(request.newPassword));
+    const newPassword = requireNewPassword(request.newPassword);
+    enforcePasswordPolicy((await this.deps.projects.config(caller.projectId)).passwordPolicyConfig, newPassword);
+    const passwordHash = await hashPassword(newPassword);
     const now = Date.now();
     await this.deps.users.update(
       caller.projectId,
@@ -69,15 +72,15 @@ export class ActionCodeService {
       case 'VERIFY_AND_CHANGE_EMAIL': {
         const newEmail = record.newEmail!;
         const recovery = user.email
-          ? this.mailer.prepareRecovery(caller, user, user.email, newEmail, await this.deps.projects.config(caller.projectId))
+          ? this.mailer.prepareRecoveryWithMail(caller, user, user.email, newEmail, await this.deps.projects.config(caller.projectId))
           : undefined;
         const changed = await this.deps.users.update(
           caller.projectId,
           user.localId,
           (u) => ({ ...u, email: newEmail, emailVerified: true, validSince: Math.floor(now / 1000) }),
-          () => [...consume(), ...(recovery ? [recovery.mutation] : [])],
+          () => [...consume(), ...(recovery ? recovery.mutations : [])],
         );
-        recovery?.mailLater();
+        recovery?.committed();
         return changed;
       }
       case 'RECOVER_EMAIL':
