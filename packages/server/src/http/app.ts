@@ -1,8 +1,12 @@
 import cors from '@fastify/cors';
 import formBody from '@fastify/formbody';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { requestErrors } from './api-error.js';
+import { authError } from '../auth/errors.js';
+import { ApiError, requestErrors } from './api-error.js';
+import { isFromForeignPage, type OriginPolicy } from './browser-origin.js';
 import { handleError } from './error-handler.js';
 
 /** Paths only the admin credential may use: no CORS for them. */
@@ -16,7 +20,7 @@ export const defaultBodyLimit = 1024 * 1024;
  * no silently dropped fields), form bodies for the token endpoint, CORS for browser SDKs on
  * other origins, and the Google error shape for everything that goes wrong.
  */
-export async function createHttpApp(logger: Logger): Promise<FastifyInstance> {
+export async function createHttpApp(logger: Logger, origins?: OriginPolicy): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: defaultBodyLimit,
@@ -27,15 +31,27 @@ export async function createHttpApp(logger: Logger): Promise<FastifyInstance> {
     return503OnClosing: true,
     ajv: { customOptions: { allowUnionTypes: true, removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
     routerOptions: { ignoreTrailingSlash: true },
+    // Bad `%` escapes in the path: Google's error JSON, not Fastify's.
+    frameworkErrors: (error, request, reply) => handleError(error, request, reply),
+    // Requests Node's parser refuses (raw non-ASCII in the request line, oversized headers) never
+    // reach Fastify; they too get Google's error JSON.
+    clientErrorHandler: answerClientError,
   });
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) => handleError(requestErrors.notFound(`No route for ${request.method} ${request.url.split('?')[0]}.`), request, reply));
+  app.decorateRequest('fromForeignPage', false);
+  // Before CORS: a refused request gets no Access-Control-Allow-* headers, so the page cannot read it.
+  app.addHook('onRequest', async (request) => {
+    if (!origins) return;
+    request.fromForeignPage = isFromForeignPage(request, origins.ownOrigins());
+    if (request.fromForeignPage && origins.isAdminCredential(request.headers.authorization)) throw foreignAdminRefusal(request.url);
+  });
   await app.register(cors, {
     // Browser apps on other origins may call the client APIs; administration is never reachable
     // from another site's page (in --dev, `Bearer owner` would otherwise let any page be admin).
     delegator: (request, callback) => {
       const path = (request.url ?? '').split('?')[0] ?? '';
-      const adminOnly = adminPathPrefixes.some((prefix) => path.startsWith(prefix));
+      const adminOnly = adminPathPrefixes.some((prefix) => path.startsWith(prefix)) || (origins?.isAdminCredential(request.headers.authorization) ?? false);
       callback(null, adminOnly ? { origin: false } : { origin: true, credentials: true, maxAge: 3600, methods: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'OPTIONS'] });
     },
   });
@@ -45,4 +61,25 @@ export async function createHttpApp(logger: Logger): Promise<FastifyInstance> {
     request.log.info({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   });
   return app;
+}
+
+/** In the identity API's shape on its paths, Google's generic one (PERMISSION_DENIED) elsewhere. */
+export function foreignAdminRefusal(url: string): ApiError {
+  const message = 'The admin credential is not accepted from web pages on other origins.';
+  const identity = /^\/(identitytoolkit\.googleapis\.com|securetoken\.googleapis\.com|www\.googleapis\.com)\//.test(url);
+  return identity ? authError('INSUFFICIENT_PERMISSION', message) : new ApiError(403, message, 'PERMISSION_DENIED');
+}
+
+/** Node's HTTP parser refused the request: answer in Google's shape on the raw socket, then close it. */
+function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable) return;
+  const apiError =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? new ApiError(431, 'Request header fields too large.', 'INVALID_ARGUMENT')
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new ApiError(408, 'Request timed out.', 'INVALID_ARGUMENT')
+        : requestErrors.invalidArgument('The request is malformed.');
+  const body = JSON.stringify(apiError.toBody());
+  const reason = STATUS_CODES[apiError.httpStatus] ?? 'Bad Request';
+  socket.end(`HTTP/1.1 ${apiError.httpStatus} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }

@@ -50,8 +50,8 @@ function fromValidation(issue: ValidationIssue): ApiError {
 
 export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
   const apiError = toApiError(error);
-  if (apiError.httpStatus >= 500) {
-    request.log.error({ err: error }, 'request failed');
-  }
+  // 501 answers a feature Hearth lacks: the caller's business, not a fault worth a stack trace.
+  if (apiError.status === 'UNIMPLEMENTED') request.log.info({ status: apiError.httpStatus, message: apiError.wireMessage }, 'unimplemented');
+  else if (apiError.httpStatus >= 500) request.log.error({ err: error }, 'request failed');
   void reply.status(apiError.httpStatus).type('application/json; charset=utf-8').send(apiError.toBody());
 }

@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
 import type { Mutation, OobRequestType, UserRecord } from '../../storage/store.js';
 import { authError } from '../errors.js';
-import type { MailDelivery } from '../mail/mailer.js';
+import type { MailDelivery, OutgoingMail } from '../mail/mailer.js';
 import { pickLanguage, renderMail } from '../mail/templates.js';
 import { authenticate, requireRecentLogin, type AuthDeps } from './auth-context.js';
-import { isAuthorizedUrl } from './authorized-domains.js';
-import { modeFor, type OobCodes } from './oob-codes.js';
+import { ActionLinks, actionPagePath } from './action-links.js';
+import { modeFor, type IssuedCode, type OobCodes } from './oob-codes.js';
 import type { ProjectConfig } from './project-config.js';
 import type { Caller, SendOobCodeRequest } from './requests.js';
 import type { FailureThrottle } from './throttle.js';
@@ -40,6 +40,8 @@ export interface ActionMailOptions {
 /** sendOobCode / getOobConfirmationCode: issues an action code and mails its link. */
 export class ActionMailer {
   private readonly pending = new Set<Promise<void>>();
+  /** Where links may send the browser: checked when a mail is asked for and when its link is followed. */
+  readonly links: ActionLinks;
 
   constructor(
     private readonly deps: AuthDeps,
@@ -49,14 +51,16 @@ export class ActionMailer {
     private readonly sendThrottle: { recipient: FailureThrottle; client: FailureThrottle },
     private readonly options: ActionMailOptions,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.links = new ActionLinks(deps.projects, options.publicUrl);
+  }
 
   async send(caller: Caller, request: SendOobCodeRequest): Promise<SendResult> {
     if (!request.requestType) throw authError('MISSING_REQ_TYPE');
     if (!requestTypes.has(request.requestType as OobRequestType)) throw authError('INVALID_REQ_TYPE');
     if (request.returnOobLink && !caller.isAdmin) throw authError('ADMIN_ONLY_OPERATION');
     const config = await this.deps.projects.config(caller.projectId);
-    const continueUrl = checkContinueUrl(request, config, new URL(this.options.publicUrl()).hostname);
+    const continueUrl = await this.links.forMail(caller.projectId, request.continueUrl);
     const plan = await this.plan(caller, request as SendOobCodeRequest & { requestType: OobRequestType }, config);
 
     // Throttled per recipient whether or not an account exists, so the limit tells nothing either.
@@ -69,17 +73,10 @@ export class ActionMailer {
       this.sendThrottle.recipient.recordFailure(recipientKey);
       this.sendThrottle.client.recordFailure(clientKey);
     }
-    const work = () => this.issueAndDeliver(caller, plan, config, continueUrl, !request.returnOobLink);
-    // With enumeration protection on, the answer must not wait on work only a real account causes:
-    // it goes out first (setImmediate), and the work after it is alike for known and unknown addresses.
-    if (config.emailPrivacyConfig.enableImprovedEmailPrivacy && !request.returnOobLink) {
-      this.inBackground(async () => {
-        await new Promise((resolve) => setImmediate(resolve));
-        return work();
-      });
-      return { email: plan.email };
-    }
-    const issued = await work();
+    // Answered once the mail is stored, so an acknowledged mail survives a crash. With enumeration
+    // protection on, an unknown address gets the same work and write (a decoy, never sent), so
+    // neither the answer nor its timing tells whether an account exists.
+    const issued = await this.issueAndDeliver(caller, plan, config, continueUrl, !request.returnOobLink);
     return request.returnOobLink && issued ? { email: plan.email, oobLink: issued.link, oobCode: issued.code } : { email: plan.email };
   }
 
@@ -96,12 +93,24 @@ export class ActionMailer {
   prepareRecovery(caller: Caller, user: UserRecord, oldEmail: string, newEmail: string, config: ProjectConfig): { mutation: Mutation; mailLater: () => void } {
     const plan = recoveryPlan(user, oldEmail, newEmail);
     const issued = this.codes.issue(caller.projectId, plan.requestType, plan.email, plan.user, plan.newEmail);
-    return { mutation: issued.mutation, mailLater: () => this.inBackground(() => this.deliverCode(caller, plan, config, undefined, issued.code)) };
+    return { mutation: issued.mutation, mailLater: () => this.inBackground(() => this.mail.commitAndSend([this.mail.queue(this.compose(caller, plan, config, undefined, issued))])) };
   }
 
-  /** Waits for mails still being issued (shutdown loses nothing). */
+  /**
+   * Like prepareRecovery, with the mail in the mutations too: committed with the email change, the
+   * owner's way back exists (and is delivered) whenever the change does, even across a crash.
+   * `committed` hands the mail to delivery once that commit resolved.
+   */
+  prepareRecoveryWithMail(caller: Caller, user: UserRecord, oldEmail: string, newEmail: string, config: ProjectConfig): { mutations: Mutation[]; committed: () => void } {
+    const plan = recoveryPlan(user, oldEmail, newEmail);
+    const issued = this.codes.issue(caller.projectId, plan.requestType, plan.email, plan.user, plan.newEmail);
+    return { mutations: [issued.mutation, this.mail.queue(this.compose(caller, plan, config, undefined, issued))], committed: () => this.mail.wake() };
+  }
+
+  /** Waits for mails still being issued and the delivery attempt in progress (shutdown loses nothing). */
   async drain(): Promise<void> {
     while (this.pending.size) await Promise.allSettled([...this.pending]);
+    await this.mail.settle();
   }
 
   private async plan(caller: Caller, request: SendOobCodeRequest & { requestType: OobRequestType }, config: ProjectConfig): Promise<Planned> {
@@ -157,13 +166,19 @@ export class ActionMailer {
     // A silent request stores a code too (bound to no account and never sent, so unusable): the
     // same write as a real one, so the server's work does not tell either.
     const issued = this.codes.issue(caller.projectId, plan.requestType, plan.email, plan.silent ? undefined : plan.user, plan.newEmail);
-    await this.codes.save(issued);
-    if (plan.silent) return undefined;
-    if (!mailIt) return { code: issued.code, link: this.linkFor(plan.requestType, issued.code, caller, config, pickLanguage(caller.languageCode), continueUrl) };
-    return this.deliverCode(caller, plan, config, continueUrl, issued.code);
+    if (!mailIt) {
+      await this.codes.save(issued);
+      if (plan.silent) return undefined;
+      return { code: issued.code, link: this.linkFor(plan.requestType, issued.code, caller, config, pickLanguage(caller.languageCode), continueUrl) };
+    }
+    // The code and its mail in one commit: stored together or not at all.
+    const mail = this.compose(caller, plan, config, continueUrl, issued);
+    await this.mail.commitAndSend([issued.mutation, this.mail.queue(mail, { decoy: plan.silent })]);
+    return plan.silent ? undefined : { code: issued.code, link: mail.oobLink };
   }
 
-  private async deliverCode(caller: Caller, plan: Planned, config: ProjectConfig, continueUrl: string | undefined, code: string): Promise<{ code: string; link: string }> {
+  private compose(caller: Caller, plan: Planned, config: ProjectConfig, continueUrl: string | undefined, issued: IssuedCode): OutgoingMail {
+    const { code } = issued;
     const language = pickLanguage(caller.languageCode);
     const link = this.linkFor(plan.requestType, code, caller, config, language, continueUrl);
     const content = renderMail({
@@ -173,12 +188,11 @@ export class ActionMailer {
       email: plan.requestType === 'RECOVER_EMAIL' ? plan.newEmail! : plan.recipient,
       link,
     });
-    await this.mail.deliver({ ...content, from: config.mail.from, to: plan.recipient, projectId: caller.projectId, requestType: plan.requestType, oobCode: code, oobLink: link });
-    return { code, link };
+    return { ...content, from: config.mail.from, to: plan.recipient, projectId: caller.projectId, requestType: plan.requestType, oobCode: code, oobLink: link, expiresAt: issued.record.expiresAt };
   }
 
   private linkFor(requestType: OobRequestType, code: string, caller: Caller, config: ProjectConfig, language: string, continueUrl: string | undefined): string {
-    const url = new URL('/__/auth/action', this.options.publicUrl());
+    const url = new URL(actionPagePath, this.options.publicUrl());
     url.searchParams.set('mode', modeFor[requestType]);
     url.searchParams.set('oobCode', code);
     url.searchParams.set('apiKey', caller.apiKey ?? config.apiKeys[0] ?? '');
@@ -201,18 +215,3 @@ export class ActionMailer {
 function recoveryPlan(user: UserRecord, oldEmail: string, newEmail: string): Planned {
   return { requestType: 'RECOVER_EMAIL', recipient: oldEmail, email: oldEmail, newEmail, user, silent: false };
 }
-
-/** continueUrl must be an absolute http(s) URL on an authorized domain (see isAuthorizedUrl). */
-function checkContinueUrl(request: SendOobCodeRequest, config: ProjectConfig, servingHost: string): string | undefined {
-  if (request.continueUrl === undefined || request.continueUrl === '') return undefined;
-  let url: URL;
-  try {
-    url = new URL(request.continueUrl);
-  } catch {
-    throw authError('INVALID_CONTINUE_URI');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw authError('INVALID_CONTINUE_URI');
-  if (!isAuthorizedUrl(url.toString(), config.authorizedDomains, servingHost)) throw authError('UNAUTHORIZED_DOMAIN');
-  return url.toString();
-}
-

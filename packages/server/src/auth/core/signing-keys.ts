@@ -3,7 +3,7 @@ import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { exportJWK, importJWK, type JWK } from 'jose';
 import { randomBytes, webcrypto } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 x509.cryptoProvider.set(webcrypto as unknown as ReturnType<typeof x509.cryptoProvider.get>);
@@ -114,10 +114,35 @@ export class SigningKeyRing {
 
   private save(): void {
     mkdirSync(dirname(this.file), { recursive: true });
-    const temporary = `${this.file}.tmp`;
-    writeFileSync(temporary, JSON.stringify(this.keys), { mode: 0o600 });
-    chmodSync(temporary, 0o600);
-    renameSync(temporary, this.file);
+    writePrivateFileAtomically(this.file, JSON.stringify(this.keys));
+  }
+}
+
+/**
+ * Writes a secret file (mode 0600) so that after a crash or a full disk it holds either its old
+ * contents or the new ones, never a prefix: a temporary file is written and fsynced, renamed over
+ * the target, and the folder fsynced so the rename itself is durable. An empty admin key left by a
+ * torn first start once made every caller an administrator.
+ */
+export function writePrivateFileAtomically(file: string, contents: string): void {
+  const temporary = `${file}.${process.pid}.tmp`;
+  const handle = openSync(temporary, 'w', 0o600);
+  try {
+    fchmodSync(handle, 0o600); // a stale temporary file from a crash keeps its old mode otherwise
+    writeFileSync(handle, contents);
+    fsyncSync(handle);
+  } catch (error) {
+    closeSync(handle);
+    unlinkSync(temporary);
+    throw error;
+  }
+  closeSync(handle);
+  renameSync(temporary, file);
+  const folder = openSync(dirname(file), 'r');
+  try {
+    fsyncSync(folder);
+  } finally {
+    closeSync(folder);
   }
 }
 
