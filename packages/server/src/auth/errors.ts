@@ -63,6 +63,12 @@ const catalogue = {
   INVALID_ID_TOKEN: 400, // auth/invalid-user-token
   TOKEN_EXPIRED: 400, // auth/user-token-expired
   INVALID_REFRESH_TOKEN: 400, // auth/invalid-user-token... via fallback auth/invalid-refresh-token
+  MISSING_CUSTOM_TOKEN: 400, // auth/internal-error (the SDK always sends one)
+  INVALID_CUSTOM_TOKEN: 400, // auth/invalid-custom-token
+  CREDENTIAL_MISMATCH: 400, // auth/custom-token-mismatch
+  INVALID_SESSION_COOKIE_DURATION: 400, // firebase-admin auth/invalid-session-cookie-duration
+  // password policy
+  PASSWORD_DOES_NOT_MEET_REQUIREMENTS: 400, // auth/password-does-not-meet-requirements
   // project and permissions
   OPERATION_NOT_ALLOWED: 400, // auth/operation-not-allowed
   PASSWORD_LOGIN_DISABLED: 400, // auth/operation-not-allowed
@@ -81,6 +87,7 @@ export type AuthErrorCode = keyof typeof catalogue;
 const details: Partial<Record<AuthErrorCode, string>> = {
   WEAK_PASSWORD: 'Password should be at least 6 characters',
   INVALID_API_KEY: 'API key not valid. Please pass a valid API key.',
+  CREDENTIAL_MISMATCH: 'The custom token corresponds to a different audience.',
   TOO_MANY_ATTEMPTS_TRY_LATER:
     'Access to this account has been temporarily disabled due to many failed login attempts. You can immediately restore it by resetting your password or you can try again later.',
 };

@@ -1,11 +1,15 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { requestErrors } from '../../http/api-error.js';
+import type { AccountQuery, QueryAccountsRequest } from '../core/account-query.js';
 import type { AdminAccountService } from '../core/admin-accounts.js';
+import { checkPasswordPolicy, type PasswordPolicyConfig } from '../core/password-policy.js';
+import type { CreateSessionCookieRequest, SessionCookies } from '../core/session-cookies.js';
 import { toAccountInfo } from '../core/account-view.js';
 import type { AccountService } from '../core/accounts.js';
 import type { ProjectConfig, ProjectDirectory } from '../core/project-config.js';
 import type { BatchDeleteRequest, DeleteRequest, LookupRequest, SignUpRequest, UpdateRequest } from '../core/requests.js';
 import type { SessionService } from '../core/sessions.js';
+import type { BatchCreateRequest, UserImportService } from '../core/user-import.js';
 import type { CallerResolver } from './caller.js';
 import { lookupResponse, signUpResponse, updateResponse } from './responses.js';
 import * as schemas from './schemas.js';
@@ -20,7 +24,33 @@ export interface AdminServices {
   admin: AdminAccountService;
   projects: ProjectDirectory;
   callers: CallerResolver;
+  imports: UserImportService;
+  sessionCookies: SessionCookies;
+  accountQuery: AccountQuery;
 }
+
+const sessionCookieBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { idToken: { type: 'string' }, validDuration: { type: ['string', 'integer'] }, tenantId: { type: 'string' } },
+};
+const queryBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    returnUserInfo: { type: 'boolean' },
+    limit: { type: ['string', 'integer'] },
+    offset: { type: ['string', 'integer'] },
+    sortBy: { enum: ['SORT_BY_FIELD_UNSPECIFIED', 'USER_ID', 'NAME', 'CREATED_AT', 'LAST_LOGIN_AT', 'USER_EMAIL'] },
+    order: { enum: ['ORDER_UNSPECIFIED', 'ASC', 'DESC'] },
+    expression: {
+      type: 'array',
+      maxItems: 10,
+      items: { type: 'object', additionalProperties: false, properties: { email: { type: 'string' }, userId: { type: 'string' }, phoneNumber: { type: 'string' } } },
+    },
+    tenantId: { type: 'string' },
+  },
+};
 
 const v1 = '/identitytoolkit.googleapis.com/v1/projects/:projectId';
 const v2 = '/identitytoolkit.googleapis.com/v2/projects/:projectId';
@@ -28,7 +58,7 @@ const params = schemas.projectPathParams;
 
 /** The calls firebase-admin makes (with the admin credential), under /projects/{projectId}. */
 export function registerAdminRoutes(app: FastifyInstance, services: AdminServices): void {
-  const { sessions, accounts, admin, projects, callers } = services;
+  const { sessions, accounts, admin, projects, callers, imports, sessionCookies, accountQuery } = services;
   const caller = (request: FastifyRequest) => callers.fromPath(request, (request.params as ProjectParams).projectId);
 
   app.post(`${v1}/accounts`, { schema: { params, body: schemas.signUpBody } }, async (request) => {
@@ -49,11 +79,27 @@ export function registerAdminRoutes(app: FastifyInstance, services: AdminService
     const { errors } = await admin.batchDelete(caller(request), schemas.requestBody<BatchDeleteRequest>(request));
     return errors.length ? { errors } : {};
   });
+  app.post(`${v1}/accounts::batchCreate`, { schema: { params, body: batchCreateBody } }, async (request) => {
+    const { errors } = await imports.batchCreate(caller(request), schemas.requestBody<BatchCreateRequest>(request));
+    return errors.length ? { error: errors } : {};
+  });
   app.get(`${v1}/accounts::batchGet`, { schema: { params, querystring: schemas.listQuery } }, async (request) => {
     const query = request.query as { maxResults?: string; nextPageToken?: string };
     const page = await admin.list(caller(request), query.maxResults === undefined ? undefined : Number(query.maxResults), query.nextPageToken);
     return { kind: 'identitytoolkit#DownloadAccountResponse', users: page.users.map(toAccountInfo), ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}) };
   });
+
+  app.post(`${v1}/accounts::query`, { schema: { params, body: queryBody } }, async (request) => {
+    const result = await accountQuery.query(caller(request), request.body as QueryAccountsRequest);
+    // proto3 JSON: an empty list is left out, as Google answers.
+    return { recordsCount: String(result.recordsCount), ...(result.users?.length ? { userInfo: result.users.map(toAccountInfo) } : {}) };
+  });
+  // `/projects/{p}:createSessionCookie`: the project id ends at the colon.
+  app.post(
+    '/identitytoolkit.googleapis.com/v1/projects/:projectId(^[a-z0-9][a-z0-9-]{0,62})::createSessionCookie',
+    { schema: { body: sessionCookieBody } },
+    async (request) => ({ sessionCookie: await sessionCookies.create(caller(request), request.body as CreateSessionCookieRequest) }),
+  );
 
   app.get(`${v2}/config`, { schema: { params } }, async (request) => {
     const { projectId } = caller(request);
@@ -73,12 +119,72 @@ export function registerAdminRoutes(app: FastifyInstance, services: AdminService
   });
 }
 
+const text = { type: ['string', 'null'] };
+const flag = { type: ['boolean', 'null'] };
+const wholeNumber = { type: ['integer', 'string', 'null'] };
+/** What firebase-admin's importUsers and the Firebase CLI's auth:import send (proto3 JSON: int64 as text too). */
+const batchCreateBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    users: {
+      type: 'array',
+      maxItems: 1000,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          localId: text,
+          email: text,
+          emailVerified: flag,
+          displayName: text,
+          photoUrl: text,
+          phoneNumber: text,
+          disabled: flag,
+          passwordHash: text,
+          salt: text,
+          createdAt: wholeNumber,
+          lastLoginAt: wholeNumber,
+          customAttributes: text,
+          tenantId: text,
+          mfaInfo: { type: ['array', 'null'] },
+          providerUserInfo: {
+            type: ['array', 'null'],
+            maxItems: 100,
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              properties: { providerId: text, rawId: text, email: text, displayName: text, photoUrl: text, phoneNumber: text, federatedId: text, screenName: text },
+            },
+          },
+        },
+      },
+    },
+    hashAlgorithm: text,
+    signerKey: text,
+    saltSeparator: text,
+    rounds: wholeNumber,
+    memoryCost: wholeNumber,
+    cpuMemCost: wholeNumber,
+    parallelization: wholeNumber,
+    blockSize: wholeNumber,
+    dkLen: wholeNumber,
+    passwordHashOrder: text,
+    sanityCheck: flag,
+    allowOverwrite: flag,
+    targetProjectId: {},
+    delegatedProjectNumber: {},
+    tenantId: text,
+  },
+};
+
 type ConfigPatch = Partial<{
   signIn: Partial<{ email: Partial<ProjectConfig['signIn']['email']>; anonymous: Partial<ProjectConfig['signIn']['anonymous']> }>;
   authorizedDomains: string[];
   emailPrivacyConfig: Partial<ProjectConfig['emailPrivacyConfig']>;
   apiKeys: string[];
   mail: Partial<ProjectConfig['mail']>;
+  passwordPolicyConfig: Partial<PasswordPolicyConfig>;
 }>;
 
 const boolean = { type: 'boolean' };
@@ -103,6 +209,37 @@ const configPatchBody = {
       additionalProperties: false,
       properties: { projectName: { type: 'string', minLength: 1, maxLength: 100 }, from: { type: 'string', minLength: 3, maxLength: 320, pattern: '^[^\\r\\n]+$' } },
     },
+    passwordPolicyConfig: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        passwordPolicyEnforcementState: { enum: ['OFF', 'ENFORCE', 'PASSWORD_POLICY_ENFORCEMENT_STATE_UNSPECIFIED'] },
+        forceUpgradeOnSignin: boolean,
+        passwordPolicyVersions: {
+          type: 'array',
+          maxItems: 1,
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              customStrengthOptions: {
+                type: 'object',
+                additionalProperties: false,
+                properties: {
+                  minPasswordLength: { type: 'integer' },
+                  maxPasswordLength: { type: 'integer' },
+                  containsLowercaseCharacter: boolean,
+                  containsUppercaseCharacter: boolean,
+                  containsNumericCharacter: boolean,
+                  containsNonAlphanumericCharacter: boolean,
+                },
+              },
+              schemaVersion: {},
+            },
+          },
+        },
+      },
+    },
   },
 };
 
@@ -120,6 +257,9 @@ function applyConfigPatch(current: ProjectConfig, patch: ConfigPatch, updateMask
     'apiKeys',
     'mail.projectName',
     'mail.from',
+    'passwordPolicyConfig.passwordPolicyEnforcementState',
+    'passwordPolicyConfig.forceUpgradeOnSignin',
+    'passwordPolicyConfig.passwordPolicyVersions',
   ];
   for (const path of paths ?? []) {
     if (!known.some((k) => k === path || k.startsWith(`${path}.`))) throw requestErrors.invalidArgument(`Unknown field in updateMask: ${path}`);
@@ -134,6 +274,16 @@ function applyConfigPatch(current: ProjectConfig, patch: ConfigPatch, updateMask
   if (wanted('apiKeys') && patch.apiKeys) next.apiKeys = patch.apiKeys;
   if (wanted('mail.projectName') && patch.mail?.projectName !== undefined) next.mail.projectName = patch.mail.projectName;
   if (wanted('mail.from') && patch.mail?.from !== undefined) next.mail.from = patch.mail.from;
+  const policy = patch.passwordPolicyConfig;
+  if (wanted('passwordPolicyConfig.passwordPolicyEnforcementState') && policy?.passwordPolicyEnforcementState !== undefined) {
+    next.passwordPolicyConfig.passwordPolicyEnforcementState = policy.passwordPolicyEnforcementState === 'ENFORCE' ? 'ENFORCE' : 'OFF';
+  }
+  if (wanted('passwordPolicyConfig.forceUpgradeOnSignin') && policy?.forceUpgradeOnSignin !== undefined) next.passwordPolicyConfig.forceUpgradeOnSignin = policy.forceUpgradeOnSignin;
+  if (wanted('passwordPolicyConfig.passwordPolicyVersions') && policy?.passwordPolicyVersions !== undefined) {
+    next.passwordPolicyConfig.passwordPolicyVersions = policy.passwordPolicyVersions.map((v) => ({ customStrengthOptions: { ...v.customStrengthOptions } }));
+  }
+  const refusal = checkPasswordPolicy(next.passwordPolicyConfig);
+  if (refusal) throw requestErrors.invalidArgument(refusal);
   return next;
 }
 

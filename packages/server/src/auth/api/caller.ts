@@ -5,6 +5,18 @@ import type { ProjectDirectory } from '../core/project-config.js';
 import type { Caller } from '../core/requests.js';
 import { authError } from '../errors.js';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * The project whose administrator a service-account access token in `Authorization` is
+     * (resolved from the store before the route runs); '' for any other caller.
+     */
+    serviceAccountProject: string;
+    /** A service-account access token that is expired or whose key was revoked. */
+    staleServiceAccountToken: boolean;
+  }
+}
+
 export interface AdminCredential {
   /** The secret admin key; `Authorization: Bearer <key>`. */
   adminKey: string;
@@ -12,51 +24,90 @@ export interface AdminCredential {
   acceptOwner: boolean;
 }
 
-/** Works out who is calling: the project (from the API key or the path) and admin or not. */
+/**
+ * Works out who is calling: the project (from the API key or the path) and admin or not. The admin
+ * key (and `Bearer owner` in --dev) is the administrator of every project; a service-account
+ * access token only of the project its key belongs to.
+ */
 export class CallerResolver {
   constructor(
     private readonly projects: ProjectDirectory,
     private readonly admin: AdminCredential,
+    /** The project a service-account access token administers, if it is live (read from the store). */
+    private readonly serviceAccountProjectOf?: (accessToken: string) => Promise<string | undefined>,
   ) {}
 
-  isAdmin(request: FastifyRequest): boolean {
-    return this.isAdminAuthorization(request.headers.authorization);
+  /**
+   * For callers that check the header themselves and know the project (Firestore's transports):
+   * the admin key, or a live service-account access token of `projectId`.
+   */
+  async isAdminOf(authorization: string | undefined, projectId: string): Promise<boolean> {
+    if (this.isAdminAuthorization(authorization)) return true;
+    const token = bearerToken(authorization);
+    if (token === undefined || this.serviceAccountProjectOf === undefined) return false;
+    return (await this.serviceAccountProjectOf(token)) === projectId;
+  }
+
+  /** Administrator of `projectId` (of every project when the credential is the admin key). */
+  isAdmin(request: FastifyRequest, projectId?: string): boolean {
+    // The HTTP layer already refuses these; a page on another site is never the administrator.
+    if (request.fromForeignPage) return false;
+    if (this.isAdminAuthorization(request.headers.authorization)) return true;
+    return projectId !== undefined && request.serviceAccountProject !== '' && request.serviceAccountProject === projectId;
+  }
+
+  /** The admin key (or `Bearer owner` in --dev) itself: only it manages service-account keys. */
+  isOwner(request: FastifyRequest): boolean {
+    return !request.fromForeignPage && this.isAdminAuthorization(request.headers.authorization);
   }
 
   isAdminAuthorization(header: string | undefined): boolean {
-    if (!header?.startsWith('Bearer ')) return false;
-    const presented = header.slice('Bearer '.length).trim();
+    const presented = bearerToken(header);
+    if (presented === undefined) return false;
     if (this.admin.acceptOwner && presented === 'owner') return true;
-    return safeEqual(presented, this.admin.adminKey);
+    return this.admin.adminKey.length > 0 && safeEqual(presented, this.admin.adminKey);
   }
 
   /** For client calls, which carry no project in the path: the `?key=` decides. */
   fromApiKey(request: FastifyRequest): Caller {
-    const isAdmin = this.isAdmin(request);
     const key = apiKeyOf(request);
     if (key === undefined) {
-      if (isAdmin) return { projectId: this.projects.defaultProjectId, isAdmin, clientIp: request.ip, ...locale(request) };
+      if (this.isOwner(request)) return { projectId: this.projects.defaultProjectId, isAdmin: true, clientIp: request.ip, ...locale(request) };
+      const serviceAccountProject = request.fromForeignPage ? '' : request.serviceAccountProject;
+      if (serviceAccountProject !== '') return { projectId: serviceAccountProject, isAdmin: true, clientIp: request.ip, ...locale(request) };
       throw new ApiError(403, 'The request is missing a valid API key.', 'PERMISSION_DENIED');
     }
     const projectId = this.projects.projectForApiKey(key);
     if (projectId === undefined) throw authError('INVALID_API_KEY');
-    return { projectId, isAdmin, clientIp: request.ip, apiKey: key, ...locale(request) };
+    return { projectId, isAdmin: this.isAdmin(request, projectId), clientIp: request.ip, apiKey: key, ...locale(request) };
   }
 
   /** For `/projects/{projectId}/...` calls: administrators only. */
   fromPath(request: FastifyRequest, projectId: string): Caller {
-    const isAdmin = this.isAdmin(request);
+    const isAdmin = this.isAdmin(request, projectId);
+    // A live credential of another project: Google's answer for a service account without rights here.
+    if (!isAdmin && request.serviceAccountProject) throw authError('INSUFFICIENT_PERMISSION', 'The caller does not have permission on this project.');
+    if (!isAdmin && request.staleServiceAccountToken) throw staleCredential();
     if (!isAdmin) throw authError('ADMIN_ONLY_OPERATION');
     return { projectId, isAdmin, clientIp: request.ip, ...locale(request) };
   }
 
   /** A key is checked but names no project (the token endpoint: the refresh token does). */
   checkApiKey(request: FastifyRequest, projectId: string): void {
-    if (this.isAdmin(request)) return;
+    if (this.isAdmin(request, projectId)) return;
     const key = apiKeyOf(request);
     if (key === undefined) throw new ApiError(403, 'The request is missing a valid API key.', 'PERMISSION_DENIED');
     if (!this.projects.isApiKeyAccepted(projectId, key)) throw authError('INVALID_API_KEY');
   }
+}
+
+/** Google's answer for an access token it no longer honours (expired, or its key deleted). */
+function staleCredential(): ApiError {
+  return new ApiError(
+    401,
+    'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
+    'UNAUTHENTICATED',
+  );
 }
 
 function locale(request: FastifyRequest): { languageCode?: string } {
@@ -70,6 +121,16 @@ function apiKeyOf(request: FastifyRequest): string | undefined {
   if (typeof key === 'string' && key !== '') return key;
   const header = request.headers['x-goog-api-key'];
   return typeof header === 'string' && header !== '' ? header : undefined;
+}
+
+/**
+ * The token of `Bearer <token>`: one or more visible ASCII characters, nothing else. No Unicode
+ * trimming: `trim()` turned a non-breaking space (which Node's header parser keeps) into an
+ * empty credential that matched an empty admin key.
+ */
+export function bearerToken(header: string | undefined): string | undefined {
+  const match = header === undefined ? null : /^Bearer +([\x21-\x7e]+)$/i.exec(header);
+  return match?.[1];
 }
 
 function safeEqual(a: string, b: string): boolean {

@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ActionCodeService } from '../core/action-codes.js';
 import type { AccountService } from '../core/accounts.js';
+import type { CustomTokenSignIn, SignInWithCustomTokenRequest } from '../core/custom-tokens.js';
+import { enforcePasswordPolicy, passwordPolicyResponse } from '../core/password-policy.js';
 import type { ProjectDirectory } from '../core/project-config.js';
 import type {
   Caller,
@@ -12,6 +14,7 @@ import type {
   UpdateRequest,
 } from '../core/requests.js';
 import type { SessionService } from '../core/sessions.js';
+import type { SigningKeyRing } from '../core/signing-keys.js';
 import type { CallerResolver } from './caller.js';
 import { createAuthUriResponse, lookupResponse, signInResponse, signUpResponse, updateResponse } from './responses.js';
 import * as schemas from './schemas.js';
@@ -22,7 +25,26 @@ export interface IdentityServices {
   actions: ActionCodeService;
   projects: ProjectDirectory;
   callers: CallerResolver;
+  customTokens: CustomTokenSignIn;
+  /** The session-cookie key ring, published where firebase-admin's verifySessionCookie reads it. */
+  sessionCookieKeys: SigningKeyRing;
 }
+
+const nullableString = { type: ['string', 'null'] };
+const signInWithCustomTokenBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    token: nullableString,
+    returnSecureToken: { type: ['boolean', 'null'] },
+    tenantId: nullableString,
+    instanceId: {},
+    delegatedProjectNumber: {},
+    clientType: {},
+    recaptchaVersion: {},
+    tenantProjectNumber: {},
+  },
+};
 
 interface Endpoint {
   /** `accounts:<v1>` under /identitytoolkit.googleapis.com/v1/ */
@@ -38,7 +60,7 @@ const v3Prefix = '/www.googleapis.com/identitytoolkit/v3/relyingparty';
 
 /** The client-facing account calls, on their v1 paths and their legacy v3 names. */
 export function registerIdentityRoutes(app: FastifyInstance, services: IdentityServices): void {
-  const { sessions, accounts, actions, projects, callers } = services;
+  const { sessions, accounts, actions, projects, callers, customTokens, sessionCookieKeys } = services;
   const endpoints: Endpoint[] = [
     { v1: 'signUp', v3: 'signupNewUser', schema: schemas.signUpBody, handle: async (c, b: SignUpRequest) => signUpResponse(await sessions.signUp(c, b)) },
     {
@@ -52,8 +74,21 @@ export function registerIdentityRoutes(app: FastifyInstance, services: IdentityS
       v1: 'update',
       v3: 'setAccountInfo',
       schema: schemas.updateBody,
-      handle: async (c, b: UpdateRequest) =>
-        b.oobCode !== undefined ? updateResponse({ user: await actions.apply(c, b.oobCode) }) : updateResponse(await accounts.update(c, b)),
+      handle: async (c, b: UpdateRequest) => {
+        if (b.oobCode !== undefined) return updateResponse({ user: await actions.apply(c, b.oobCode) });
+        // A new password meets the project's policy (administrators set any, as on Google's servers).
+        if (b.password !== undefined && !c.isAdmin) enforcePasswordPolicy((await projects.config(c.projectId)).passwordPolicyConfig, b.password);
+        return updateResponse(await accounts.update(c, b));
+      },
+    },
+    {
+      v1: 'signInWithCustomToken',
+      v3: 'verifyCustomToken',
+      schema: signInWithCustomTokenBody,
+      handle: async (c, b: SignInWithCustomTokenRequest) => {
+        const { tokens, isNewUser } = await customTokens.signIn(c, b);
+        return { kind: 'identitytoolkit#VerifyCustomTokenResponse', isNewUser, ...tokens };
+      },
     },
     {
       v1: 'delete',
@@ -90,6 +125,30 @@ export function registerIdentityRoutes(app: FastifyInstance, services: IdentityS
   app.get(`${v3Prefix}/getProjectConfig`, async (request) => {
     const config = await projects.config(callers.fromApiKey(request).projectId);
     return { ...(await projectConfig(request)), allowPasswordUser: config.signIn.email.enabled, enableAnonymousUser: config.signIn.anonymous.enabled };
+  });
+
+  app.get(`${v3Prefix}/publicKeys`, async (_request, reply) => {
+    reply.header('cache-control', 'public, max-age=3600, must-revalidate, no-transform');
+    return sessionCookieKeys.x509Certificates();
+  });
+
+  // The policy the SDK's validatePassword() checks against, and that sign-up and password changes meet when enforced.
+  app.get('/identitytoolkit.googleapis.com/v2/passwordPolicy', async (request) => {
+    const config = await projects.config(callers.fromApiKey(request).projectId);
+    return passwordPolicyResponse(config.passwordPolicyConfig);
+  });
+  // reCAPTCHA Enterprise is off for every provider: the SDK then never loads Google's script.
+  app.get('/identitytoolkit.googleapis.com/v2/recaptchaConfig', async (request) => {
+    const { projectId } = callers.fromApiKey(request);
+    return {
+      recaptchaKey: `projects/${projectId}/keys/hearth-no-recaptcha`,
+      recaptchaEnforcementState: [
+        { provider: 'EMAIL_PASSWORD_PROVIDER', enforcementState: 'OFF' },
+        { provider: 'PHONE_PROVIDER', enforcementState: 'OFF' },
+      ],
+      useSmsBotScore: false,
+      useSmsTollFraudProtection: false,
+    };
   });
 
   // Phone sign-in is not served yet; these answers say so without pointing at an outside service.

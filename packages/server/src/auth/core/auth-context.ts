@@ -2,7 +2,7 @@ import type { UserRecord } from '../../storage/store.js';
 import { authError } from '../errors.js';
 import type { ProjectDirectory } from './project-config.js';
 import type { Caller } from './requests.js';
-import type { FailureThrottle } from './throttle.js';
+import type { FailureThrottle, SignInThrottle } from './throttle.js';
 import type { IdTokenClaims, TokenService } from './tokens.js';
 import type { UserRepository } from './user-repository.js';
 
@@ -21,6 +21,8 @@ export interface AuthDeps {
   projects: ProjectDirectory;
   accountThrottle: FailureThrottle;
   addressThrottle: FailureThrottle;
+  /** Failed sign-ins kept in the store; without it, one in memory from the two limits above. */
+  signInThrottle?: SignInThrottle;
   options: AuthOptions;
   onEmailChanged: EmailChangedHook;
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { requestErrors } from '../../http/api-error.js';
 import type { Store } from '../../storage/store.js';
 import type { IdpConfig } from '../federation/idp-configs.js';
+import { defaultPasswordPolicy, type PasswordPolicyConfig } from './password-policy.js';
 
 /**
  * A project's identity settings, in the shape of Identity Platform's `projects.config`
@@ -20,6 +21,8 @@ export interface ProjectConfig {
   mail: { projectName: string; from: string };
   /** Identity providers by provider id (google.com, oidc.*, saml.*). */
   idps: Record<string, IdpConfig>;
+  /** Password strength rules, served to the SDK at /v2/passwordPolicy and enforced when ENFORCE. */
+  passwordPolicyConfig: PasswordPolicyConfig;
 }
 
 export function defaultProjectConfig(projectId: string): ProjectConfig {
@@ -33,6 +36,7 @@ export function defaultProjectConfig(projectId: string): ProjectConfig {
     apiKeys: [`hearth-${randomBytes(16).toString('base64url')}`],
     mail: { projectName: projectId, from: `"${projectId}" <noreply@${projectId}.hearth.localhost>` },
     idps: {},
+    passwordPolicyConfig: defaultPasswordPolicy(),
   };
 }
 
@@ -48,6 +52,7 @@ function withDefaults(stored: Partial<ProjectConfig>, defaults: ProjectConfig): 
     apiKeys: stored.apiKeys ?? defaults.apiKeys,
     mail: { ...defaults.mail, ...stored.mail },
     idps: stored.idps ?? {},
+    passwordPolicyConfig: stored.passwordPolicyConfig ?? defaults.passwordPolicyConfig,
   };
 }
 

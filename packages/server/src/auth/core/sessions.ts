@@ -1,8 +1,10 @@
 import type { UserRecord } from '../../storage/store.js';
 import { authError } from '../errors.js';
 import { authenticate, guardEmailReplacement, requireAdmin, type AuthDeps } from './auth-context.js';
-import { hashPassword, verifyAgainstDecoy, verifyPassword } from './passwords.js';
+import { enforcePasswordPolicy, unmetRequirements } from './password-policy.js';
+import { hashPassword, needsRehash, verifyAgainstDecoy, verifyPassword } from './passwords.js';
 import type { Caller, RefreshRequest, SignInWithPasswordRequest, SignUpRequest } from './requests.js';
+import { signInLimits, SignInThrottle } from './throttle.js';
 import { hashRefreshToken, idTokenLifetimeSeconds, type SignInProvider } from './tokens.js';
 import { newLocalId } from './user-repository.js';
 import { checkDisplayName, checkLocalId, checkPhotoUrl, requireEmail, requireNewPassword } from './validation.js';
@@ -33,7 +35,11 @@ export interface RefreshResult {
 
 /** Creating sessions: sign-up (email, anonymous, linking), password sign-in, token refresh. */
 export class SessionService {
-  constructor(private readonly deps: AuthDeps) {}
+  private readonly signIns: SignInThrottle;
+
+  constructor(private readonly deps: AuthDeps) {
+    this.signIns = deps.signInThrottle ?? SignInThrottle.inMemory(signInLimits(deps.accountThrottle.limits.maxFailures, deps.accountThrottle.limits.windowMs));
+  }
 
   async signUp(caller: Caller, request: SignUpRequest): Promise<SignUpResult> {
     const adminFields = request.localId !== undefined || request.emailVerified !== undefined || request.disabled !== undefined || request.phoneNumber !== undefined;
@@ -48,6 +54,7 @@ export class SessionService {
     }
     const email = request.email !== undefined || !caller.isAdmin && withEmail ? requireEmail(request.email) : undefined;
     const password = request.password !== undefined || !caller.isAdmin && withEmail ? requireNewPassword(request.password) : undefined;
+    if (password !== undefined && !caller.isAdmin) enforcePasswordPolicy(config.passwordPolicyConfig, password);
     const now = Date.now();
     const user: UserRecord = {
       localId: request.localId !== undefined ? checkLocalId(request.localId) : newLocalId(),
@@ -84,6 +91,7 @@ export class SessionService {
     if (!config.signIn.email.enabled && !caller.isAdmin) throw authError('OPERATION_NOT_ALLOWED');
     const email = requireEmail(request.email);
     const password = requireNewPassword(request.password);
+    if (!caller.isAdmin) enforcePasswordPolicy(config.passwordPolicyConfig, password);
     if (current.passwordHash) throw authError('EMAIL_EXISTS', 'The user already has a password credential');
     const replacesEmail = guardEmailReplacement(this.deps, claims, current, email);
     const passwordHash = await hashPassword(password);
@@ -109,14 +117,8 @@ export class SessionService {
     if (request.password === undefined || request.password === '') throw authError('MISSING_PASSWORD');
     const config = await this.deps.projects.config(caller.projectId);
     if (!config.signIn.email.enabled) throw authError('PASSWORD_LOGIN_DISABLED');
-    const accountKey = `${caller.projectId}\u0000${email}`;
-    const addressKey = `${caller.projectId}\u0000${caller.clientIp}`;
-    if (this.deps.accountThrottle.isBlocked(accountKey) || this.deps.addressThrottle.isBlocked(addressKey)) {
-      throw authError('TOO_MANY_ATTEMPTS_TRY_LATER');
-    }
     // Counted before the slow check, so concurrent guesses cannot all slip under the limit.
-    this.deps.accountThrottle.recordFailure(accountKey);
-    this.deps.addressThrottle.recordFailure(addressKey);
+    if (!this.signIns.admit(caller.projectId, email, caller.clientIp)) throw authError('TOO_MANY_ATTEMPTS_TRY_LATER');
     const privacy = config.emailPrivacyConfig.enableImprovedEmailPrivacy;
     const found = await this.deps.users.getByEmail(caller.projectId, email);
     const passwordOk = found?.passwordHash
@@ -127,18 +129,29 @@ export class SessionService {
       throw authError(found ? 'INVALID_PASSWORD' : 'EMAIL_NOT_FOUND');
     }
     if (found.disabled) throw authError('USER_DISABLED');
-    this.deps.accountThrottle.clear(accountKey);
-    this.deps.addressThrottle.forgetOne(addressKey);
-    return this.startSession(caller.projectId, found, 'password');
+    this.signIns.succeeded(caller.projectId, email, caller.clientIp);
+    const policy = config.passwordPolicyConfig;
+    if (policy.passwordPolicyEnforcementState === 'ENFORCE' && policy.forceUpgradeOnSignin && unmetRequirements(policy, request.password).length) {
+      enforcePasswordPolicy(policy, request.password);
+    }
+    // An imported (or older) hash that matched is replaced by Hearth's scrypt in the sign-in's own commit.
+    const rehash = needsRehash(found.passwordHash!) ? { from: found.passwordHash!, to: await hashPassword(request.password) } : undefined;
+    return this.startSession(caller.projectId, found, 'password', rehash);
   }
 
-  /** Records a sign-in and issues a fresh ID token and refresh token for it. */
-  private async startSession(projectId: string, account: UserRecord, provider: SignInProvider): Promise<SignInResult> {
+  /** Records a sign-in and issues a fresh ID token and refresh token for it (with a custom token's claims, if any). */
+  async startSession(projectId: string, account: UserRecord, provider: SignInProvider, rehash?: { from: string; to: string }, developerClaims?: string): Promise<SignInResult> {
     const now = Date.now();
     const authTime = Math.floor(now / 1000);
-    const refresh = this.deps.tokens.newRefreshToken(projectId, account, authTime, provider);
-    const user = await this.deps.users.update(projectId, account.localId, (u) => ({ ...u, lastLoginAt: now }), () => [refresh.mutation]);
-    return { user, tokens: await this.tokensFor(projectId, user, authTime, provider, refresh.token) };
+    const refresh = this.deps.tokens.newRefreshToken(projectId, account, authTime, provider, developerClaims);
+    const user = await this.deps.users.update(
+      projectId,
+      account.localId,
+      // Only the hash that was checked is replaced: a password changed meanwhile stays.
+      (u) => ({ ...u, lastLoginAt: now, ...(rehash && u.passwordHash === rehash.from ? { passwordHash: rehash.to } : {}) }),
+      () => [refresh.mutation],
+    );
+    return { user, tokens: await this.tokensFor(projectId, user, authTime, provider, refresh.token, developerClaims) };
   }
 
   async refresh(request: RefreshRequest): Promise<RefreshResult> {
@@ -159,12 +172,12 @@ export class SessionService {
       throw authError('TOKEN_EXPIRED');
     }
     if (user.disabled) throw authError('USER_DISABLED');
-    const idToken = await this.deps.tokens.signIdToken(record.projectId, user, record.authTime, record.signInProvider);
+    const idToken = await this.deps.tokens.signIdToken(record.projectId, user, record.authTime, record.signInProvider, record.developerClaims);
     return { projectId: record.projectId, user, idToken, refreshToken: request.refresh_token, expiresIn: String(idTokenLifetimeSeconds) };
   }
 
-  async tokensFor(projectId: string, user: UserRecord, authTime: number, provider: SignInProvider, refreshToken: string): Promise<SessionTokens> {
-    const idToken = await this.deps.tokens.signIdToken(projectId, user, authTime, provider);
+  async tokensFor(projectId: string, user: UserRecord, authTime: number, provider: SignInProvider, refreshToken: string, developerClaims?: string): Promise<SessionTokens> {
+    const idToken = await this.deps.tokens.signIdToken(projectId, user, authTime, provider, developerClaims);
     return { idToken, refreshToken, expiresIn: String(idTokenLifetimeSeconds) };
   }
 }

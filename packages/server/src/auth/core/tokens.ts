@@ -54,7 +54,8 @@ export class TokenService {
     return this.store.commit([{ kind: 'deleteRefreshToken', tokenHash }]);
   }
 
-  async signIdToken(projectId: string, user: UserRecord, authTime: number, signInProvider: SignInProvider, now = nowSeconds()): Promise<string> {
+  /** `developerClaims`: a custom token's claims (JSON object text), over the user's own custom claims. */
+  async signIdToken(projectId: string, user: UserRecord, authTime: number, signInProvider: SignInProvider, developerClaims?: string, now = nowSeconds()): Promise<string> {
     const identities: Record<string, string[]> = {};
     if (user.email) identities.email = [user.email];
     if (user.phoneNumber) identities.phone = [user.phoneNumber];
@@ -63,7 +64,8 @@ export class TokenService {
       identities[info.providerId] = [info.rawId];
     }
     const custom = user.customAttributes ? (JSON.parse(user.customAttributes) as Record<string, unknown>) : {};
-    const claims: Record<string, unknown> = { ...custom };
+    const fromToken = developerClaims ? (JSON.parse(developerClaims) as Record<string, unknown>) : {};
+    const claims: Record<string, unknown> = { ...custom, ...fromToken };
     if (user.displayName) claims.name = user.displayName;
     if (user.photoUrl) claims.picture = user.photoUrl;
     if (user.phoneNumber) claims.phone_number = user.phoneNumber;
@@ -115,7 +117,13 @@ export class TokenService {
   }
 
   /** A new opaque refresh token and the mutation that stores its hash. */
-  newRefreshToken(projectId: string, user: Pick<UserRecord, 'localId' | 'createdAt'>, authTime: number, signInProvider: SignInProvider): { token: string; mutation: Mutation } {
+  newRefreshToken(
+    projectId: string,
+    user: Pick<UserRecord, 'localId' | 'createdAt'>,
+    authTime: number,
+    signInProvider: SignInProvider,
+    developerClaims?: string,
+  ): { token: string; mutation: Mutation } {
     const token = `${randomBytes(32).toString('base64url')}`;
     const record: RefreshTokenRecord = {
       tokenHash: hashRefreshToken(token),
@@ -125,6 +133,7 @@ export class TokenService {
       issuedAt: nowSeconds(),
       authTime,
       signInProvider,
+      ...(developerClaims ? { developerClaims } : {}),
     };
     return { token, mutation: { kind: 'insertRefreshToken', token: record } };
   }

@@ -1,0 +1,88 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../http/api-error.js';
+import { foreignAdminRefusal } from '../../http/app.js';
+import { OAuthGrantError, ServiceAccounts, tokenPath, UnknownServiceAccountKey, googleTokenUrl } from '../core/service-accounts.js';
+import { bearerToken, type CallerResolver } from './caller.js';
+import { projectPathParams } from './schemas.js';
+
+export interface ServiceAccountRouteDeps {
+  accounts: ServiceAccounts;
+  callers: CallerResolver;
+  /** Hearth's public origin and listening origin: key files' token_uri, and accepted assertion audiences. */
+  publicUrl: () => string;
+  listeningUrl: () => string;
+}
+
+const tokenBody = {
+  type: 'object',
+  properties: { grant_type: { type: 'string', maxLength: 200 }, assertion: { type: 'string', maxLength: 16384 } },
+};
+
+/**
+ * Google's OAuth token endpoint (jwt-bearer grant) for Hearth-issued service-account keys, the
+ * resolution of their access tokens on every request, and Hearth's key management API (the admin
+ * key only: a service account cannot mint itself more keys).
+ */
+export function registerServiceAccountRoutes(app: FastifyInstance, deps: ServiceAccountRouteDeps): void {
+  const { accounts, callers } = deps;
+  app.decorateRequest('serviceAccountProject', '');
+  app.decorateRequest('staleServiceAccountToken', false);
+  // Resolved before any route, so the synchronous caller checks can read it; only values shaped
+  // like our access tokens cost a lookup.
+  app.addHook('onRequest', async (request) => {
+    const token = bearerToken(request.headers.authorization);
+    if (token === undefined || !ServiceAccounts.isAccessTokenShaped(token)) return;
+    const projectId = await accounts.projectOfAccessToken(token);
+    if (projectId === undefined) {
+      request.staleServiceAccountToken = true;
+      return;
+    }
+    if (request.fromForeignPage) throw foreignAdminRefusal(request.url);
+    request.serviceAccountProject = projectId;
+  });
+
+  app.post(tokenPath, { schema: { body: tokenBody } }, async (request, reply) => {
+    const body = (request.body ?? {}) as { grant_type?: string; assertion?: string };
+    const audiences = [googleTokenUrl, `${deps.publicUrl()}${tokenPath}`, `${deps.listeningUrl()}${tokenPath}`];
+    try {
+      reply.header('cache-control', 'no-store');
+      return await accounts.exchangeAssertion(body.grant_type, body.assertion, audiences);
+    } catch (error) {
+      if (error instanceof OAuthGrantError) return oauthError(reply, error);
+      throw error;
+    }
+  });
+
+  const keysPath = '/hearth/v1/projects/:projectId/serviceAccountKeys';
+  const owner = (request: FastifyRequest) => {
+    if (!callers.isOwner(request)) throw new ApiError(403, 'Only the admin key manages service-account keys.', 'PERMISSION_DENIED');
+    return (request.params as { projectId: string }).projectId;
+  };
+  app.get(keysPath, { schema: { params: projectPathParams } }, async (request) => ({ keys: await accounts.listKeys(owner(request)) }));
+  app.post(keysPath, { schema: { params: projectPathParams } }, async (request, reply) => {
+    const projectId = owner(request);
+    reply.header('cache-control', 'no-store');
+    return accounts.createKey(projectId, `${deps.publicUrl()}${tokenPath}`);
+  });
+  app.delete(
+    `${keysPath}/:keyId`,
+    { schema: { params: { ...projectPathParams, properties: { ...(projectPathParams.properties as object), keyId: { type: 'string', pattern: '^[0-9a-f]{40}$' } }, required: ['projectId', 'keyId'] } } },
+    async (request) => {
+      const projectId = owner(request);
+      const { keyId } = request.params as { keyId: string };
+      try {
+        await accounts.revokeKey(projectId, keyId);
+      } catch (error) {
+        if (error instanceof UnknownServiceAccountKey) throw new ApiError(404, `Service account key ${keyId} not found.`, 'NOT_FOUND');
+        throw error;
+      }
+      return {};
+    },
+  );
+}
+
+/** The token endpoint answers in OAuth 2's error shape, which google-auth-library reads. */
+function oauthError(reply: FastifyReply, error: OAuthGrantError): { error: string; error_description: string } {
+  reply.code(400);
+  return { error: error.error, error_description: error.description };
+}

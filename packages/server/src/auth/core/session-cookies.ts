@@ -1,0 +1,52 @@
+import { SignJWT } from 'jose';
+import { authError } from '../errors.js';
+import { authenticate, requireAdmin, type AuthDeps } from './auth-context.js';
+import type { Caller } from './requests.js';
+import type { SigningKeyRing } from './signing-keys.js';
+import { nowSeconds } from './tokens.js';
+
+/** Google's bounds: five minutes to two weeks. */
+export const minSessionSeconds = 5 * 60;
+export const maxSessionSeconds = 14 * 24 * 3600;
+
+export function sessionCookieIssuer(projectId: string): string {
+  return `https://session.firebase.google.com/${projectId}`;
+}
+
+export interface CreateSessionCookieRequest {
+  idToken?: string;
+  /** Seconds, as a number or an int64 string. */
+  validDuration?: number | string;
+  tenantId?: string;
+}
+
+/**
+ * createSessionCookie: a fresh ID token becomes a longer-lived cookie with the same claims, signed
+ * by the session-cookie key ring (its keys outlive the longest cookie; published at
+ * /identitytoolkit/v3/relyingparty/publicKeys, where firebase-admin's verifySessionCookie reads them).
+ */
+export class SessionCookies {
+  constructor(
+    private readonly deps: AuthDeps,
+    private readonly keys: SigningKeyRing,
+  ) {}
+
+  async create(caller: Caller, request: CreateSessionCookieRequest): Promise<string> {
+    requireAdmin(caller);
+    if (request.tenantId !== undefined) throw authError('UNSUPPORTED_TENANT_OPERATION');
+    const seconds = request.validDuration === undefined ? maxSessionSeconds : Number(request.validDuration);
+    if (!Number.isInteger(seconds) || seconds < minSessionSeconds || seconds > maxSessionSeconds) throw authError('INVALID_SESSION_COOKIE_DURATION');
+    const { claims } = await authenticate(this.deps, caller, request.idToken);
+    const { iss: _iss, aud: _aud, iat: _iat, exp: _exp, nbf: _nbf, jti: _jti, sub, ...carried } = claims;
+    const now = nowSeconds();
+    const key = this.keys.signingKey();
+    return new SignJWT(carried)
+      .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'JWT' })
+      .setIssuer(sessionCookieIssuer(caller.projectId))
+      .setAudience(caller.projectId)
+      .setSubject(sub)
+      .setIssuedAt(now)
+      .setExpirationTime(now + seconds)
+      .sign(key.privateKey);
+  }
+}

@@ -1,0 +1,228 @@
+import { StoreConflict, type Mutation, type ProviderUserInfo, type Store, type UserRecord } from '../../storage/store.js';
+import { requestErrors } from '../../http/api-error.js';
+import { withDerivedProviders } from './account-view.js';
+import { requireAdmin } from './auth-context.js';
+import { isBcryptHash } from './bcrypt.js';
+import { decodeBase64, importedHash, readHashOptions, type ImportHashOptions, type WireHashOptions } from './imported-passwords.js';
+import type { Caller } from './requests.js';
+import { reservedClaims } from './tokens.js';
+import { isValidEmail, normalizeEmail } from './validation.js';
+
+export const maxImportBatch = 1000;
+const maxLocalIdLength = 128;
+const maxClaimsLength = 1000;
+const phonePattern = /^\+[1-9]\d{1,14}$/;
+
+/** One account of accounts:batchCreate, as firebase-admin's importUsers and the Firebase CLI send it. */
+export interface ImportedAccount {
+  localId?: string;
+  email?: string;
+  emailVerified?: boolean;
+  displayName?: string;
+  photoUrl?: string;
+  phoneNumber?: string;
+  disabled?: boolean;
+  /** Web-safe or standard base64. */
+  passwordHash?: string;
+  salt?: string;
+  /** Milliseconds since the epoch, as a number or decimal text. */
+  createdAt?: number | string;
+  lastLoginAt?: number | string;
+  customAttributes?: string;
+  providerUserInfo?: ImportedProviderInfo[];
+  mfaInfo?: unknown[];
+  tenantId?: string;
+}
+
+export interface ImportedProviderInfo {
+  providerId?: string;
+  rawId?: string;
+  email?: string;
+  displayName?: string;
+  photoUrl?: string;
+  phoneNumber?: string;
+  federatedId?: string;
+}
+
+export interface BatchCreateRequest extends WireHashOptions {
+  users?: ImportedAccount[];
+  sanityCheck?: boolean;
+  allowOverwrite?: boolean;
+}
+
+/** Google's answer lists only the refused accounts, by their index in the request. */
+export interface ImportError {
+  index: number;
+  message: string;
+}
+
+export interface ImportResult {
+  errors: ImportError[];
+  imported: number;
+}
+
+/** A refusal of one account; the others are imported all the same. */
+class AccountRefused extends Error {}
+
+/**
+ * Imports accounts into a project (accounts:batchCreate, `hearth users import`). An account whose
+ * uid exists replaces it (its sessions end), as an import re-run expects; an email, or a provider
+ * identity, held by another account refuses that one account. Passwords come as hashes in the
+ * request's algorithm and stay so until their owner signs in (imported-passwords.ts).
+ */
+export async function importAccounts(store: Store, projectId: string, request: BatchCreateRequest, now = Date.now()): Promise<ImportResult> {
+  const accounts = request.users ?? [];
+  if (accounts.length > maxImportBatch) throw requestErrors.invalidArgument(`A maximum of ${maxImportBatch} accounts can be imported at once.`);
+  const hashOptions = readHashOptions(request);
+  if (!hashOptions && accounts.some((a) => a?.passwordHash)) {
+    throw requestErrors.invalidArgument('hashAlgorithm is required to import accounts with a passwordHash.');
+  }
+  const errors: ImportError[] = [];
+  const planned: Array<{ index: number; mutation: Mutation }> = [];
+  const seenIds = new Set<string>();
+  const seenEmails = new Set<string>();
+  for (const [index, account] of accounts.entries()) {
+    try {
+      const user = toUserRecord(account, hashOptions, now);
+      if (seenIds.has(user.localId)) throw new AccountRefused('localId is given twice in this request');
+      if (user.email && seenEmails.has(user.email)) throw new AccountRefused('email is given twice in this request');
+      const existing = await store.getUser(projectId, user.localId);
+      if (user.email) {
+        const holder = await store.getUserByEmail(projectId, user.email);
+        if (holder && holder.localId !== user.localId) throw new AccountRefused('email exists in other account in database');
+      }
+      for (const info of user.providerUserInfo) {
+        const holder = await store.getUserByFederatedId(projectId, info.providerId, info.rawId);
+        if (holder && holder.localId !== user.localId) throw new AccountRefused(`raw id of ${info.providerId} exists in other account in database`);
+      }
+      seenIds.add(user.localId);
+      if (user.email) seenEmails.add(user.email);
+      const mutation: Mutation = existing
+        ? { kind: 'updateUser', projectId, user: { ...user, version: existing.version + 1 }, expectedVersion: existing.version }
+        : { kind: 'insertUser', projectId, user };
+      planned.push({ index, mutation });
+    } catch (error) {
+      if (!(error instanceof AccountRefused)) throw error;
+      errors.push({ index, message: error.message });
+    }
+  }
+  try {
+    await store.commit(planned.map((p) => p.mutation));
+  } catch (error) {
+    if (!(error instanceof StoreConflict)) throw error;
+    // Another writer got in between the checks and the commit: find the accounts it touched, one by one.
+    for (const { index, mutation } of planned) {
+      try {
+        await store.commit([mutation]);
+      } catch (single) {
+        if (!(single instanceof StoreConflict)) throw single;
+        errors.push({ index, message: conflictMessage(single) });
+      }
+    }
+  }
+  errors.sort((a, b) => a.index - b.index);
+  return { errors, imported: accounts.length - errors.length };
+}
+
+/** accounts:batchCreate for the admin credential. */
+export class UserImportService {
+  constructor(private readonly store: Store) {}
+
+  async batchCreate(caller: Caller, request: BatchCreateRequest): Promise<ImportResult> {
+    requireAdmin(caller);
+    return importAccounts(this.store, caller.projectId, request);
+  }
+}
+
+function conflictMessage(conflict: StoreConflict): string {
+  if (conflict.reason === 'email-taken') return 'email exists in other account in database';
+  if (conflict.reason === 'federated-id-taken') return 'raw id exists in other account in database';
+  return 'the account was changed by another request during the import; import it again';
+}
+
+/** proto3 JSON: a null field is an absent one, at any depth. */
+function withoutNulls<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null)) as T;
+}
+
+function toUserRecord(given: ImportedAccount, hashOptions: ImportHashOptions | undefined, now: number): UserRecord {
+  const account = withoutNulls(given);
+  if (account.tenantId) throw new AccountRefused('tenants are not supported by Hearth');
+  if (account.mfaInfo?.length) throw new AccountRefused('multi-factor enrollments are not supported by Hearth');
+  const localId = account.localId;
+  if (!localId) throw new AccountRefused('localId is missing');
+  if (localId.length > maxLocalIdLength) throw new AccountRefused(`localId is longer than ${maxLocalIdLength} characters`);
+  const createdAt = account.createdAt !== undefined ? milliseconds(account.createdAt, 'createdAt') : now;
+  const user: UserRecord = {
+    localId,
+    emailVerified: account.emailVerified ?? false,
+    providerUserInfo: (account.providerUserInfo ?? []).flatMap(providerInfo),
+    disabled: account.disabled ?? false,
+    createdAt,
+    // An imported (or re-imported) account starts with no live sessions.
+    validSince: Math.floor(now / 1000),
+    version: 1,
+  };
+  if (account.email !== undefined && account.email !== '') {
+    const email = normalizeEmail(account.email);
+    if (!isValidEmail(email)) throw new AccountRefused(`invalid email: ${account.email}`);
+    user.email = email;
+  }
+  if (account.displayName) user.displayName = account.displayName.slice(0, 256);
+  if (account.photoUrl) user.photoUrl = account.photoUrl;
+  if (account.phoneNumber) {
+    if (!phonePattern.test(account.phoneNumber)) throw new AccountRefused(`invalid phone number: ${account.phoneNumber} (E.164 expected)`);
+    user.phoneNumber = account.phoneNumber;
+  }
+  if (account.lastLoginAt !== undefined) user.lastLoginAt = milliseconds(account.lastLoginAt, 'lastLoginAt');
+  const claims = account.customAttributes ? checkClaims(account.customAttributes) : '';
+  if (claims) user.customAttributes = claims;
+  if (account.passwordHash) {
+    user.passwordHash = passwordHashOf(account, hashOptions!);
+    user.passwordUpdatedAt = now;
+  }
+  return withDerivedProviders(user);
+}
+
+function passwordHashOf(account: ImportedAccount, options: ImportHashOptions): string {
+  const hash = decodeBase64(account.passwordHash!);
+  const salt = account.salt ? decodeBase64(account.salt) : Buffer.alloc(0);
+  if (hash.length === 0) throw new AccountRefused('passwordHash is not base64');
+  if (options.algorithm === 'BCRYPT' && !isBcryptHash(hash.toString('latin1'))) {
+    throw new AccountRefused('passwordHash is not a bcrypt hash ($2a$, $2b$ or $2y$, cost 4 to 20)');
+  }
+  return importedHash(options, hash, salt);
+}
+
+function providerInfo(given: ImportedProviderInfo): ProviderUserInfo[] {
+  const info = withoutNulls(given);
+  if (!info.providerId || !info.rawId) throw new AccountRefused('each providerUserInfo needs a providerId and a rawId');
+  // The password and phone entries follow from the account's own fields.
+  if (info.providerId === 'password' || info.providerId === 'phone') return [];
+  const entry: ProviderUserInfo = { providerId: info.providerId, rawId: info.rawId, federatedId: info.federatedId ?? info.rawId };
+  if (info.email) entry.email = normalizeEmail(info.email);
+  if (info.displayName) entry.displayName = info.displayName;
+  if (info.photoUrl) entry.photoUrl = info.photoUrl;
+  if (info.phoneNumber) entry.phoneNumber = info.phoneNumber;
+  return [entry];
+}
+
+function milliseconds(value: number | string, field: string): number {
+  const number = typeof value === 'number' ? value : /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(number) || number < 0) throw new AccountRefused(`${field} must be milliseconds since the epoch`);
+  return number;
+}
+
+function checkClaims(text: string): string {
+  if (text.length > maxClaimsLength) throw new AccountRefused(`customAttributes are longer than ${maxClaimsLength} characters`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new AccountRefused('customAttributes are not JSON');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new AccountRefused('customAttributes must be a JSON object');
+  for (const name of Object.keys(parsed)) if (reservedClaims.has(name)) throw new AccountRefused(`customAttributes use the reserved claim ${name}`);
+  const normalized = JSON.stringify(parsed);
+  return normalized === '{}' ? '' : normalized;
+}

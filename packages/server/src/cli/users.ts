@@ -1,0 +1,175 @@
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { ApiError } from '../http/api-error.js';
+import { readHashOptions, type WireHashOptions } from '../auth/core/imported-passwords.js';
+import { exportAccounts, exportHashOptions, toCsvLine } from '../auth/core/user-export.js';
+import { AccountFileError, formatOf, parseAccountFile } from '../auth/core/user-files.js';
+import { importAccounts, maxImportBatch, type ImportError } from '../auth/core/user-import.js';
+import { SqliteStore } from '../storage/sqlite/sqlite-store.js';
+
+/**
+ * `hearth users export` and `hearth users import`: accounts in and out of a data folder in the
+ * Firebase CLI's auth:export / auth:import formats and flags. They work on the folder's SQLite file
+ * through the Store, so the server may be running meanwhile (WAL; each import batch is one commit).
+ */
+
+interface ExportFlags {
+  project: string;
+  data: string;
+  format?: string;
+}
+
+interface ImportFlags {
+  project: string;
+  data: string;
+  format?: string;
+  hashAlgo?: string;
+  hashKey?: string;
+  saltSeparator?: string;
+  rounds?: string;
+  memCost?: string;
+  parallelization?: string;
+  blockSize?: string;
+  dkLen?: string;
+  hashInputOrder?: string;
+}
+
+/** What an export's hashes are, in the Firebase CLI's flags. */
+const exportImportFlags = `--hash-algo ${exportHashOptions.hashAlgo} --mem-cost ${exportHashOptions.memCost} --block-size ${exportHashOptions.blockSize} --parallelization ${exportHashOptions.parallelization} --dk-len ${exportHashOptions.dkLen}`;
+
+export function registerUsersCommands(program: Command): void {
+  const users = program.command('users').description("move accounts in and out, in the Firebase CLI's auth:export / auth:import formats (JSON, CSV)");
+
+  users
+    .command('export <file>')
+    .description('write every account of a project (with password hashes) to a .json or .csv file, readable only by you')
+    .option('--project <id>', 'project id', 'demo-hearth')
+    .option('--data <dir>', 'data folder', './.hearth')
+    .option('--format <format>', 'json or csv, when the file name does not say')
+    .action((file: string, flags: ExportFlags) => run(() => exportCommand(file, flags)));
+
+  users
+    .command('import <file>')
+    .description('import accounts from a .json or .csv file (Firebase CLI auth:export format); an existing uid is replaced')
+    .option('--project <id>', 'project id', 'demo-hearth')
+    .option('--data <dir>', 'data folder', './.hearth')
+    .option('--format <format>', 'json or csv, when the file name does not say')
+    .option('--hash-algo <algorithm>', 'how the passwords were hashed: SCRYPT, STANDARD_SCRYPT, BCRYPT, PBKDF2_SHA256, PBKDF_SHA1, HMAC_SHA512/256/SHA1/MD5, SHA512/256/1, MD5; HEARTH_SCRYPT for a Hearth export')
+    .option('--hash-key <key>', 'SCRYPT signer key or HMAC key (base64)')
+    .option('--salt-separator <separator>', 'SCRYPT salt separator (base64)')
+    .option('--rounds <n>', 'SCRYPT rounds, or hash rounds / iterations')
+    .option('--mem-cost <n>', 'SCRYPT memory cost, or STANDARD_SCRYPT cpu/memory cost (N)')
+    .option('--parallelization <n>', 'STANDARD_SCRYPT parallelization (p)')
+    .option('--block-size <n>', 'STANDARD_SCRYPT block size (r)')
+    .option('--dk-len <n>', 'STANDARD_SCRYPT derived key length')
+    .option('--hash-input-order <order>', 'SALT_FIRST or PASSWORD_FIRST, for the SHA, MD5 and HMAC algorithms')
+    .action((file: string, flags: ImportFlags) => run(() => importCommand(file, flags)));
+}
+
+/** Errors a user can act on are one line on stderr and exit code 1; the rest are bugs and show their stack. */
+async function run(command: () => Promise<number>): Promise<void> {
+  try {
+    process.exitCode = await command();
+  } catch (error) {
+    if (!(error instanceof AccountFileError || error instanceof ApiError || error instanceof UsageError)) throw error;
+    process.stderr.write(`hearth users: ${error.message}\n`);
+    process.exitCode = 1;
+  }
+}
+
+class UsageError extends Error {}
+
+function openStore(data: string, mustExist: boolean): SqliteStore {
+  const dir = resolve(data);
+  const file = join(dir, 'hearth.sqlite');
+  if (mustExist && !existsSync(file)) throw new UsageError(`no Hearth data in ${dir} (give --data)`);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return new SqliteStore(file);
+}
+
+async function exportCommand(file: string, flags: ExportFlags): Promise<number> {
+  const format = formatOf(file, flags.format);
+  const store = openStore(flags.data, true);
+  // The file holds password hashes: private to the owner from its first byte.
+  const fd = openSync(file, 'w', 0o600);
+  let count = 0;
+  let withoutHash = 0;
+  try {
+    if (format === 'json') writeSync(fd, '{"users": [\n');
+    for await (const { account, passwordLeftOut } of exportAccounts(store, flags.project)) {
+      if (passwordLeftOut) withoutHash++;
+      if (format === 'json') writeSync(fd, `${count ? ',\n' : ''}${JSON.stringify(account, null, 2)}`);
+      else writeSync(fd, `${toCsvLine(account)}\n`);
+      count++;
+    }
+    if (format === 'json') writeSync(fd, '\n]}\n');
+  } finally {
+    closeSync(fd);
+    await store.close();
+  }
+  const lines = [`Exported ${count} account(s) of ${flags.project} to ${file}.`];
+  if (withoutHash) lines.push(`${withoutHash} account(s) have an imported password hash not yet re-hashed by a sign-in: exported without it (they can reset their password).`);
+  lines.push(`Passwords are Hearth's scrypt. Import them with: hearth users import ${file} --hash-algo HEARTH_SCRYPT`);
+  lines.push(`or into Firebase with: firebase auth:import ${file} ${exportImportFlags}`);
+  process.stderr.write(`${lines.join('\n')}\n`);
+  return 0;
+}
+
+async function importCommand(file: string, flags: ImportFlags): Promise<number> {
+  const format = formatOf(file, flags.format);
+  const hashOptions = wireHashOptions(flags);
+  readHashOptions(hashOptions); // refuses bad flags before the file is read
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
+  }
+  const accounts = parseAccountFile(text, format);
+  if (!hashOptions.hashAlgorithm && accounts.some((a) => a.passwordHash)) {
+    throw new UsageError(`${file} has password hashes: say how they were made with --hash-algo (HEARTH_SCRYPT for a Hearth export, or your Firebase project's password hash parameters)`);
+  }
+  const store = openStore(flags.data, false);
+  const errors: ImportError[] = [];
+  try {
+    for (let start = 0; start < accounts.length; start += maxImportBatch) {
+      const batch = accounts.slice(start, start + maxImportBatch);
+      const result = await importAccounts(store, flags.project, { ...hashOptions, users: batch });
+      errors.push(...result.errors.map((e) => ({ index: start + e.index, message: e.message })));
+    }
+  } finally {
+    await store.close();
+  }
+  const lines = [`Imported ${accounts.length - errors.length} of ${accounts.length} account(s) into ${flags.project}.`];
+  for (const { index, message } of errors) lines.push(`  account ${index + 1} (${accounts[index]?.localId ?? 'no localId'}): ${message}`);
+  process.stderr.write(`${lines.join('\n')}\n`);
+  return errors.length ? 2 : 0;
+}
+
+/** The Firebase CLI's flags as batchCreate's hash options (checked there). */
+function wireHashOptions(flags: ImportFlags): WireHashOptions {
+  const algorithm = flags.hashAlgo?.toUpperCase();
+  if (algorithm === undefined) return {};
+  if (algorithm === 'HEARTH_SCRYPT') {
+    const { memCost, blockSize, parallelization, dkLen } = exportHashOptions;
+    return { hashAlgorithm: 'STANDARD_SCRYPT', cpuMemCost: memCost, blockSize, parallelization, dkLen };
+  }
+  const options: WireHashOptions = { hashAlgorithm: algorithm };
+  if (flags.hashKey !== undefined) options.signerKey = flags.hashKey;
+  if (flags.saltSeparator !== undefined) options.saltSeparator = flags.saltSeparator;
+  if (flags.rounds !== undefined) options.rounds = flags.rounds;
+  if (flags.memCost !== undefined) {
+    if (algorithm === 'STANDARD_SCRYPT') options.cpuMemCost = flags.memCost;
+    else options.memoryCost = flags.memCost;
+  }
+  if (flags.parallelization !== undefined) options.parallelization = flags.parallelization;
+  if (flags.blockSize !== undefined) options.blockSize = flags.blockSize;
+  if (flags.dkLen !== undefined) options.dkLen = flags.dkLen;
+  if (flags.hashInputOrder !== undefined) {
+    const order = flags.hashInputOrder.toUpperCase();
+    if (order !== 'SALT_FIRST' && order !== 'PASSWORD_FIRST') throw new UsageError('--hash-input-order is SALT_FIRST or PASSWORD_FIRST');
+    options.passwordHashOrder = order === 'SALT_FIRST' ? 'SALT_AND_PASSWORD' : 'PASSWORD_AND_SALT';
+  }
+  return options;
+}
