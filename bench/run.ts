@@ -1,17 +1,19 @@
 /**
  * `npm run bench`: each Hearth throughput beside a physical baseline measured in the same process
  * run, as a ratio. Settings: BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (1), BENCH_CONNECTIONS (10),
- * BENCH_USERS (50). `npm run bench -- auth`, `-- firestore` or `-- listeners` runs one part only
+ * BENCH_USERS (50). `npm run bench -- auth`, `-- firestore`, `-- listeners` or `-- rules` runs one part only
  * (firestore/index.ts and listeners/index.ts list their own settings); with no name, every part runs in turn.
  */
 import { loadavg } from 'node:os';
 import { defaultScryptParams } from '../packages/server/src/auth/core/passwords.js';
 import { jwtBaseline, scryptOnce, startTrivialServer, type TrivialServer } from './baselines.js';
 import { bodies, createUsers, paths, smokeTest, startBenchHearth, type BenchHearth } from './hearth-setup.js';
+import { customTokenBodies, customTokenPath } from './custom-tokens.js';
 import { measureEnumerationTiming } from './enumeration.js';
 import { envCount, envNumber, machineLine, progress } from './env.js';
 import { runFirestoreBench } from './firestore/index.js';
 import { runListenersBench } from './listeners/index.js';
+import { runRulesBench } from './rules.js';
 import { measureLoad, type LoadSettings } from './load.js';
 import { measureConcurrent, renderTable, type Rate } from './stats.js';
 
@@ -105,11 +107,22 @@ async function runAuthBench(): Promise<void> {
     trivial = await startTrivialServer();
     const floor = await measureLoad({ title: 'trivial Fastify route', url: trivial.url, method: 'POST', path: trivial.path, headers: json, bodies: lookupBodies }, settings);
     rows.push({ name: 'lookup', hearth: lookup, baselineName: 'trivial Fastify POST', baseline: floor });
-    progress('context: raw RS256 verifications');
+    progress('custom token sign-in (signInWithCustomToken, RS256 tokens from a service-account key)');
+    const customToken = await measureLoad(
+      { title: 'signInWithCustomToken', url, method: 'POST', path: customTokenPath(apiKey), headers: json, bodies: await customTokenBodies(target, users) },
+      settings,
+    );
+    progress('baseline: raw RS256 verifications');
     const verify = await baselineLoop(jwt.verify);
+    rows.push({ name: 'custom token sign-in', hearth: customToken, baselineName: 'raw RS256 verifications', baseline: verify });
+    // A custom-token sign-in writes the account and a refresh token in one durable commit, as a
+    // sign-up does: this row separates that write from the token check.
+    progress('context: anonymous sign-up (the same durable commit, no token to check)');
+    const signUpPath = `/identitytoolkit.googleapis.com/v1/accounts:signUp?key=${apiKey}`;
+    const anonymous = await measureLoad({ title: 'anonymous signUp', url, method: 'POST', path: signUpPath, headers: json, bodies: [JSON.stringify({ returnSecureToken: true })] }, settings);
 
     console.log('');
-    console.log(table(rows, [{ name: 'raw RS256 verifications', rate: verify }]));
+    console.log(table(rows, [{ name: 'Hearth anonymous sign-up (one durable commit)', rate: anonymous }]));
     console.log('');
     console.log('ratio = Hearth req/s ÷ baseline/s; all Hearth runs had 0 non-2xx, 0 errors, 0 timeouts (checked).');
 
@@ -127,7 +140,7 @@ async function runAuthBench(): Promise<void> {
   }
 }
 
-const benches: Record<string, () => Promise<void>> = { auth: runAuthBench, firestore: runFirestoreBench, listeners: runListenersBench };
+const benches: Record<string, () => Promise<void>> = { auth: runAuthBench, firestore: runFirestoreBench, listeners: runListenersBench, rules: runRulesBench };
 
 async function main(): Promise<void> {
   const names = process.argv.slice(2);

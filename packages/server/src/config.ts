@@ -34,9 +34,17 @@ export interface HearthOptions {
   maxInValues: number;
   /** Also serve gRPC (the Node SDKs' transport) on this port; it is always served on `port` too. */
   grpcPort?: number;
+  /** `--rules FILE`: the default project's Firestore security rules, released at start and on every change. */
+  rulesFile?: string;
+  /**
+   * Released to the default project outside --dev when it has no rules yet and no --rules is
+   * given: the web app's own rules (each user reads and writes only users/{uid}/...).
+   */
+  shippedRulesFile?: string;
 }
 
 export const defaultWebRoot = resolve(import.meta.dirname, '../../web/dist');
+export const defaultShippedRulesFile = resolve(import.meta.dirname, '../../web/firestore.rules');
 
 export function defaultOptions(overrides: Partial<HearthOptions> = {}): HearthOptions {
   return {

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
 import { join, resolve } from 'node:path';
-import { defaultOptions } from './config.js';
+import { registerUsersCommands } from './cli/users.js';
+import { createServiceAccountKey, listServiceAccountKeys, revokeServiceAccountKey } from './auth/core/service-account-commands.js';
+import { defaultOptions, defaultShippedRulesFile } from './config.js';
 import { createHearth, createLogger } from './server.js';
 
 function port(value: string): number {
@@ -36,6 +38,7 @@ interface StartFlags {
   indexes?: string;
   maxInValues: number;
   grpcPort?: number;
+  rules?: string;
 }
 
 const program = new Command('hearth').description('Self-hostable identity server and document database for Firebase SDK apps');
@@ -49,13 +52,14 @@ program
   .option('--dev', 'development mode: any API key is accepted and `Bearer owner` is an admin', false)
   .option('--project <id>', 'default project id (the web app and unknown keys in --dev use it)', 'demo-hearth')
   .option('--log-level <level>', 'pino log level', 'info')
-  .option('--max-failed-signins <n>', 'failed password sign-ins per account in 15 minutes before too-many-requests', count, 10)
+  .option('--max-failed-signins <n>', 'failed password sign-ins on one account from one address before waits begin (ten times that per account, and per address, in 15 minutes)', count, 10)
   .option('--smtp-url <url>', 'deliver mail by SMTP, e.g. smtp://user:pass@mail.example:587 (or HEARTH_SMTP_URL); otherwise mail goes to the outbox')
   .option('--public-url <url>', 'the origin action links in mails point at (default: the listening address)', origin)
   .option('--demo-idp [port]', 'run the built-in demo OpenID provider (default: the next port) and offer it as "Hearth Demo"; it trusts any email, so never in production')
   .option('--indexes <file>', 'composite indexes for the document database (firestore.indexes.json format)')
   .option('--grpc-port <port>', 'also serve gRPC for Node SDKs on this port (it is always served on --port too)', port)
   .option('--max-in-values <n>', 'values allowed in an in / array-contains-any filter (old clients expect 10)', count, 30)
+  .option('--rules <file>', "Firestore security rules for the default project (firestore.rules); reloaded when the file changes")
   .option('--recent-login <seconds>', 'how recent a sign-in must be to change email or password or delete the account', count, 300)
   .action(async (flags: StartFlags) => {
     const defaults = defaultOptions();
@@ -72,12 +76,18 @@ program
       ...(flags.indexes ? { indexesFile: resolve(flags.indexes) } : {}),
       maxInValues: flags.maxInValues,
       ...(flags.grpcPort !== undefined ? { grpcPort: flags.grpcPort } : {}),
+      ...(flags.rules ? { rulesFile: resolve(flags.rules) } : {}),
+      shippedRulesFile: defaultShippedRulesFile,
       ...(flags.demoIdp ? { demoIdpPort: flags.demoIdp === true ? flags.port + 1 : port(flags.demoIdp) } : {}),
       accountThrottle: { ...defaults.accountThrottle, maxFailures: flags.maxFailedSignins },
       addressThrottle: { ...defaults.addressThrottle, maxFailures: flags.maxFailedSignins * 10 },
       ...(process.env.HEARTH_ADMIN_KEY ? { adminKey: process.env.HEARTH_ADMIN_KEY } : {}),
     });
     const logger = createLogger(options.logLevel);
+    if (options.dev && !['127.0.0.1', '::1', 'localhost'].includes(options.host)) {
+      // --dev accepts `Bearer owner` as the administrator: anyone who can reach the port is one.
+      logger.warn({ host: options.host }, '--dev on a non-loopback address: anyone who can reach it can act as administrator with `Bearer owner`');
+    }
     const hearth = await createHearth(options, logger);
     const url = await hearth.listen();
     logger.info({ url, project: options.defaultProjectId, dev: options.dev }, 'Hearth is serving');
@@ -89,6 +99,7 @@ program
         `    web app        ${url}/`,
         `    project        ${options.defaultProjectId}   API key ${hearth.defaultApiKey}`,
         `    admin key      in ${adminKeyFrom}`,
+        `    rules          ${hearth.rulesSummary}`,
         `    connect        connectAuthEmulator(auth, '${url}', { disableWarnings: true })`,
         `    firebase-admin FIREBASE_AUTH_EMULATOR_HOST=${url.replace('http://', '')} (with --dev)`,
         '',
@@ -110,6 +121,35 @@ program
     };
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));
+  });
+
+registerUsersCommands(program);
+
+const serviceAccounts = program.command('service-accounts').description("a project's service-account keys (JSON files for firebase-admin's cert())");
+serviceAccounts
+  .command('create')
+  .description('issue a key and write its file (0600); Hearth keeps only the public half')
+  .requiredOption('--project <id>', 'the project the key administers')
+  .option('--data <dir>', 'data folder of the Hearth that honours the key', './.hearth')
+  .option('--public-url <url>', "Hearth's public origin, for the file's token_uri", origin, 'http://127.0.0.1:9000')
+  .option('--out <file>', 'where to write the key file (default: <project>-<key id>.json)')
+  .action(async (flags: { project: string; data: string; publicUrl: string; out?: string }) => {
+    process.stdout.write(`${await createServiceAccountKey(flags)}\n`);
+  });
+serviceAccounts
+  .command('list')
+  .requiredOption('--project <id>', 'the project')
+  .option('--data <dir>', 'data folder', './.hearth')
+  .action(async (flags: { project: string; data: string }) => {
+    for (const line of await listServiceAccountKeys(flags)) process.stdout.write(`${line}\n`);
+  });
+serviceAccounts
+  .command('revoke <keyId>')
+  .description('delete a key and end the access tokens exchanged with it')
+  .requiredOption('--project <id>', 'the project')
+  .option('--data <dir>', 'data folder', './.hearth')
+  .action(async (keyId: string, flags: { project: string; data: string }) => {
+    await revokeServiceAccountKey({ ...flags, keyId });
   });
 
 await program.parseAsync(process.argv);

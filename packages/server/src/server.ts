@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { registerAdminRoutes } from './auth/api/admin-routes.js';
@@ -8,6 +8,11 @@ import { CallerResolver } from './auth/api/caller.js';
 import { registerIdentityRoutes } from './auth/api/identity-routes.js';
 import { registerActionRoutes } from './auth/api/action-routes.js';
 import { registerTokenRoutes } from './auth/api/token-routes.js';
+import { registerServiceAccountRoutes } from './auth/api/service-account-routes.js';
+import { AccountQuery } from './auth/core/account-query.js';
+import { CustomTokenSignIn, CustomTokenVerifier } from './auth/core/custom-tokens.js';
+import { ServiceAccounts } from './auth/core/service-accounts.js';
+import { SessionCookies } from './auth/core/session-cookies.js';
 import { ActionCodeService } from './auth/core/action-codes.js';
 import { ActionMailer } from './auth/core/action-mail.js';
 import { OobCodes } from './auth/core/oob-codes.js';
@@ -23,16 +28,18 @@ import { startDemoIdp, type DemoIdp } from './auth/federation/demo-idp.js';
 import type { OidcProvider } from './auth/federation/idp-configs.js';
 import { AccountService } from './auth/core/accounts.js';
 import { AdminAccountService } from './auth/core/admin-accounts.js';
+import { UserImportService } from './auth/core/user-import.js';
 import type { AuthDeps } from './auth/core/auth-context.js';
 import { prepareDecoy } from './auth/core/passwords.js';
 import { ProjectDirectory } from './auth/core/project-config.js';
 import { SessionService } from './auth/core/sessions.js';
-import { SigningKeyRing } from './auth/core/signing-keys.js';
-import { FailureThrottle } from './auth/core/throttle.js';
+import { SigningKeyRing, writePrivateFileAtomically } from './auth/core/signing-keys.js';
+import { FailureThrottle, signInLimits, SignInThrottle } from './auth/core/throttle.js';
 import { TokenService } from './auth/core/tokens.js';
 import { UserRepository } from './auth/core/user-repository.js';
 import type { HearthOptions } from './config.js';
 import { createHttpApp } from './http/app.js';
+import { ownOriginsOf } from './http/browser-origin.js';
 import { SqliteStore } from './storage/sqlite/sqlite-store.js';
 import type { Store } from './storage/store.js';
 import { registerWebRoutes } from './web/web-routes.js';
@@ -42,11 +49,17 @@ import { loadIndexFile } from './firestore/core/index-file.js';
 import { DocumentDatabase } from './firestore/core/database.js';
 import { FirestoreStreams } from './firestore/streams/streams.js';
 import { startGrpc, type FirestoreGrpc } from './firestore/api/grpc.js';
-import { shareHttpPort } from './firestore/api/shared-port.js';
+import { shareHttpPort, type SharedPort } from './firestore/api/shared-port.js';
 import { registerWebChannelRoutes } from './firestore/api/webchannel.js';
 import { defaultQueryLimits } from './firestore/core/query.js';
+import { registerRulesRoutes } from './firestore/api/rules-routes.js';
+import { FirestoreGuard } from './firestore/security/guard.js';
+import { followRulesFile, releaseRulesFile } from './firestore/security/rules-file.js';
+import { firestoreRelease, RulesRegistry } from './firestore/security/rules-registry.js';
 
 const hour = 3600_000;
+/** How long close() lets requests in flight finish before it ends their connections. */
+const shutdownGraceMs = 3_000;
 /** Outbox messages are for following links while developing; a week is plenty. */
 const outboxRetentionMs = 7 * 24 * hour;
 
@@ -55,6 +68,8 @@ export interface Hearth {
   options: HearthOptions;
   adminKey: string;
   defaultApiKey: string;
+  /** One line for the start banner: which security rules guard the document database. */
+  rulesSummary: string;
   /** The address it listens on, once `listen` resolved. */
   url: string;
   listen(): Promise<string>;
@@ -73,20 +88,33 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     prepublishMs: hour,
     publishRetiredForMs: 2 * hour,
   });
-  const rotation = setInterval(() => void keys.rotateIfDue().catch((err: unknown) => logger.error({ err }, 'key rotation failed')), 10 * 60_000);
+  // Session cookies live up to two weeks: their keys rotate weekly and stay published past the longest cookie.
+  const sessionCookieKeys = await SigningKeyRing.open(join(options.dataDir, 'session-cookie-keys.json'), {
+    rotateAfterMs: 7 * 24 * hour,
+    prepublishMs: hour,
+    publishRetiredForMs: 15 * 24 * hour,
+  });
+  const rotateAll = async () => {
+    await keys.rotateIfDue();
+    await sessionCookieKeys.rotateIfDue();
+  };
+  const rotation = setInterval(() => void rotateAll().catch((err: unknown) => logger.error({ err }, 'key rotation failed')), 10 * 60_000);
   rotation.unref();
 
   const projects = new ProjectDirectory(store, options.defaultProjectId, options.dev);
   await projects.load();
   await withdrawDemoIdp(projects); // offered again below only while --demo-idp is given
-  const adminKey = options.adminKey ?? loadOrCreateAdminKey(options.dataDir);
-  const callers = new CallerResolver(projects, { adminKey, acceptOwner: options.dev });
+  const adminKey = options.adminKey !== undefined ? checkedAdminKey(options.adminKey, 'HEARTH_ADMIN_KEY') : loadOrCreateAdminKey(options.dataDir);
+  const serviceAccounts = new ServiceAccounts(store);
+  const callers = new CallerResolver(projects, { adminKey, acceptOwner: options.dev }, (token) => serviceAccounts.projectOfAccessToken(token));
   const deps: AuthDeps = {
     users: new UserRepository(store),
     tokens: new TokenService(keys, store),
     projects,
     accountThrottle: new FailureThrottle(options.accountThrottle),
     addressThrottle: new FailureThrottle(options.addressThrottle),
+    // Failed sign-ins are counted in the store: a restart or a crash does not forgive them.
+    signInThrottle: await SignInThrottle.open(store, signInLimits(options.accountThrottle.maxFailures, options.accountThrottle.windowMs)),
     options: { recentLoginSeconds: options.recentLoginSeconds },
     onEmailChanged: () => undefined, // replaced below, once the mailer exists
   };
@@ -98,7 +126,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     throw new Error(`--public-url must be an origin like https://auth.example.com, not ${options.publicUrl}`);
   }
   let publicUrl = options.publicUrl?.replace(/\/$/, '') ?? '';
-  const mailer = new ActionMailer(deps, oobCodes, mail, { recipient: new FailureThrottle(options.mailThrottle), client: new FailureThrottle({ ...options.mailThrottle, maxFailures: options.mailThrottle.maxFailures * 10 }) }, { publicUrl: () => publicUrl }, logger);
+  const mailer = new ActionMailer(deps, oobCodes, mail, { recipient: await FailureThrottle.open(store, 'mail-recipient', options.mailThrottle), client: await FailureThrottle.open(store, 'mail-client', { ...options.mailThrottle, maxFailures: options.mailThrottle.maxFailures * 10 }) }, { publicUrl: () => publicUrl }, logger);
   const actions = new ActionCodeService(deps, oobCodes, sessions, mailer);
   const accounts = new AccountService(deps, sessions);
   deps.onEmailChanged = (caller, user, oldEmail) =>
@@ -122,9 +150,12 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   sweep.unref();
 
   await prepareDecoy();
-  const app = await createHttpApp(logger);
+  let ownOrigins: string[] = [];
+  const app = await createHttpApp(logger, { isAdminCredential: (authorization) => callers.isAdminAuthorization(authorization), ownOrigins: () => ownOrigins });
   app.get('/healthz', async () => ({ status: 'ok' }));
-  registerIdentityRoutes(app, { sessions, accounts, actions, projects, callers });
+  const customTokens = new CustomTokenSignIn(deps, sessions, new CustomTokenVerifier(serviceAccounts, { acceptUnsigned: options.dev }));
+  registerServiceAccountRoutes(app, { accounts: serviceAccounts, callers, publicUrl: () => publicUrl, listeningUrl: () => hearth.url });
+  registerIdentityRoutes(app, { sessions, accounts, actions, projects, callers, customTokens, sessionCookieKeys });
   registerActionRoutes(app, { mailer, actions, callers, mail, store, dev: options.dev });
   await registerFederationRoutes(app, {
     flow,
@@ -135,40 +166,48 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     startThrottle: new FailureThrottle({ maxFailures: 60, windowMs: 15 * 60_000 }),
   });
   registerIdpConfigRoutes(app, projects, callers);
-  registerAdminRoutes(app, { sessions, accounts, admin, projects, callers });
+  registerAdminRoutes(app, { sessions, accounts, admin, projects, callers, imports: new UserImportService(store), sessionCookies: new SessionCookies(deps, sessionCookieKeys), accountQuery: new AccountQuery(store) });
   registerTokenRoutes(app, sessions, callers, keys);
   const database = new DocumentDatabase(sqlite.documents(), {
     queryLimits: { ...defaultQueryLimits, maxInValues: options.maxInValues },
     compositeIndexes: options.indexesFile ? loadIndexFile(options.indexesFile) : [],
   });
+  const rulesRegistry = new RulesRegistry(sqlite.rules(), logger);
+  const rulesSummary = await prepareRules(rulesRegistry, options, logger);
+  const stopFollowingRules = options.rulesFile ? await followRulesFile(rulesRegistry, options.defaultProjectId, options.rulesFile, logger) : () => undefined;
   const firestoreAccess = new FirestoreAccess({
-    isAdmin: (authorization) => callers.isAdminAuthorization(authorization),
+    isAdmin: (authorization, projectId) => callers.isAdminOf(authorization, projectId),
     verifyIdToken: (projectId, token) => deps.tokens.verifyIdToken(projectId, token),
-    openToUsers: options.dev,
+    dev: options.dev,
+    guard: new FirestoreGuard(rulesRegistry, database, { dev: options.dev, logger }),
   });
+  await registerRulesRoutes(app, { registry: rulesRegistry, isAdmin: (authorization, projectId) => callers.isAdminOf(authorization, projectId), dev: options.dev });
   await registerFirestoreRestRoutes(app, database, firestoreAccess);
   const firestoreStreams = new FirestoreStreams(database, firestoreAccess);
-  await registerWebChannelRoutes(app, firestoreStreams, firestoreAccess);
+  await registerWebChannelRoutes(app, firestoreStreams, firestoreAccess, { isAdminCredential: (authorization) => callers.isAdminAuthorization(authorization) });
   let grpc: FirestoreGrpc | undefined;
   await registerWebRoutes(app, options.webRoot, projects, () => publicUrl);
 
   const defaultApiKey = (await projects.config(options.defaultProjectId)).apiKeys[0]!;
   let closed = false;
+  let sharedPort: SharedPort | undefined;
   let demoIdp: DemoIdp | undefined;
   const hearth: Hearth = {
     app,
     options,
     adminKey,
     defaultApiKey,
+    rulesSummary,
     url: '',
     async listen() {
       grpc = await startGrpc({ database, access: firestoreAccess, streams: firestoreStreams, logger, ...(options.grpcPort !== undefined ? { port: options.grpcPort, host: options.host } : {}) });
-      shareHttpPort(app.server, grpc);
+      sharedPort = shareHttpPort(app.server, grpc);
       await app.listen({ port: options.port, host: options.host });
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : options.port;
       hearth.url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
       publicUrl ||= hearth.url;
+      ownOrigins = ownOriginsOf(hearth.url, publicUrl);
       if (options.demoIdpPort !== undefined) {
         demoIdp = await startDemoIdp({ host: options.host, port: options.demoIdpPort, redirectUris: [flow.callbackUrl] });
         await offerDemoIdp(projects, demoIdp);
@@ -180,18 +219,41 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       closed = true;
       clearInterval(rotation);
       clearInterval(sweep);
+      stopFollowingRules();
       await demoIdp?.close();
       // gRPC first: the HTTP server's close waits for the connections it handed over.
+      sharedPort?.close();
       await grpc?.close();
       firestoreStreams.close();
       // Fastify finishes in-flight requests first, then mails being issued; only then is the store closed.
-      await app.close();
+      // A request still unfinished after the grace period (half-sent by a slow client) is cut off.
+      const cutOff = setTimeout(() => app.server.closeAllConnections(), shutdownGraceMs);
+      await app.close().finally(() => clearTimeout(cutOff));
       await mailer.drain();
       mail.close();
       await store.close();
     },
   };
   return hearth;
+}
+
+/**
+ * The shipped rules (the web app's) go to the default project outside --dev until it has rules of
+ * its own; says, for the start banner, what guards the database.
+ */
+async function prepareRules(registry: RulesRegistry, options: HearthOptions, logger: Logger): Promise<string> {
+  const project = options.defaultProjectId;
+  if (options.rulesFile) return `${options.rulesFile} (project ${project}, reloaded on change)`;
+  const released = await registry.store.getRelease(project, firestoreRelease);
+  if (!released && !options.dev && options.shippedRulesFile && existsSync(options.shippedRulesFile)) {
+    await releaseRulesFile(registry, project, options.shippedRulesFile);
+    logger.info({ project }, "the web app's security rules were released to the default project");
+    return `the web app's rules (users/{uid}/... for their owner) for project ${project}; other projects are closed until their rules are released`;
+  }
+  if (released) return `released rules for project ${project}${options.dev ? '; projects without rules are open to every caller (dev mode)' : '; projects without rules are closed to all but the admin'}`;
+  return options.dev
+    ? 'none: the database is open to every caller, signed in or not (dev mode, as in Google\'s emulator)'
+    : 'none: the database is closed to all but the admin until rules are released (--rules FILE)';
 }
 
 export function createLogger(level: string): Logger {
@@ -232,10 +294,20 @@ async function offerDemoIdp(projects: ProjectDirectory, demo: DemoIdp): Promise<
   await projects.save(projects.defaultProjectId, { ...config, idps: { ...config.idps, [provider.providerId]: provider } });
 }
 
+/** Shorter keys can be guessed; an empty one (a torn write) would match an empty credential. */
+export const minAdminKeyLength = 32;
+
 function loadOrCreateAdminKey(dataDir: string): string {
   const file = join(dataDir, 'admin-key');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  if (existsSync(file)) return checkedAdminKey(readFileSync(file, 'utf8').trim(), file);
   const key = randomBytes(32).toString('base64url');
-  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  writePrivateFileAtomically(file, `${key}\n`);
+  return key;
+}
+
+function checkedAdminKey(key: string, from: string): string {
+  if (key.length < minAdminKeyLength || /\s/.test(key)) {
+    throw new Error(`The admin key in ${from} must be at least ${minAdminKeyLength} characters without spaces (it has ${key.length}); delete the file to have a new one made, or set HEARTH_ADMIN_KEY.`);
+  }
   return key;
 }
