@@ -26,7 +26,7 @@ export interface ProofOfWorkCost {
   challengeLifetimeMs: number;
 }
 
-export const defaultProofOfWorkCost: ProofOfWorkCost = { cost: 1_000, maxCounter: 200, challengeLifetimeMs: 5 * 60_000 };
+export const defaultProofOfWorkCost: ProofOfWorkCost = { cost: 1_000, maxCounter: 1_000, challengeLifetimeMs: 5 * 60_000 };
 
 const algorithm = 'PBKDF2/SHA-256';
 
