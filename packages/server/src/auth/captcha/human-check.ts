@@ -86,7 +86,7 @@ export class HumanChecks implements HumanCheck {
       if (error instanceof StoreConflict) throw checkFailed('DUPLICATE');
       throw error;
     }
-    return { token, expiresIn: Math.floor(this.options.tokenLifetimeMs / 1000) };
+    return { token, expiresIn: this.options.tokenLifetimeMs / 1000 };
   }
 
   async verify(projectId: string, token: string | undefined): Promise<void> {
