@@ -45,6 +45,9 @@ export class ProofOfWork {
     instanceKey: Buffer,
     private readonly difficulty: ProofOfWorkCost,
   ) {
+    // Counters are 32-bit (altcha's uint32 mode): a larger bound would fail every challenge, so refuse it at start.
+    if (!Number.isInteger(difficulty.maxCounter) || difficulty.maxCounter < 1 || difficulty.maxCounter > 0xffffffff) throw new Error(`captcha maxCounter must be a whole number from 1 to ${0xffffffff}`);
+    if (!Number.isInteger(difficulty.cost) || difficulty.cost < 1) throw new Error('captcha cost must be a whole number of 1 or more');
     // Three independent secrets from one key: a leak of one use does not forge another.
     this.challengeSecret = subkey(instanceKey, 'challenge signature').toString('base64url');
     this.derivedKeySecret = subkey(instanceKey, 'derived key signature').toString('base64url');
