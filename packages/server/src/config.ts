@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { defaultHumanCheckOptions, type HumanCheckOptions } from './auth/captcha/human-check.js';
 import type { OobLifetimes } from './auth/core/oob-codes.js';
 import type { ThrottleLimits } from './auth/core/throttle.js';
 
@@ -41,6 +42,8 @@ export interface HearthOptions {
    * given: the web app's own rules (each user reads and writes only users/{uid}/...).
    */
   shippedRulesFile?: string;
+  /** The reCAPTCHA stand-in: proof-of-work cost, challenge and token lifetimes, challenges per address. */
+  captcha: HumanCheckOptions;
 }
 
 export const defaultWebRoot = resolve(import.meta.dirname, '../../web/dist');
@@ -61,6 +64,7 @@ export function defaultOptions(overrides: Partial<HearthOptions> = {}): HearthOp
     mailThrottle: { maxFailures: 10, windowMs: 60 * 60_000 },
     oobLifetimes: { defaultMs: 3600_000, emailSignInMs: 6 * 3600_000 },
     maxInValues: 30,
+    captcha: defaultHumanCheckOptions,
     ...overrides,
   };
 }

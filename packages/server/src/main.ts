@@ -39,6 +39,7 @@ interface StartFlags {
   maxInValues: number;
   grpcPort?: number;
   rules?: string;
+  captchaWork: number;
 }
 
 const program = new Command('hearth').description('Self-hostable identity server and document database for Firebase SDK apps');
@@ -61,6 +62,7 @@ program
   .option('--max-in-values <n>', 'values allowed in an in / array-contains-any filter (old clients expect 10)', count, 30)
   .option('--rules <file>', "Firestore security rules for the default project (firestore.rules); reloaded when the file changes")
   .option('--recent-login <seconds>', 'how recent a sign-in must be to change email or password or delete the account', count, 300)
+  .option('--captcha-work <tries>', "the reCAPTCHA stand-in's proof of work: at most this many tries of 1000 PBKDF2 iterations per check (a browser does 1000 in about 0.1 s)", count, 1000)
   .action(async (flags: StartFlags) => {
     const defaults = defaultOptions();
     const options = defaultOptions({
@@ -71,6 +73,7 @@ program
       defaultProjectId: flags.project,
       logLevel: flags.logLevel,
       recentLoginSeconds: flags.recentLogin,
+      captcha: { ...defaults.captcha, maxCounter: flags.captchaWork },
       ...(flags.smtpUrl || process.env.HEARTH_SMTP_URL ? { smtpUrl: flags.smtpUrl ?? process.env.HEARTH_SMTP_URL } : {}),
       ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}),
       ...(flags.indexes ? { indexesFile: resolve(flags.indexes) } : {}),

@@ -9,6 +9,9 @@ import { registerIdentityRoutes } from './auth/api/identity-routes.js';
 import { registerActionRoutes } from './auth/api/action-routes.js';
 import { registerTokenRoutes } from './auth/api/token-routes.js';
 import { registerServiceAccountRoutes } from './auth/api/service-account-routes.js';
+import { registerCaptchaRoutes } from './auth/api/captcha-routes.js';
+import { loadOrCreateCaptchaKey } from './auth/captcha/challenges.js';
+import { HumanChecks } from './auth/captcha/human-check.js';
 import { AccountQuery } from './auth/core/account-query.js';
 import { CustomTokenSignIn, CustomTokenVerifier } from './auth/core/custom-tokens.js';
 import { ServiceAccounts } from './auth/core/service-accounts.js';
@@ -70,6 +73,8 @@ export interface Hearth {
   defaultApiKey: string;
   /** One line for the start banner: which security rules guard the document database. */
   rulesSummary: string;
+  /** The reCAPTCHA stand-in's server side: challenges, tokens, and the check identity calls make. */
+  humanCheck: HumanChecks;
   /** The address it listens on, once `listen` resolved. */
   url: string;
   listen(): Promise<string>;
@@ -141,8 +146,10 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     logger.warn({ providerId, err: { message: (err as Error).message } }, 'identity provider unreachable'),
   );
   const idpSignIn = new IdpSignIn(deps, store, oidc, saml, oauth2, sessions);
+  const humanCheck = new HumanChecks(store, loadOrCreateCaptchaKey(options.dataDir), { ...options.captcha, dev: options.dev });
   const sweepAll = async () => {
     await oobCodes.sweep();
+    await humanCheck.sweep();
     await flow.sweep();
     await store.commit([{ kind: 'pruneOutbox', olderThan: Date.now() - outboxRetentionMs }]);
   };
@@ -155,7 +162,8 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   app.get('/healthz', async () => ({ status: 'ok' }));
   const customTokens = new CustomTokenSignIn(deps, sessions, new CustomTokenVerifier(serviceAccounts, { acceptUnsigned: options.dev }));
   registerServiceAccountRoutes(app, { accounts: serviceAccounts, callers, publicUrl: () => publicUrl, listeningUrl: () => hearth.url });
-  registerIdentityRoutes(app, { sessions, accounts, actions, projects, callers, customTokens, sessionCookieKeys });
+  registerIdentityRoutes(app, { sessions, accounts, actions, projects, callers, customTokens, sessionCookieKeys, humanCheck });
+  registerCaptchaRoutes(app, humanCheck);
   registerActionRoutes(app, { mailer, actions, callers, mail, store, dev: options.dev });
   await registerFederationRoutes(app, {
     flow,
@@ -198,6 +206,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     adminKey,
     defaultApiKey,
     rulesSummary,
+    humanCheck,
     url: '',
     async listen() {
       grpc = await startGrpc({ database, access: firestoreAccess, streams: firestoreStreams, logger, ...(options.grpcPort !== undefined ? { port: options.grpcPort, host: options.host } : {}) });

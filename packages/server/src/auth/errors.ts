@@ -79,6 +79,9 @@ const catalogue = {
   UNSUPPORTED_TENANT_OPERATION: 400, // auth/unsupported-tenant-operation
   // throttling
   TOO_MANY_ATTEMPTS_TRY_LATER: 400, // auth/too-many-requests
+  // app verification (Hearth's reCAPTCHA stand-in)
+  MISSING_RECAPTCHA_TOKEN: 400, // auth/missing-recaptcha-token
+  CAPTCHA_CHECK_FAILED: 400, // auth/captcha-check-failed (no SDK map entry: the fallback lower-cases it)
 } as const;
 
 export type AuthErrorCode = keyof typeof catalogue;

@@ -172,6 +172,20 @@ export interface HandlerSessionRecord {
   expiresAt: number;
 }
 
+/**
+ * A proof from Hearth's reCAPTCHA stand-in (auth/captcha/), named by a hash: a redeemed
+ * proof-of-work challenge (used as it is stored, so it buys one token) or a token handed to the page
+ * (used when an identity call verifies it). Rows outlive their use until they expire, so a second
+ * use is told apart from a made-up token.
+ */
+export interface HumanCheckRecord {
+  keyHash: string;
+  projectId: string;
+  /** Milliseconds since the epoch. */
+  expiresAt: number;
+  usedAt?: number;
+}
+
 export interface ProjectRecord {
   projectId: string;
   /** JSON configuration; its shape belongs to the auth domain. */
@@ -216,7 +230,12 @@ export type Mutation =
   /** Also deletes the access tokens issued for the key. Fails with `code-used` when there is no such key. */
   | { kind: 'deleteServiceAccountKey'; projectId: string; keyId: string }
   | { kind: 'insertServiceAccountToken'; token: ServiceAccountTokenRecord }
-  | { kind: 'deleteExpiredServiceAccountTokens'; expiredBefore: number };
+  | { kind: 'deleteExpiredServiceAccountTokens'; expiredBefore: number }
+  /** Fails with a `code-used` conflict when the key is already stored. */
+  | { kind: 'insertHumanCheck'; record: HumanCheckRecord }
+  /** Fails with a `code-used` conflict when the key is unknown or already used: each is used once. */
+  | { kind: 'useHumanCheck'; keyHash: string; usedAt: number }
+  | { kind: 'deleteExpiredHumanChecks'; expiredBefore: number };
 
 export type ConflictReason = 'email-taken' | 'local-id-taken' | 'federated-id-taken' | 'version-mismatch' | 'code-used';
 
@@ -255,6 +274,7 @@ export interface Store {
   /** A project's service-account keys, oldest first; with `clientEmail`, only that account's. */
   listServiceAccountKeys(projectId: string, clientEmail?: string): Promise<ServiceAccountKeyRecord[]>;
   getServiceAccountToken(tokenHash: string): Promise<ServiceAccountTokenRecord | undefined>;
+  getHumanCheck(keyHash: string): Promise<HumanCheckRecord | undefined>;
   /** Applies every mutation or none, durably, before resolving. */
   commit(mutations: Mutation[]): Promise<void>;
   close(): Promise<void>;

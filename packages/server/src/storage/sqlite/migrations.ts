@@ -169,6 +169,17 @@ const migrations: string[] = [
   -- Claims a custom token carried, kept with the session so refreshed ID tokens carry them too.
   ALTER TABLE refresh_tokens ADD COLUMN developer_claims TEXT;
   `,
+  `
+  -- The reCAPTCHA stand-in: redeemed proof-of-work challenges and the tokens they bought, by hash;
+  -- kept (used or not) until they expire, so single use holds across restarts.
+  CREATE TABLE human_checks (
+    key_hash TEXT PRIMARY KEY,
+    project_id TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    used_at INTEGER
+  ) WITHOUT ROWID;
+  CREATE INDEX human_checks_expiry ON human_checks (expires_at);
+  `,
 ];
 
 export function migrate(db: Database): void {

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import {
   StoreConflict,
   type HandlerSessionRecord,
+  type HumanCheckRecord,
   type MailDeliveryStatus,
   type Mutation,
   type OobCodeRecord,
@@ -18,6 +19,7 @@ import {
 import { openDatabaseFile } from './sqlite-file.js';
 import { SqliteDocumentStore } from './sqlite-document-store.js';
 import { SqliteRulesStore } from './sqlite-rules-store.js';
+import { SqliteHumanChecks } from './sqlite-human-checks.js';
 
 interface UserRow {
   record: string;
@@ -71,10 +73,12 @@ interface ThrottleRow {
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly statements;
+  private readonly humanChecks: SqliteHumanChecks;
 
   constructor(file: string) {
     this.db = openDatabaseFile(file);
     const db = this.db;
+    this.humanChecks = new SqliteHumanChecks(db);
     this.statements = {
       getUser: db.prepare<[string, string], UserRow>('SELECT record FROM users WHERE project_id = ? AND local_id = ?'),
       getUserByEmail: db.prepare<[string, string], UserRow>('SELECT record FROM users WHERE project_id = ? AND email = ?'),
@@ -197,6 +201,10 @@ export class SqliteStore implements Store {
   async getServiceAccountToken(tokenHash: string): Promise<ServiceAccountTokenRecord | undefined> {
     const row = this.statements.getServiceAccountToken.get(tokenHash);
     return row ? { tokenHash: row.token_hash, projectId: row.project_id, keyId: row.key_id, expiresAt: row.expires_at } : undefined;
+  }
+
+  async getHumanCheck(keyHash: string): Promise<HumanCheckRecord | undefined> {
+    return this.humanChecks.get(keyHash);
   }
 
   async getOobCode(codeHash: string): Promise<OobCodeRecord | undefined> {
@@ -345,6 +353,11 @@ export class SqliteStore implements Store {
         return;
       case 'deleteExpiredHandlerSessions':
         s.deleteExpiredHandlerSessions.run(m.expiredBefore);
+        return;
+      case 'insertHumanCheck':
+      case 'useHumanCheck':
+      case 'deleteExpiredHumanChecks':
+        this.humanChecks.apply(m);
         return;
     }
   }
