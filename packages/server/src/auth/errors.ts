@@ -114,6 +114,14 @@ export function tooManySmsRequests(): ApiError {
 }
 
 /**
+ * The SMS provider could not take a message (down, or refusing Hearth's credentials): a 503 the
+ * SDK shows as auth/internal-error with this text, not the caller's fault.
+ */
+export function smsNotDelivered(detail: string): ApiError {
+  return new ApiError(503, `INTERNAL_ERROR : The text message could not be sent (${detail}); try again later.`, 'UNAVAILABLE', true);
+}
+
+/**
  * An identity route Hearth does not serve: Google's error JSON with a message the SDK maps to
  * auth/operation-not-allowed (a bare "not found" would surface as auth/no-route-for-post-...).
  */
