@@ -268,7 +268,8 @@ describe('production mode', () => {
 
   test('the emulator\'s verificationCodes list needs the admin credential', async () => {
     const path = `${production.url}/emulator/v1/projects/${production.projectId}/verificationCodes`;
-    assertAuthError({ status: (await fetch(path)).status, body: await (await fetch(path)).json() }, 'ADMIN_ONLY_OPERATION');
+    const open = await fetch(path);
+    assertAuthError({ status: open.status, body: await open.json() }, 'ADMIN_ONLY_OPERATION');
     assert.equal((await fetch(path, { headers: { authorization: `Bearer ${production.adminKey}` } })).status, 200);
   });
 });
