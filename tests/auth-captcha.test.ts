@@ -12,18 +12,15 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { Script } from 'node:vm';
 import { after, before, describe, test } from 'node:test';
-import { solveChallenge, type Challenge, type Solution } from 'altcha-lib';
-import { deriveKey } from 'altcha-lib/algorithms/pbkdf2';
 import pino from 'pino';
 import { defaultHumanCheckOptions, type HumanCheckOptions } from '../packages/server/src/auth/captcha/human-check.js';
 import { ApiError } from '../packages/server/src/http/api-error.js';
 import { postJson, startHearth, tempDataDir, type TestHearth } from './helpers/hearth.js';
+import { challengeFor, challengeUrl, newHumanCheckToken as newToken, redeemUrl, siteKeyOf, solve } from './helpers/human-check.js';
 
 let server: TestHearth;
 let devServer: TestHearth;
 let logText = '';
-const challengeUrl = (target: TestHearth) => `${target.url}/__/auth/recaptcha/challenge`;
-const redeemUrl = (target: TestHearth) => `${target.url}/__/auth/recaptcha/redeem`;
 
 function captcha(overrides: Partial<HumanCheckOptions>): HumanCheckOptions {
   return { ...defaultHumanCheckOptions, ...overrides };
@@ -45,32 +42,6 @@ after(async () => {
   await server.close();
   await devServer.close();
 });
-
-async function siteKeyOf(target: TestHearth): Promise<string> {
-  const response = await fetch(`${target.url}/identitytoolkit.googleapis.com/v1/recaptchaParams?key=${target.apiKey}`);
-  assert.equal(response.status, 200);
-  return ((await response.json()) as { recaptchaSiteKey: string }).recaptchaSiteKey;
-}
-
-async function challengeFor(target: TestHearth, siteKey: string): Promise<Challenge> {
-  const response = await postJson(challengeUrl(target), { siteKey });
-  assert.equal(response.status, 200, JSON.stringify(response.body));
-  return response.body.challenge as Challenge;
-}
-
-async function solve(challenge: Challenge): Promise<Solution> {
-  const solution = await solveChallenge({ challenge, deriveKey });
-  assert.ok(solution, 'altcha-lib found no answer');
-  return solution;
-}
-
-/** challenge -> altcha-lib's solver -> redeem: the token a page would hand the SDK. */
-async function newToken(target: TestHearth, siteKey?: string): Promise<string> {
-  const challenge = await challengeFor(target, siteKey ?? (await siteKeyOf(target)));
-  const response = await postJson(redeemUrl(target), { challenge, solution: await solve(challenge) });
-  assert.equal(response.status, 200, JSON.stringify(response.body));
-  return response.body.token as string;
-}
 
 /** The identity error a HumanCheck call threw, as the wire would carry it. */
 async function refusal(call: Promise<void>): Promise<{ status: number; message: string }> {

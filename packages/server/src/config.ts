@@ -2,6 +2,8 @@ import { resolve } from 'node:path';
 import { defaultHumanCheckOptions, type HumanCheckOptions } from './auth/captcha/human-check.js';
 import type { OobLifetimes } from './auth/core/oob-codes.js';
 import type { ThrottleLimits } from './auth/core/throttle.js';
+import { defaultSmsCodeOptions, defaultSmsLimits, type SmsCodeOptions, type SmsLimits } from './auth/phone/codes.js';
+import type { TwilioOptions } from './auth/phone/twilio-sender.js';
 
 export interface HearthOptions {
   port: number;
@@ -44,6 +46,14 @@ export interface HearthOptions {
   shippedRulesFile?: string;
   /** The reCAPTCHA stand-in: proof-of-work cost, challenge and token lifetimes, challenges per address. */
   captcha: HumanCheckOptions;
+  /** A Twilio-style SMS provider (`--sms-account`, `--sms-from`, `--sms-url`, HEARTH_SMS_TOKEN). */
+  sms?: TwilioOptions;
+  /** Keep texts in the SMS outbox outside --dev too (always on in --dev); without it or a provider, no texts are sent. */
+  smsOutbox: boolean;
+  /** Lifetimes and tries of SMS codes and temporary proofs. */
+  smsCodes: SmsCodeOptions;
+  /** Texts per phone number and per client address. */
+  smsLimits: SmsLimits;
 }
 
 export const defaultWebRoot = resolve(import.meta.dirname, '../../web/dist');
@@ -65,6 +75,9 @@ export function defaultOptions(overrides: Partial<HearthOptions> = {}): HearthOp
     oobLifetimes: { defaultMs: 3600_000, emailSignInMs: 6 * 3600_000 },
     maxInValues: 30,
     captcha: defaultHumanCheckOptions,
+    smsOutbox: false,
+    smsCodes: defaultSmsCodeOptions,
+    smsLimits: defaultSmsLimits,
     ...overrides,
   };
 }

@@ -1,5 +1,6 @@
 import type { UserRecord } from '../../storage/store.js';
 import { authError } from '../errors.js';
+import { requirePhoneNumber } from '../phone/numbers.js';
 import { authenticate, guardEmailReplacement, requireAdmin, type AuthDeps } from './auth-context.js';
 import { enforcePasswordPolicy, unmetRequirements } from './password-policy.js';
 import { hashPassword, needsRehash, verifyAgainstDecoy, verifyPassword } from './passwords.js';
@@ -72,7 +73,7 @@ export class SessionService {
     }
     if (request.displayName !== undefined) user.displayName = checkDisplayName(request.displayName);
     if (request.photoUrl !== undefined) user.photoUrl = checkPhotoUrl(request.photoUrl);
-    if (request.phoneNumber !== undefined) user.phoneNumber = request.phoneNumber;
+    if (request.phoneNumber !== undefined) user.phoneNumber = requirePhoneNumber(request.phoneNumber);
 
     const wantsTokens = !caller.isAdmin || request.returnSecureToken === true;
     if (!wantsTokens) return { user: await this.deps.users.insert(caller.projectId, user) };
