@@ -141,7 +141,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   const actions = new ActionCodeService(deps, oobCodes, sessions, mailer);
   const accounts = new AccountService(deps, sessions);
   deps.onEmailChanged = (caller, user, oldEmail) =>
-    void projects.config(caller.projectId).then(
+    void projects.config(caller.realm).then(
       (config) => mailer.recoverEmailLater(caller, user, oldEmail, config),
       (err: unknown) => logger.error({ err }, 'could not mail the email-change notice'),
     );
@@ -207,7 +207,8 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   const stopFollowingRules = options.rulesFile ? await followRulesFile(rulesRegistry, options.defaultProjectId, options.rulesFile, logger) : () => undefined;
   const firestoreAccess = new FirestoreAccess({
     isAdmin: (authorization, projectId) => callers.isAdminOf(authorization, projectId),
-    verifyIdToken: (projectId, token) => deps.tokens.verifyIdToken(projectId, token),
+    // Every account of the project, its tenants' too (rules see firebase.tenant), as Google's Firestore takes them.
+    verifyIdToken: (projectId, token) => deps.tokens.verifyIdToken(projectId, token, { anyTenant: true }),
     dev: options.dev,
     guard: new FirestoreGuard(rulesRegistry, database, { dev: options.dev, logger }),
   });

@@ -77,6 +77,11 @@ const catalogue = {
   PROJECT_NOT_FOUND: 400,
   INSUFFICIENT_PERMISSION: 403,
   UNSUPPORTED_TENANT_OPERATION: 400, // auth/unsupported-tenant-operation
+  // tenants (Identity Platform multi-tenancy)
+  TENANT_NOT_FOUND: 400, // auth/tenant-not-found (firebase-admin: the same)
+  TENANT_ID_MISMATCH: 400, // auth/tenant-id-mismatch (firebase-admin: auth/mismatching-tenant-id)
+  INVALID_TENANT_ID: 400, // auth/invalid-tenant-id
+  PROJECT_DISABLED: 400, // auth/project-disabled: a tenant with disableAuth
   // throttling
   TOO_MANY_ATTEMPTS_TRY_LATER: 400, // auth/too-many-requests
   // phone numbers and SMS codes

@@ -7,6 +7,7 @@ import { exportAccounts, exportHashOptions, toCsvLine } from '../auth/core/user-
 import { AccountFileError, formatOf, parseAccountFile } from '../auth/core/user-files.js';
 import { importAccounts, maxImportBatch, type ImportError } from '../auth/core/user-import.js';
 import { SqliteStore } from '../storage/sqlite/sqlite-store.js';
+import { realmKey } from '../auth/tenants/realm.js';
 
 /**
  * `hearth users export` and `hearth users import`: accounts in and out of a data folder in the
@@ -16,12 +17,14 @@ import { SqliteStore } from '../storage/sqlite/sqlite-store.js';
 
 interface ExportFlags {
   project: string;
+  tenant?: string;
   data: string;
   format?: string;
 }
 
 interface ImportFlags {
   project: string;
+  tenant?: string;
   data: string;
   format?: string;
   hashAlgo?: string;
@@ -45,6 +48,7 @@ export function registerUsersCommands(program: Command): void {
     .command('export <file>')
     .description('write every account of a project (with password hashes) to a .json or .csv file, readable only by you')
     .option('--project <id>', 'project id', 'demo-hearth')
+    .option('--tenant <id>', "a tenant's accounts instead of the project's own")
     .option('--data <dir>', 'data folder', './.hearth')
     .option('--format <format>', 'json or csv, when the file name does not say')
     .action((file: string, flags: ExportFlags) => run(() => exportCommand(file, flags)));
@@ -53,6 +57,7 @@ export function registerUsersCommands(program: Command): void {
     .command('import <file>')
     .description('import accounts from a .json or .csv file (Firebase CLI auth:export format); an existing uid is replaced')
     .option('--project <id>', 'project id', 'demo-hearth')
+    .option('--tenant <id>', 'into a tenant of the project (it must exist) instead of the project itself')
     .option('--data <dir>', 'data folder', './.hearth')
     .option('--format <format>', 'json or csv, when the file name does not say')
     .option('--hash-algo <algorithm>', 'how the passwords were hashed: SCRYPT, STANDARD_SCRYPT, BCRYPT, PBKDF2_SHA256, PBKDF_SHA1, HMAC_SHA512/256/SHA1/MD5, SHA512/256/1, MD5; HEARTH_SCRYPT for a Hearth export')
@@ -97,7 +102,7 @@ async function exportCommand(file: string, flags: ExportFlags): Promise<number> 
   let withoutHash = 0;
   try {
     if (format === 'json') writeSync(fd, '{"users": [\n');
-    for await (const { account, passwordLeftOut } of exportAccounts(store, flags.project)) {
+    for await (const { account, passwordLeftOut } of exportAccounts(store, await realmOf(store, flags))) {
       if (passwordLeftOut) withoutHash++;
       if (format === 'json') writeSync(fd, `${count ? ',\n' : ''}${JSON.stringify(account, null, 2)}`);
       else writeSync(fd, `${toCsvLine(account)}\n`);
@@ -108,7 +113,7 @@ async function exportCommand(file: string, flags: ExportFlags): Promise<number> 
     closeSync(fd);
     await store.close();
   }
-  const lines = [`Exported ${count} account(s) of ${flags.project} to ${file}.`];
+  const lines = [`Exported ${count} account(s) of ${described(flags)} to ${file}.`];
   if (withoutHash) lines.push(`${withoutHash} account(s) have an imported password hash not yet re-hashed by a sign-in: exported without it (they can reset their password).`);
   lines.push(`Passwords are Hearth's scrypt. Import them with: hearth users import ${file} --hash-algo HEARTH_SCRYPT`);
   lines.push(`or into Firebase with: firebase auth:import ${file} ${exportImportFlags}`);
@@ -133,18 +138,31 @@ async function importCommand(file: string, flags: ImportFlags): Promise<number> 
   const store = openStore(flags.data, false);
   const errors: ImportError[] = [];
   try {
+    const realm = await realmOf(store, flags);
     for (let start = 0; start < accounts.length; start += maxImportBatch) {
       const batch = accounts.slice(start, start + maxImportBatch);
-      const result = await importAccounts(store, flags.project, { ...hashOptions, users: batch });
+      const result = await importAccounts(store, realm, { ...hashOptions, users: batch });
       errors.push(...result.errors.map((e) => ({ index: start + e.index, message: e.message })));
     }
   } finally {
     await store.close();
   }
-  const lines = [`Imported ${accounts.length - errors.length} of ${accounts.length} account(s) into ${flags.project}.`];
+  const lines = [`Imported ${accounts.length - errors.length} of ${accounts.length} account(s) into ${described(flags)}.`];
   for (const { index, message } of errors) lines.push(`  account ${index + 1} (${accounts[index]?.localId ?? 'no localId'}): ${message}`);
   process.stderr.write(`${lines.join('\n')}\n`);
   return errors.length ? 2 : 0;
+}
+
+/** The realm the flags name: the project's own, or one of its tenants (which must exist). */
+async function realmOf(store: SqliteStore, flags: { project: string; tenant?: string }): Promise<string> {
+  if (flags.tenant === undefined) return flags.project;
+  const realm = realmKey(flags.project, flags.tenant);
+  if (!(await store.listProjects()).some((row) => row.projectId === realm)) throw new UsageError(`project ${flags.project} has no tenant ${flags.tenant}`);
+  return realm;
+}
+
+function described(flags: { project: string; tenant?: string }): string {
+  return flags.tenant === undefined ? flags.project : `tenant ${flags.tenant} of ${flags.project}`;
 }
 
 /** The Firebase CLI's flags as batchCreate's hash options (checked there). */

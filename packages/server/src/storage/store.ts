@@ -2,6 +2,9 @@
  * The one storage interface. Callers read with the getters and write only through `commit`,
  * which applies a list of mutations atomically: all of them or none. SQLite implements it now;
  * a PostgreSQL implementation can follow without touching callers.
+ *
+ * Identity rows are keyed by `projectId`, which is a realm key (auth/tenants/realm.ts): a
+ * project's id, or `<project>/tenants/<tenant>` for one of its tenants, whose rows are apart.
  */
 
 export interface ProviderUserInfo {
@@ -34,6 +37,8 @@ export interface UserRecord {
   lastRefreshAt?: number;
   /** Signed in (or verified) through an email link: counts as the password provider without a password. */
   emailLinkSignin?: boolean;
+  /** The tenant the account belongs to (set when it is made in a tenant's realm). */
+  tenantId?: string;
   /** Seconds since the epoch; tokens issued before it are revoked. */
   validSince: number;
   /** Optimistic concurrency: bumped on every write. */
@@ -122,6 +127,8 @@ export interface MailDeliveryStatus {
 export interface OutboxMessage {
   id: number;
   projectId: string;
+  /** The tenant whose account the mail is for, if any. */
+  tenantId?: string;
   from?: string;
   to: string;
   subject: string;
@@ -211,6 +218,8 @@ export interface PhoneVerificationRecord {
 export interface SmsOutboxMessage {
   id: number;
   projectId: string;
+  /** The tenant whose sign-in the text is for, if any. */
+  tenantId?: string;
   /** E.164. */
   phoneNumber: string;
   body: string;
@@ -236,6 +245,11 @@ export type Mutation =
   | { kind: 'insertRefreshToken'; token: RefreshTokenRecord }
   | { kind: 'deleteRefreshToken'; tokenHash: string }
   | { kind: 'putProject'; project: ProjectRecord }
+  /**
+   * A realm goes (a deleted tenant): its settings row, accounts, sessions, action and SMS codes and
+   * kept mails and texts. Fails with `code-used` when there is no settings row.
+   */
+  | { kind: 'deleteRealm'; projectId: string }
   | { kind: 'insertOobCode'; code: OobCodeRecord }
   /** Fails with a `code-used` conflict when the code is already gone: codes are single use. */
   | { kind: 'deleteOobCode'; codeHash: string }

@@ -101,12 +101,17 @@ export function registerAdminRoutes(app: FastifyInstance, services: AdminService
     async (request) => ({ sessionCookie: await sessionCookies.create(caller(request), request.body as CreateSessionCookieRequest) }),
   );
 
+  // The project's own settings; a tenant's are its Tenant resource (tenant-routes.ts).
+  const projectOfPath = (request: FastifyRequest) => {
+    caller(request);
+    return (request.params as ProjectParams).projectId;
+  };
   app.get(`${v2}/config`, { schema: { params } }, async (request) => {
-    const { projectId } = caller(request);
+    const projectId = projectOfPath(request);
     return configResponse(projectId, await projects.config(projectId));
   });
   app.patch(`${v2}/config`, { schema: { params, body: configPatchBody } }, async (request) => {
-    const { projectId } = caller(request);
+    const projectId = projectOfPath(request);
     const updateMask = (request.query as { updateMask?: string }).updateMask;
     const next = applyConfigPatch(await projects.config(projectId), request.body as ConfigPatch, updateMask);
     await projects.save(projectId, next);

@@ -4,6 +4,7 @@ import { ApiError } from '../../http/api-error.js';
 import type { ProjectDirectory } from '../core/project-config.js';
 import type { Caller } from '../core/requests.js';
 import { authError } from '../errors.js';
+import { requestedRealm } from '../tenants/tenant-of-request.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -25,9 +26,10 @@ export interface AdminCredential {
 }
 
 /**
- * Works out who is calling: the project (from the API key or the path) and admin or not. The admin
- * key (and `Bearer owner` in --dev) is the administrator of every project; a service-account
- * access token only of the project its key belongs to.
+ * Works out who is calling: the project (from the API key or the path), the realm within it (a
+ * tenant the request names, see tenants/tenant-of-request.ts) and admin or not. The admin key (and
+ * `Bearer owner` in --dev) is the administrator of every project; a service-account access token
+ * only of the project its key belongs to, tenants included.
  */
 export class CallerResolver {
   constructor(
@@ -72,14 +74,14 @@ export class CallerResolver {
   fromApiKey(request: FastifyRequest): Caller {
     const key = apiKeyOf(request);
     if (key === undefined) {
-      if (this.isOwner(request)) return { projectId: this.projects.defaultProjectId, isAdmin: true, clientIp: request.ip, ...locale(request) };
+      if (this.isOwner(request)) return { realm: this.realm(request, this.projects.defaultProjectId), isAdmin: true, clientIp: request.ip, ...locale(request) };
       const serviceAccountProject = request.fromForeignPage ? '' : request.serviceAccountProject;
-      if (serviceAccountProject !== '') return { projectId: serviceAccountProject, isAdmin: true, clientIp: request.ip, ...locale(request) };
+      if (serviceAccountProject !== '') return { realm: this.realm(request, serviceAccountProject), isAdmin: true, clientIp: request.ip, ...locale(request) };
       throw new ApiError(403, 'The request is missing a valid API key.', 'PERMISSION_DENIED');
     }
     const projectId = this.projects.projectForApiKey(key);
     if (projectId === undefined) throw authError('INVALID_API_KEY');
-    return { projectId, isAdmin: this.isAdmin(request, projectId), clientIp: request.ip, apiKey: key, ...locale(request) };
+    return { realm: this.realm(request, projectId), isAdmin: this.isAdmin(request, projectId), clientIp: request.ip, apiKey: key, ...locale(request) };
   }
 
   /** For `/projects/{projectId}/...` calls: administrators only. */
@@ -89,7 +91,12 @@ export class CallerResolver {
     if (!isAdmin && request.serviceAccountProject) throw authError('INSUFFICIENT_PERMISSION', 'The caller does not have permission on this project.');
     if (!isAdmin && request.staleServiceAccountToken) throw staleCredential();
     if (!isAdmin) throw authError('ADMIN_ONLY_OPERATION');
-    return { projectId, isAdmin, clientIp: request.ip, ...locale(request) };
+    return { realm: this.realm(request, projectId), isAdmin, clientIp: request.ip, ...locale(request) };
+  }
+
+  /** The project's realm the request names (its own, or a live tenant's). */
+  private realm(request: FastifyRequest, projectId: string): string {
+    return requestedRealm(request, projectId, (realm) => this.projects.tenant(realm));
   }
 
   /** A key is checked but names no project (the token endpoint: the refresh token does). */

@@ -10,6 +10,7 @@ import type { FailureThrottle } from '../core/throttle.js';
 import { authError } from '../errors.js';
 import type { CallerResolver } from './caller.js';
 import * as schemas from './schemas.js';
+import { realmKey, tenantField } from '../tenants/realm.js';
 
 export interface FederationServices {
   flow: HandlerFlow;
@@ -50,17 +51,26 @@ export async function registerFederationRoutes(app: FastifyInstance, services: F
   await app.register(cookie);
 
   const servingHost = () => new URL(services.publicUrl()).hostname;
-  /** The domains of the project an API key names (none for an unknown key). */
-  const authorizedDomainsOf = async (apiKey: string | undefined): Promise<string[]> => {
+  /** The domains of the project an API key names (none for an unknown key), or of its tenant (the project's and the tenant's own). */
+  const authorizedDomainsOf = async (apiKey: string | undefined, tenantId?: string | null): Promise<string[]> => {
     const projectId = apiKey ? projects.projectForApiKey(apiKey) : undefined;
-    return projectId ? (await projects.config(projectId)).authorizedDomains : [];
+    if (!projectId) return [];
+    const realm = tenantId ? realmKey(projectId, tenantId) : projectId;
+    if (tenantId && !projects.tenant(realm)) return [];
+    return (await projects.config(realm)).authorizedDomains;
+  };
+  /** The iframe does not know the tenant (the SDK does not say): every domain of the project and of its tenants. */
+  const framingDomainsOf = async (apiKey: string | undefined): Promise<string[]> => {
+    const projectId = apiKey ? projects.projectForApiKey(apiKey) : undefined;
+    if (!projectId) return [];
+    return [...(await authorizedDomainsOf(apiKey)), ...projects.tenantsOf(projectId).flatMap((tenant) => tenant.authorizedDomains)];
   };
   const sendPage = (reply: FastifyReply, html: string) => reply.headers(pageSecurityHeaders).type('text/html; charset=utf-8').send(html);
   const sendScript = (reply: FastifyReply, source: string) =>
     reply.headers({ 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' }).send(source);
 
   const deliver = async (reply: FastifyReply, delivery: Delivery) => {
-    const redirectAllowed = isAuthorizedUrl(delivery.redirectUrl, await authorizedDomainsOf(delivery.apiKey), servingHost());
+    const redirectAllowed = isAuthorizedUrl(delivery.redirectUrl, await authorizedDomainsOf(delivery.apiKey, delivery.event.tenantId), servingHost());
     return sendPage(reply, renderPage('Signing in', '/__/auth/handler.js', { ...delivery, redirectAllowed }));
   };
 
@@ -102,7 +112,7 @@ export async function registerFederationRoutes(app: FastifyInstance, services: F
 
   const iframe = async (request: FastifyRequest, reply: FastifyReply) => {
     const { apiKey } = request.query as { apiKey?: string };
-    const authorizedDomains = [...(await authorizedDomainsOf(apiKey)), servingHost()];
+    const authorizedDomains = [...(await framingDomainsOf(apiKey)), servingHost()];
     // This page is meant to be framed by apps: no frame-ancestors limit, but no referrer leaks either.
     return sendPage(reply, renderPage('Hearth', '/__/auth/iframe.js', { authorizedDomains }));
   };
@@ -114,11 +124,12 @@ export async function registerFederationRoutes(app: FastifyInstance, services: F
 
   const signInWithIdp = async (request: FastifyRequest) => {
     const body = schemas.requestBody<SignInWithIdpRequest>(request);
-    const result = await idpSignIn.signIn(callers.fromApiKey(request), body);
+    const caller = callers.fromApiKey(request);
+    const result = await idpSignIn.signIn(caller, body);
     // A refused link still carries the provider's credential, as Google answers (200 + errorMessage),
     // so the SDK's credentialFromError can hand it back to the app.
-    if (result.refusal) return { ...idpResponse(result, true), errorMessage: result.refusal };
-    return idpResponse(result, body.returnIdpCredential === true);
+    if (result.refusal) return { ...idpResponse(result, true), ...tenantField(caller.realm), errorMessage: result.refusal };
+    return { ...idpResponse(result, body.returnIdpCredential === true), ...tenantField(caller.realm) };
   };
   app.post(`${v1}/accounts::signInWithIdp`, { schema: { body: schemas.signInWithIdpBody } }, signInWithIdp);
   app.post(`${v3}/verifyAssertion`, { schema: { body: schemas.signInWithIdpBody } }, signInWithIdp);

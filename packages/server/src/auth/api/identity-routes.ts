@@ -19,6 +19,7 @@ import type { HumanCheck } from '../core/verification.js';
 import type { CallerResolver } from './caller.js';
 import { createAuthUriResponse, lookupResponse, signInResponse, signUpResponse, updateResponse } from './responses.js';
 import * as schemas from './schemas.js';
+import { projectOf } from '../tenants/realm.js';
 
 export interface IdentityServices {
   sessions: SessionService;
@@ -80,7 +81,7 @@ export function registerIdentityRoutes(app: FastifyInstance, services: IdentityS
       handle: async (c, b: UpdateRequest) => {
         if (b.oobCode !== undefined) return updateResponse({ user: await actions.apply(c, b.oobCode) });
         // A new password meets the project's policy (administrators set any, as on Google's servers).
-        if (b.password !== undefined && !c.isAdmin) enforcePasswordPolicy((await projects.config(c.projectId)).passwordPolicyConfig, b.password);
+        if (b.password !== undefined && !c.isAdmin) enforcePasswordPolicy((await projects.config(c.realm)).passwordPolicyConfig, b.password);
         return updateResponse(await accounts.update(c, b));
       },
     },
@@ -121,12 +122,12 @@ export function registerIdentityRoutes(app: FastifyInstance, services: IdentityS
 
   const projectConfig = async (request: FastifyRequest) => {
     const caller = callers.fromApiKey(request);
-    const config = await projects.config(caller.projectId);
-    return { projectId: caller.projectId, authorizedDomains: config.authorizedDomains };
+    const config = await projects.config(caller.realm);
+    return { projectId: projectOf(caller.realm), authorizedDomains: config.authorizedDomains };
   };
   app.get(`${v1Prefix}/projects`, projectConfig);
   app.get(`${v3Prefix}/getProjectConfig`, async (request) => {
-    const config = await projects.config(callers.fromApiKey(request).projectId);
+    const config = await projects.config(callers.fromApiKey(request).realm);
     return { ...(await projectConfig(request)), allowPasswordUser: config.signIn.email.enabled, enableAnonymousUser: config.signIn.anonymous.enabled };
   });
 
@@ -137,12 +138,13 @@ export function registerIdentityRoutes(app: FastifyInstance, services: IdentityS
 
   // The policy the SDK's validatePassword() checks against, and that sign-up and password changes meet when enforced.
   app.get('/identitytoolkit.googleapis.com/v2/passwordPolicy', async (request) => {
-    const config = await projects.config(callers.fromApiKey(request).projectId);
+    // A tenant's policy when the SDK's auth.tenantId is set (it sends ?tenantId=).
+    const config = await projects.config(callers.fromApiKey(request).realm);
     return passwordPolicyResponse(config.passwordPolicyConfig);
   });
   // reCAPTCHA Enterprise is off for every provider: the SDK then never loads Google's script.
   app.get('/identitytoolkit.googleapis.com/v2/recaptchaConfig', async (request) => {
-    const { projectId } = callers.fromApiKey(request);
+    const projectId = projectOf(callers.fromApiKey(request).realm);
     return {
       recaptchaKey: `projects/${projectId}/keys/hearth-no-recaptcha`,
       recaptchaEnforcementState: [
@@ -156,7 +158,8 @@ export function registerIdentityRoutes(app: FastifyInstance, services: IdentityS
 
   // The site key RecaptchaVerifier renders with: Hearth's stand-in (/__/auth/recaptcha.js) fetches its challenges with it.
   const recaptchaParams = async (request: FastifyRequest) => {
-    const { projectId } = callers.fromApiKey(request);
+    // Site keys are the project's: its tenants' pages solve the same challenges.
+    const projectId = projectOf(callers.fromApiKey(request).realm);
     return { kind: 'identitytoolkit#GetRecaptchaParamResponse', recaptchaSiteKey: services.humanCheck.siteKey(projectId) };
   };
   app.get(`${v1Prefix}/recaptchaParams`, recaptchaParams);

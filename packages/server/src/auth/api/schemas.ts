@@ -1,5 +1,3 @@
-import { authError } from '../errors.js';
-
 /**
  * JSON Schemas of the identity API's request bodies. Types are checked without coercion and an
  * unknown field is refused, as Google does ("Unknown name ..."). Fields the SDKs send that do not
@@ -153,13 +151,11 @@ export function withoutNulls(body: Record<string, unknown>, nullDeletes: Record<
 export const updateNullDeletes = { displayName: 'DISPLAY_NAME', photoUrl: 'PHOTO_URL' };
 
 /**
- * A validated request body as the core receives it: nulls dropped (see withoutNulls) and a tenant
- * id refused, not ignored, until multi-tenancy is built.
+ * A validated request body as the core receives it: nulls dropped (see withoutNulls). Its tenantId
+ * has already chosen the caller's realm (CallerResolver), which is all it is for.
  */
 export function requestBody<T>(request: { body: unknown }, nullDeletes: Record<string, string> = {}): T {
-  const body = withoutNulls(request.body as Record<string, unknown>, nullDeletes);
-  if (body.tenantId) throw authError('UNSUPPORTED_TENANT_OPERATION');
-  return body as T;
+  return withoutNulls(request.body as Record<string, unknown>, nullDeletes) as T;
 }
 
 export const tokenBody: JsonSchema = {

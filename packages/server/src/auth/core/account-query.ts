@@ -1,6 +1,5 @@
 import { requestErrors } from '../../http/api-error.js';
 import type { Store, UserRecord } from '../../storage/store.js';
-import { authError } from '../errors.js';
 import { phoneLookupKey } from '../phone/numbers.js';
 import { requireAdmin } from './auth-context.js';
 import { normalizeEmail } from './validation.js';
@@ -35,11 +34,10 @@ export class AccountQuery {
 
   async query(caller: Caller, request: QueryAccountsRequest): Promise<QueryAccountsResult> {
     requireAdmin(caller);
-    if (request.tenantId !== undefined) throw authError('UNSUPPORTED_TENANT_OPERATION');
     const limit = integer(request.limit, maxLimit, 'limit');
     const offset = integer(request.offset, 0, 'offset');
     if (limit < 1 || limit > maxLimit) throw requestErrors.invalidArgument(`limit must be between 1 and ${maxLimit}.`);
-    const matches = await this.matching(caller.projectId, request.expression?.[0]);
+    const matches = await this.matching(caller.realm, request.expression?.[0]);
     const sortBy = request.sortBy && request.sortBy !== 'SORT_BY_FIELD_UNSPECIFIED' ? request.sortBy : 'USER_ID';
     const descending = request.order === 'DESC';
     matches.sort((a, b) => {

@@ -16,6 +16,8 @@ export interface AccountInfo {
   createdAt: string;
   customAttributes?: string;
   lastRefreshAt?: string;
+  /** The SDK takes the user's tenant from here (and refuses a user of another tenant). */
+  tenantId?: string;
 }
 
 export function toAccountInfo(user: UserRecord): AccountInfo {
@@ -35,6 +37,7 @@ export function toAccountInfo(user: UserRecord): AccountInfo {
   if (user.lastLoginAt) info.lastLoginAt = String(user.lastLoginAt);
   if (user.customAttributes) info.customAttributes = user.customAttributes;
   if (user.lastRefreshAt) info.lastRefreshAt = new Date(user.lastRefreshAt).toISOString();
+  if (user.tenantId) info.tenantId = user.tenantId;
   return info;
 }
 

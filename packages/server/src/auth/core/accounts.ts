@@ -36,16 +36,16 @@ export class AccountService {
     const byIdentifier = request.localId?.length || request.email?.length || request.phoneNumber?.length;
     if (!byIdentifier) {
       if (request.idToken === undefined) throw authError(caller.isAdmin ? 'MISSING_LOCAL_ID' : 'MISSING_ID_TOKEN');
-      const claims = await this.deps.tokens.verifyIdToken(caller.projectId, request.idToken);
-      const user = await this.deps.users.get(caller.projectId, claims.sub);
+      const claims = await this.deps.tokens.verifyIdToken(caller.realm, request.idToken);
+      const user = await this.deps.users.get(caller.realm, claims.sub);
       return user ? [user] : [];
     }
     requireAdmin(caller);
     const found = new Map<string, UserRecord>();
     const { users } = this.deps;
-    for (const id of request.localId ?? []) add(found, await users.get(caller.projectId, id));
-    for (const email of request.email ?? []) add(found, await users.getByEmail(caller.projectId, normalizeEmail(email)));
-    for (const phone of request.phoneNumber ?? []) add(found, await users.getByPhone(caller.projectId, phoneLookupKey(phone)));
+    for (const id of request.localId ?? []) add(found, await users.get(caller.realm, id));
+    for (const email of request.email ?? []) add(found, await users.getByEmail(caller.realm, normalizeEmail(email)));
+    for (const phone of request.phoneNumber ?? []) add(found, await users.getByPhone(caller.realm, phoneLookupKey(phone)));
     return [...found.values()];
   }
 
@@ -77,7 +77,7 @@ export class AccountService {
     }
 
     const email = request.email !== undefined ? requireEmail(request.email) : undefined;
-    if (email !== undefined && !caller.isAdmin && (await this.deps.projects.config(caller.projectId)).emailPrivacyConfig.enableImprovedEmailPrivacy) {
+    if (email !== undefined && !caller.isAdmin && (await this.deps.projects.config(caller.realm)).emailPrivacyConfig.enableImprovedEmailPrivacy) {
       // As Identity Platform does: a direct change would say whether the address is taken.
       throw authError('OPERATION_NOT_ALLOWED', 'Please verify the new email before changing email.');
     }
@@ -91,11 +91,11 @@ export class AccountService {
     const now = Date.now();
     const revokes = passwordHash !== undefined || validSince !== undefined;
     const issuesTokens = owner !== undefined && !caller.isAdmin && (request.returnSecureToken === true || email !== undefined || passwordHash !== undefined);
-    const refresh = issuesTokens ? this.deps.tokens.newRefreshToken(caller.projectId, owner!, Math.floor(now / 1000), signInProvider) : undefined;
+    const refresh = issuesTokens ? this.deps.tokens.newRefreshToken(caller.realm, owner!, Math.floor(now / 1000), signInProvider) : undefined;
 
     let previousEmail: string | undefined;
     const user = await this.deps.users.update(
-      caller.projectId,
+      caller.realm,
       localId,
       (current) => {
         previousEmail = current.email;
@@ -147,7 +147,7 @@ export class AccountService {
     );
     if (owner && !caller.isAdmin && previousEmail && user.email && previousEmail !== user.email) this.deps.onEmailChanged(caller, user, previousEmail);
     if (!refresh) return { user };
-    const tokens = await this.sessions.tokensFor(caller.projectId, user, Math.floor(now / 1000), signInProvider, refresh.token);
+    const tokens = await this.sessions.tokensFor(caller.realm, user, Math.floor(now / 1000), signInProvider, refresh.token);
     return { user, tokens };
   }
 
@@ -155,14 +155,14 @@ export class AccountService {
     if (request.idToken !== undefined && !caller.isAdmin) {
       const { claims } = await authenticate(this.deps, caller, request.idToken);
       if (claims.firebase.sign_in_provider !== 'anonymous') requireRecentLogin(this.deps, claims);
-      await this.deps.users.delete(caller.projectId, claims.sub);
+      await this.deps.users.delete(caller.realm, claims.sub);
       return;
     }
     requireAdmin(caller);
     if (request.localId === undefined) throw authError('MISSING_LOCAL_ID');
-    const user = await this.deps.users.get(caller.projectId, checkLocalId(request.localId));
+    const user = await this.deps.users.get(caller.realm, checkLocalId(request.localId));
     if (!user) throw authError('USER_NOT_FOUND');
-    await this.deps.users.delete(caller.projectId, user.localId);
+    await this.deps.users.delete(caller.realm, user.localId);
   }
 
   async createAuthUri(caller: Caller, request: CreateAuthUriRequest): Promise<CreateAuthUriResult> {
@@ -171,10 +171,10 @@ export class AccountService {
     const email = normalizeEmail(request.identifier);
     if (!isValidEmail(email)) throw authError('INVALID_IDENTIFIER');
     const sessionId = this.deps.tokens.newSessionId();
-    const config = await this.deps.projects.config(caller.projectId);
+    const config = await this.deps.projects.config(caller.realm);
     // With enumeration protection on, nothing tells whether the address has an account.
     if (config.emailPrivacyConfig.enableImprovedEmailPrivacy && !caller.isAdmin) return { sessionId };
-    const user = await this.deps.users.getByEmail(caller.projectId, email);
+    const user = await this.deps.users.getByEmail(caller.realm, email);
     const methods = user ? signInMethods(user) : [];
     return { registered: user !== undefined, allProviders: methods, signinMethods: methods, sessionId };
   }

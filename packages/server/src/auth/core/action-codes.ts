@@ -33,7 +33,7 @@ export class ActionCodeService {
 
   /** resetPassword with only an oobCode: what the code is for, without using it (checkActionCode). */
   async inspect(caller: Caller, oobCode: string | undefined): Promise<CodeInfo> {
-    const { record } = await this.codes.find(caller.projectId, oobCode);
+    const { record } = await this.codes.find(caller.realm, oobCode);
     // For a recovery, `email` is the address being restored and `newEmail` the one it replaces.
     const info: CodeInfo = { requestType: record.requestType, email: record.email };
     if (record.newEmail !== undefined) info.newEmail = record.newEmail;
@@ -42,15 +42,15 @@ export class ActionCodeService {
 
   async resetPassword(caller: Caller, request: ResetPasswordRequest): Promise<CodeInfo> {
     if (request.newPassword === undefined) return this.inspect(caller, request.oobCode);
-    const { record, user } = await this.codes.find(caller.projectId, request.oobCode);
+    const { record, user } = await this.codes.find(caller.realm, request.oobCode);
     if (record.requestType !== 'PASSWORD_RESET' || !user) throw authError('INVALID_OOB_CODE');
     if (user.disabled) throw authError('USER_DISABLED');
     const newPassword = requireNewPassword(request.newPassword);
-    enforcePasswordPolicy((await this.deps.projects.config(caller.projectId)).passwordPolicyConfig, newPassword);
+    enforcePasswordPolicy((await this.deps.projects.config(caller.realm)).passwordPolicyConfig, newPassword);
     const passwordHash = await hashPassword(newPassword);
     const now = Date.now();
     await this.deps.users.update(
-      caller.projectId,
+      caller.realm,
       user.localId,
       // Following the mailed link proves the address; the reset signs out every session.
       (u) => ({ ...u, passwordHash, passwordUpdatedAt: now, emailVerified: true, validSince: Math.floor(now / 1000) }),
@@ -61,21 +61,21 @@ export class ActionCodeService {
 
   /** accounts:update with an oobCode (applyActionCode): verify an email, change it, or undo a change. */
   async apply(caller: Caller, oobCode: string): Promise<UserRecord> {
-    const { record, user } = await this.codes.find(caller.projectId, oobCode);
+    const { record, user } = await this.codes.find(caller.realm, oobCode);
     if (!user) throw authError('INVALID_OOB_CODE');
     if (user.disabled) throw authError('USER_DISABLED');
     const now = Date.now();
     const consume = () => [this.codes.consume(record)];
     switch (record.requestType) {
       case 'VERIFY_EMAIL':
-        return this.deps.users.update(caller.projectId, user.localId, (u) => ({ ...u, emailVerified: true }), consume);
+        return this.deps.users.update(caller.realm, user.localId, (u) => ({ ...u, emailVerified: true }), consume);
       case 'VERIFY_AND_CHANGE_EMAIL': {
         const newEmail = record.newEmail!;
         const recovery = user.email
-          ? this.mailer.prepareRecoveryWithMail(caller, user, user.email, newEmail, await this.deps.projects.config(caller.projectId))
+          ? this.mailer.prepareRecoveryWithMail(caller, user, user.email, newEmail, await this.deps.projects.config(caller.realm))
           : undefined;
         const changed = await this.deps.users.update(
-          caller.projectId,
+          caller.realm,
           user.localId,
           (u) => ({ ...u, email: newEmail, emailVerified: true, validSince: Math.floor(now / 1000) }),
           () => [...consume(), ...(recovery ? recovery.mutations : [])],
@@ -85,7 +85,7 @@ export class ActionCodeService {
       }
       case 'RECOVER_EMAIL':
         return this.deps.users.update(
-          caller.projectId,
+          caller.realm,
           user.localId,
           (u) => ({ ...u, email: record.email, emailVerified: true, validSince: Math.floor(now / 1000) }),
           consume,
@@ -98,10 +98,10 @@ export class ActionCodeService {
   /** signInWithEmailLink / emailLinkSignin: sign in, sign up, or (with an ID token) link the address. */
   async signInWithEmailLink(caller: Caller, request: EmailLinkSignInRequest): Promise<EmailLinkResult> {
     const email = requireEmail(request.email);
-    const { record } = await this.codes.find(caller.projectId, request.oobCode);
+    const { record } = await this.codes.find(caller.realm, request.oobCode);
     if (record.requestType !== 'EMAIL_SIGNIN') throw authError('INVALID_OOB_CODE');
     if (record.email !== email) throw authError('INVALID_EMAIL', 'The email provided does not match the sign-in email address.');
-    const config = await this.deps.projects.config(caller.projectId);
+    const config = await this.deps.projects.config(caller.realm);
     if (config.signIn.email.passwordRequired || !config.signIn.email.enabled) throw authError('OPERATION_NOT_ALLOWED');
     const now = Date.now();
     const authTime = Math.floor(now / 1000);
@@ -112,19 +112,19 @@ export class ActionCodeService {
     if (request.idToken !== undefined) {
       const { user: current, claims } = await authenticate(this.deps, caller, request.idToken);
       account = current;
-      const owner = await this.deps.users.getByEmail(caller.projectId, email);
+      const owner = await this.deps.users.getByEmail(caller.realm, email);
       if (owner && owner.localId !== account.localId) throw authError('EMAIL_EXISTS');
       if (guardEmailReplacement(this.deps, claims, current, email)) replacedEmail = current.email;
     } else {
-      account = await this.deps.users.getByEmail(caller.projectId, email);
+      account = await this.deps.users.getByEmail(caller.realm, email);
       if (account?.disabled) throw authError('USER_DISABLED');
     }
 
     if (account) {
-      const refresh = this.deps.tokens.newRefreshToken(caller.projectId, account, authTime, 'password');
-      const user = await this.deps.users.update(caller.projectId, account.localId, verified, () => [this.codes.consume(record), refresh.mutation]);
+      const refresh = this.deps.tokens.newRefreshToken(caller.realm, account, authTime, 'password');
+      const user = await this.deps.users.update(caller.realm, account.localId, verified, () => [this.codes.consume(record), refresh.mutation]);
       if (replacedEmail) this.deps.onEmailChanged(caller, user, replacedEmail);
-      return { user, tokens: await this.sessions.tokensFor(caller.projectId, user, authTime, 'password', refresh.token), isNewUser: false };
+      return { user, tokens: await this.sessions.tokensFor(caller.realm, user, authTime, 'password', refresh.token), isNewUser: false };
     }
     const fresh = verified({
       localId: newLocalId(),
@@ -135,8 +135,8 @@ export class ActionCodeService {
       validSince: authTime,
       version: 1,
     });
-    const refresh = this.deps.tokens.newRefreshToken(caller.projectId, fresh, authTime, 'password');
-    const user = await this.deps.users.insert(caller.projectId, fresh, [this.codes.consume(record), refresh.mutation]);
-    return { user, tokens: await this.sessions.tokensFor(caller.projectId, user, authTime, 'password', refresh.token), isNewUser: true };
+    const refresh = this.deps.tokens.newRefreshToken(caller.realm, fresh, authTime, 'password');
+    const user = await this.deps.users.insert(caller.realm, fresh, [this.codes.consume(record), refresh.mutation]);
+    return { user, tokens: await this.sessions.tokensFor(caller.realm, user, authTime, 'password', refresh.token), isNewUser: true };
   }
 }

@@ -73,7 +73,8 @@ export class EmulatorActionHandler {
     if (!oobCode) return refusal({ error: 'missing oobCode query parameter', instructions: 'Please modify the URL to specify an oobCode, such as ...&oobCode=YOUR_OOB_CODE' });
     const projectId = this.links.projectFor(apiKey);
     if (projectId === undefined) return refusal({ error: 'INVALID_API_KEY', instructions: 'Use the API key of a project on this server.' });
-    if (query.has('tenantId')) return refusal({ error: 'UNSUPPORTED_TENANT_OPERATION', instructions: 'Tenants are not supported yet.' });
+    const realm = this.links.realmOf(projectId, query.get('tenantId'));
+    if (realm === undefined) return refusal({ error: 'TENANT_NOT_FOUND', instructions: 'The link names a tenant this project does not have.' });
 
     const mode = query.get('mode') ?? '';
     const continueUrl = query.get('continueUrl');
@@ -86,7 +87,7 @@ export class EmulatorActionHandler {
     const text = modes[mode];
     if (!text) return refusal({ error: 'Invalid mode' });
 
-    const caller: Caller = { projectId, isAdmin: false, clientIp, apiKey, ...languageOf(query) };
+    const caller: Caller = { realm, isAdmin: false, clientIp, apiKey, ...languageOf(query) };
     try {
       const info = await this.actions.inspect(caller, oobCode);
       if (info.requestType !== text.requestType) {

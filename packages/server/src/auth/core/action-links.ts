@@ -1,6 +1,7 @@
 import { authError } from '../errors.js';
 import { isAuthorizedUrl } from './authorized-domains.js';
 import type { ProjectConfig, ProjectDirectory } from './project-config.js';
+import { isValidTenantId, realmKey } from '../tenants/realm.js';
 
 /** The path of the hosted action page every mailed link opens. */
 export const actionPagePath = '/__/auth/action';
@@ -64,20 +65,29 @@ export class ActionLinks {
     return apiKey ? this.projects.projectForApiKey(apiKey) : undefined;
   }
 
+  /** The realm a link's `tenantId` names in the project (the project's own without one), or undefined for a tenant it does not have. */
+  realmOf(projectId: string, tenantId: string | null): string | undefined {
+    if (!tenantId) return projectId;
+    if (!isValidTenantId(tenantId)) return undefined;
+    const realm = realmKey(projectId, tenantId);
+    return this.projects.tenant(realm) ? realm : undefined;
+  }
+
   /** sendOobCode's check: the normalized continueUrl, undefined when none is given, or the refusal thrown. */
-  async forMail(projectId: string, continueUrl: string | undefined): Promise<string | undefined> {
+  async forMail(realm: string, continueUrl: string | undefined): Promise<string | undefined> {
     if (continueUrl === undefined || continueUrl === '') return undefined;
-    const checked = checkContinueUrl(continueUrl, await this.projects.config(projectId), this.servingHost());
+    const checked = checkContinueUrl(continueUrl, await this.projects.config(realm), this.servingHost());
     if ('refused' in checked) throw authError(checked.refused);
     return checked.url;
   }
 
-  /** The link's continueUrl when it is allowed for the project its apiKey names, else undefined. */
+  /** The link's continueUrl when it is allowed for the project its apiKey names (and the tenant it names), else undefined. */
   async allowedContinueUrl(query: URLSearchParams): Promise<string | undefined> {
     const continueUrl = query.get('continueUrl');
     const projectId = this.projectFor(query.get('apiKey'));
-    if (!continueUrl || projectId === undefined) return undefined;
-    const checked = checkContinueUrl(continueUrl, await this.projects.config(projectId), this.servingHost());
+    const realm = projectId === undefined ? undefined : this.realmOf(projectId, query.get('tenantId'));
+    if (!continueUrl || realm === undefined) return undefined;
+    const checked = checkContinueUrl(continueUrl, await this.projects.config(realm), this.servingHost());
     return 'url' in checked ? checked.url : undefined;
   }
 

@@ -10,6 +10,7 @@ import type { ProjectConfig } from './project-config.js';
 import type { Caller, SendOobCodeRequest } from './requests.js';
 import type { FailureThrottle } from './throttle.js';
 import { requireEmail } from './validation.js';
+import { tenantField, tenantOf } from '../tenants/realm.js';
 
 const requestTypes = new Set<OobRequestType>(['PASSWORD_RESET', 'VERIFY_EMAIL', 'EMAIL_SIGNIN', 'VERIFY_AND_CHANGE_EMAIL']);
 
@@ -59,14 +60,14 @@ export class ActionMailer {
     if (!request.requestType) throw authError('MISSING_REQ_TYPE');
     if (!requestTypes.has(request.requestType as OobRequestType)) throw authError('INVALID_REQ_TYPE');
     if (request.returnOobLink && !caller.isAdmin) throw authError('ADMIN_ONLY_OPERATION');
-    const config = await this.deps.projects.config(caller.projectId);
-    const continueUrl = await this.links.forMail(caller.projectId, request.continueUrl);
+    const config = await this.deps.projects.config(caller.realm);
+    const continueUrl = await this.links.forMail(caller.realm, request.continueUrl);
     const plan = await this.plan(caller, request as SendOobCodeRequest & { requestType: OobRequestType }, config);
 
     // Throttled per recipient whether or not an account exists, so the limit tells nothing either.
     if (!request.returnOobLink) {
-      const recipientKey = `${caller.projectId}\u0000${plan.recipient}`;
-      const clientKey = `${caller.projectId}\u0000${caller.clientIp}`;
+      const recipientKey = `${caller.realm}\u0000${plan.recipient}`;
+      const clientKey = `${caller.realm}\u0000${caller.clientIp}`;
       if (this.sendThrottle.recipient.isBlocked(recipientKey) || this.sendThrottle.client.isBlocked(clientKey)) {
         throw authError(plan.requestType === 'PASSWORD_RESET' ? 'RESET_PASSWORD_EXCEED_LIMIT' : 'QUOTA_EXCEEDED');
       }
@@ -92,7 +93,7 @@ export class ActionMailer {
    */
   prepareRecovery(caller: Caller, user: UserRecord, oldEmail: string, newEmail: string, config: ProjectConfig): { mutation: Mutation; mailLater: () => void } {
     const plan = recoveryPlan(user, oldEmail, newEmail);
-    const issued = this.codes.issue(caller.projectId, plan.requestType, plan.email, plan.user, plan.newEmail);
+    const issued = this.codes.issue(caller.realm, plan.requestType, plan.email, plan.user, plan.newEmail);
     return { mutation: issued.mutation, mailLater: () => this.inBackground(() => this.mail.commitAndSend([this.mail.queue(this.compose(caller, plan, config, undefined, issued))])) };
   }
 
@@ -103,7 +104,7 @@ export class ActionMailer {
    */
   prepareRecoveryWithMail(caller: Caller, user: UserRecord, oldEmail: string, newEmail: string, config: ProjectConfig): { mutations: Mutation[]; committed: () => void } {
     const plan = recoveryPlan(user, oldEmail, newEmail);
-    const issued = this.codes.issue(caller.projectId, plan.requestType, plan.email, plan.user, plan.newEmail);
+    const issued = this.codes.issue(caller.realm, plan.requestType, plan.email, plan.user, plan.newEmail);
     return { mutations: [issued.mutation, this.mail.queue(this.compose(caller, plan, config, undefined, issued))], committed: () => this.mail.wake() };
   }
 
@@ -119,7 +120,7 @@ export class ActionMailer {
     switch (request.requestType) {
       case 'PASSWORD_RESET': {
         const email = requireEmail(request.email);
-        const user = await users.getByEmail(caller.projectId, email);
+        const user = await users.getByEmail(caller.realm, email);
         if (!user && !privacy) throw authError('EMAIL_NOT_FOUND');
         if (user?.disabled && !privacy) throw authError('USER_DISABLED');
         return { requestType: 'PASSWORD_RESET', recipient: email, email, user, silent: !user || user.disabled };
@@ -128,7 +129,7 @@ export class ActionMailer {
         if (config.signIn.email.passwordRequired || !config.signIn.email.enabled) throw authError('OPERATION_NOT_ALLOWED');
         if (!request.continueUrl) throw authError('MISSING_CONTINUE_URI');
         const email = requireEmail(request.email);
-        const user = await users.getByEmail(caller.projectId, email);
+        const user = await users.getByEmail(caller.realm, email);
         if (user?.disabled && !privacy) throw authError('USER_DISABLED');
         return { requestType: 'EMAIL_SIGNIN', recipient: email, email, user: undefined, silent: user?.disabled === true };
       }
@@ -141,7 +142,7 @@ export class ActionMailer {
         const user = await this.subject(caller, request, true);
         if (!request.newEmail) throw authError('MISSING_NEW_EMAIL');
         const newEmail = requireEmail(request.newEmail);
-        const taken = (await users.getByEmail(caller.projectId, newEmail)) !== undefined;
+        const taken = (await users.getByEmail(caller.realm, newEmail)) !== undefined;
         if (taken && !privacy) throw authError('EMAIL_EXISTS');
         return { requestType: 'VERIFY_AND_CHANGE_EMAIL', recipient: newEmail, email: user.email ?? '', newEmail, user, silent: taken };
       }
@@ -157,7 +158,7 @@ export class ActionMailer {
       if (sensitive && claims.firebase.sign_in_provider !== 'anonymous') requireRecentLogin(this.deps, claims);
       return user;
     }
-    const user = await this.deps.users.getByEmail(caller.projectId, requireEmail(request.email));
+    const user = await this.deps.users.getByEmail(caller.realm, requireEmail(request.email));
     if (!user) throw authError('EMAIL_NOT_FOUND');
     return user;
   }
@@ -165,7 +166,7 @@ export class ActionMailer {
   private async issueAndDeliver(caller: Caller, plan: Planned, config: ProjectConfig, continueUrl: string | undefined, mailIt: boolean): Promise<{ code: string; link: string } | undefined> {
     // A silent request stores a code too (bound to no account and never sent, so unusable): the
     // same write as a real one, so the server's work does not tell either.
-    const issued = this.codes.issue(caller.projectId, plan.requestType, plan.email, plan.silent ? undefined : plan.user, plan.newEmail);
+    const issued = this.codes.issue(caller.realm, plan.requestType, plan.email, plan.silent ? undefined : plan.user, plan.newEmail);
     if (!mailIt) {
       await this.codes.save(issued);
       if (plan.silent) return undefined;
@@ -188,7 +189,7 @@ export class ActionMailer {
       email: plan.requestType === 'RECOVER_EMAIL' ? plan.newEmail! : plan.recipient,
       link,
     });
-    return { ...content, from: config.mail.from, to: plan.recipient, projectId: caller.projectId, requestType: plan.requestType, oobCode: code, oobLink: link, expiresAt: issued.record.expiresAt };
+    return { ...content, from: config.mail.from, to: plan.recipient, projectId: caller.realm, ...tenantField(caller.realm), requestType: plan.requestType, oobCode: code, oobLink: link, expiresAt: issued.record.expiresAt };
   }
 
   private linkFor(requestType: OobRequestType, code: string, caller: Caller, config: ProjectConfig, language: string, continueUrl: string | undefined): string {
@@ -197,6 +198,9 @@ export class ActionMailer {
     url.searchParams.set('oobCode', code);
     url.searchParams.set('apiKey', caller.apiKey ?? config.apiKeys[0] ?? '');
     url.searchParams.set('lang', language);
+    // The SDK's ActionCodeURL reads the tenant from the link (and refuses it in another tenant).
+    const tenantId = tenantOf(caller.realm);
+    if (tenantId !== undefined) url.searchParams.set('tenantId', tenantId);
     if (continueUrl) url.searchParams.set('continueUrl', continueUrl);
     return url.toString();
   }

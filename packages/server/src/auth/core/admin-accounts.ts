@@ -20,7 +20,7 @@ export class AdminAccountService {
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > maxPageSize) {
       throw requestErrors.invalidArgument(`maxResults must be between 1 and ${maxPageSize}.`);
     }
-    return this.store.listUsers(caller.projectId, limit, pageToken);
+    return this.store.listUsers(caller.realm, limit, pageToken);
   }
 
   async batchDelete(caller: Caller, request: BatchDeleteRequest): Promise<BatchDeleteResult> {
@@ -30,7 +30,7 @@ export class AdminAccountService {
     const errors: BatchDeleteResult['errors'] = [];
     const existing: string[] = [];
     for (const [index, localId] of ids.entries()) {
-      const user = await this.store.getUser(caller.projectId, localId);
+      const user = await this.store.getUser(caller.realm, localId);
       if (!user) continue;
       if (!user.disabled && !request.force) {
         errors.push({ index, localId, message: 'NOT_DISABLED : Disable the account before batch deletion.' });
@@ -38,13 +38,13 @@ export class AdminAccountService {
       }
       existing.push(localId);
     }
-    await this.store.commit(existing.map((localId) => ({ kind: 'deleteUser' as const, projectId: caller.projectId, localId })));
+    await this.store.commit(existing.map((localId) => ({ kind: 'deleteUser' as const, projectId: caller.realm, localId })));
     return { errors };
   }
 
   /** `DELETE /emulator/v1/projects/{p}/accounts`, which the SDK's own test suites call between tests. */
   async deleteAll(caller: Caller): Promise<void> {
     requireAdmin(caller);
-    await this.store.commit([{ kind: 'deleteAllUsers', projectId: caller.projectId }]);
+    await this.store.commit([{ kind: 'deleteAllUsers', projectId: caller.realm }]);
   }
 }

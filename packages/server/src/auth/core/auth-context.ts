@@ -35,8 +35,8 @@ export interface Authenticated {
 /** The user an ID token speaks for, refusing revoked, disabled and deleted accounts. */
 export async function authenticate(deps: AuthDeps, caller: Caller, idToken: string | undefined): Promise<Authenticated> {
   if (!idToken) throw authError('MISSING_ID_TOKEN');
-  const claims = await deps.tokens.verifyIdToken(caller.projectId, idToken);
-  const user = await deps.users.get(caller.projectId, claims.sub);
+  const claims = await deps.tokens.verifyIdToken(caller.realm, idToken);
+  const user = await deps.users.get(caller.realm, claims.sub);
   if (!user) throw authError('USER_NOT_FOUND');
   if (claims.iat < user.validSince) throw authError('TOKEN_EXPIRED');
   if (user.disabled) throw authError('USER_DISABLED');

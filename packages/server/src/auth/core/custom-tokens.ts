@@ -7,6 +7,7 @@ import type { ServiceAccounts } from './service-accounts.js';
 import type { SessionService, SignInResult } from './sessions.js';
 import { reservedClaims } from './tokens.js';
 import { checkLocalId } from './validation.js';
+import { projectOf, tenantOf } from '../tenants/realm.js';
 
 /** The audience firebase-admin's createCustomToken writes, for Google and its emulator alike. */
 export const customTokenAudience = 'https://identitytoolkit.googleapis.com/google.identity.identitytoolkit.v1.IdentityToolkit';
@@ -40,7 +41,8 @@ export class CustomTokenVerifier {
     private readonly options: CustomTokenOptions,
   ) {}
 
-  async verify(projectId: string, token: string | undefined): Promise<VerifiedCustomToken> {
+  /** `realm`: where the token is used; a tenant's token (firebase-admin's authForTenant) names it as `tenant_id`. */
+  async verify(realm: string, token: string | undefined): Promise<VerifiedCustomToken> {
     if (!token) throw authError('MISSING_CUSTOM_TOKEN');
     if (token.split('.').length !== 3) throw invalid('Invalid assertion format. 3 dot separated segments required.');
     let alg: string | undefined;
@@ -54,8 +56,7 @@ export class CustomTokenVerifier {
     if (payload.aud !== customTokenAudience) {
       throw invalid('Invalid audience. Firebase ID tokens and third-party tokens cannot be used with signInWithCustomToken.');
     }
-    if (payload.tenant_id !== undefined) throw authError('UNSUPPORTED_TENANT_OPERATION');
-    if (alg === 'none' && this.options.acceptUnsigned) return claimsOf(payload);
+    if (alg === 'none' && this.options.acceptUnsigned) return claimsOf(sameTenant(payload, realm));
     if (alg !== 'RS256') throw invalid('Invalid signature algorithm; custom tokens are signed with RS256.');
 
     const issuer = typeof payload.iss === 'string' ? payload.iss : '';
@@ -64,8 +65,8 @@ export class CustomTokenVerifier {
     if (!account) throw invalid('The token is not signed by a known service account.');
     const verified = await verifyWithAny(token, account.keys, issuer);
     // Signed by a key of another project: Google's answer for a token minted for a different project.
-    if (account.projectId !== projectId) throw authError('CREDENTIAL_MISMATCH');
-    return claimsOf(verified);
+    if (account.projectId !== projectOf(realm)) throw authError('CREDENTIAL_MISMATCH');
+    return claimsOf(sameTenant(verified, realm));
   }
 }
 
@@ -89,6 +90,14 @@ async function verifyWithAny(token: string, keys: Parameters<typeof jwtVerify>[1
     }
   }
   throw invalid(expired ? 'Token expired.' : 'Invalid signature.');
+}
+
+/** A tenant's token works only in that tenant, and a project's only outside every tenant. */
+function sameTenant(payload: JWTPayload, realm: string): JWTPayload {
+  const tenantId = typeof payload.tenant_id === 'string' && payload.tenant_id !== '' ? payload.tenant_id : undefined;
+  if (payload.tenant_id !== undefined && tenantId === undefined) throw invalid('tenant_id must be a tenant id.');
+  if (tenantId !== tenantOf(realm)) throw authError('TENANT_ID_MISMATCH');
+  return payload;
 }
 
 function claimsOf(payload: JWTPayload): VerifiedCustomToken {
@@ -128,9 +137,8 @@ export class CustomTokenSignIn {
   ) {}
 
   async signIn(caller: Caller, request: SignInWithCustomTokenRequest): Promise<CustomTokenSignInResult> {
-    if (request.tenantId !== undefined) throw authError('UNSUPPORTED_TENANT_OPERATION');
-    const { uid, developerClaims } = await this.verifier.verify(caller.projectId, request.token);
-    const existing = await this.deps.users.get(caller.projectId, uid);
+    const { uid, developerClaims } = await this.verifier.verify(caller.realm, request.token);
+    const existing = await this.deps.users.get(caller.realm, uid);
     if (existing) return this.again(caller, existing, developerClaims);
     const now = Date.now();
     const authTime = Math.floor(now / 1000);
@@ -144,21 +152,21 @@ export class CustomTokenSignIn {
       validSince: authTime,
       version: 1,
     };
-    const refresh = this.deps.tokens.newRefreshToken(caller.projectId, fresh, authTime, 'custom', developerClaims);
+    const refresh = this.deps.tokens.newRefreshToken(caller.realm, fresh, authTime, 'custom', developerClaims);
     let user: UserRecord;
     try {
-      user = await this.deps.users.insert(caller.projectId, fresh, [refresh.mutation]);
+      user = await this.deps.users.insert(caller.realm, fresh, [refresh.mutation]);
     } catch (error) {
       // Two first sign-ins of one uid at once: the second signs in to the account the first made.
-      const raced = await this.deps.users.get(caller.projectId, uid);
+      const raced = await this.deps.users.get(caller.realm, uid);
       if (!raced) throw error;
       return this.again(caller, raced, developerClaims);
     }
-    return { user, tokens: await this.sessions.tokensFor(caller.projectId, user, authTime, 'custom', refresh.token, developerClaims), isNewUser: true };
+    return { user, tokens: await this.sessions.tokensFor(caller.realm, user, authTime, 'custom', refresh.token, developerClaims), isNewUser: true };
   }
 
   private async again(caller: Caller, account: UserRecord, developerClaims: string | undefined): Promise<CustomTokenSignInResult> {
     if (account.disabled) throw authError('USER_DISABLED');
-    return { ...(await this.sessions.startSession(caller.projectId, account, 'custom', undefined, developerClaims)), isNewUser: false };
+    return { ...(await this.sessions.startSession(caller.realm, account, 'custom', undefined, developerClaims)), isNewUser: false };
   }
 }

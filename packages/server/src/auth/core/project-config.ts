@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { requestErrors } from '../../http/api-error.js';
-import type { Store } from '../../storage/store.js';
+import type { Mutation, Store } from '../../storage/store.js';
+import { authError } from '../errors.js';
 import type { IdpConfig } from '../federation/idp-configs.js';
+import { isTenantRealm, projectOf, realmKey } from '../tenants/realm.js';
+import { effectiveConfig, tenantWithDefaults, withOwnSettings, type TenantRecord } from '../tenants/tenant-settings.js';
 import { defaultPasswordPolicy, type PasswordPolicyConfig } from './password-policy.js';
 
 /**
@@ -69,12 +72,16 @@ function withDefaults(stored: Partial<ProjectConfig>, defaults: ProjectConfig): 
 }
 
 /**
- * Projects and the API keys that name them. A request's `?key=` picks its project; in dev mode an
- * unknown key falls back to the default project, as the Firebase emulator accepts any key.
+ * Projects and the API keys that name them, and the projects' tenants. A request's `?key=` picks
+ * its project; in dev mode an unknown key falls back to the default project, as the Firebase
+ * emulator accepts any key. Configs are asked for by realm (auth/tenants/realm.ts): a project id,
+ * or a tenant's key, whose config is the tenant's settings over its project's.
  */
 export class ProjectDirectory {
   private readonly configs = new Map<string, ProjectConfig>();
   private readonly projectByKey = new Map<string, string>();
+  /** By realm key. */
+  private readonly tenants = new Map<string, TenantRecord>();
 
   constructor(
     private readonly store: Store,
@@ -85,13 +92,25 @@ export class ProjectDirectory {
 
   async load(): Promise<void> {
     for (const project of await this.store.listProjects()) {
+      if (isTenantRealm(project.projectId)) {
+        this.tenants.set(project.projectId, tenantWithDefaults(JSON.parse(project.config) as TenantRecord));
+        continue;
+      }
       this.remember(project.projectId, withDefaults(JSON.parse(project.config) as Partial<ProjectConfig>, defaultProjectConfig(project.projectId, this.defaults)));
     }
     await this.config(this.defaultProjectId);
   }
 
-  /** The project's config, created with defaults on first use (any project id works). */
+  /**
+   * The realm's config: a project's, created with defaults on first use (any project id works), or
+   * a tenant's over its project's (TENANT_NOT_FOUND when there is no such tenant).
+   */
   async config(projectId: string): Promise<ProjectConfig> {
+    if (isTenantRealm(projectId)) {
+      const tenant = this.tenants.get(projectId);
+      if (!tenant) throw authError('TENANT_NOT_FOUND');
+      return effectiveConfig(await this.config(projectOf(projectId)), tenant);
+    }
     const known = this.configs.get(projectId);
     if (known) return known;
     const config = defaultProjectConfig(projectId, this.defaults);
@@ -100,6 +119,11 @@ export class ProjectDirectory {
   }
 
   async save(projectId: string, config: ProjectConfig): Promise<void> {
+    if (isTenantRealm(projectId)) {
+      const tenant = this.tenants.get(projectId);
+      if (!tenant) throw authError('TENANT_NOT_FOUND');
+      return this.saveTenant(withOwnSettings(tenant, config), projectOf(projectId));
+    }
     if (config.apiKeys.length === 0) throw requestErrors.invalidArgument('A project needs at least one API key.');
     for (const key of config.apiKeys) {
       const owner = this.projectByKey.get(key);
@@ -118,6 +142,32 @@ export class ProjectDirectory {
 
   isApiKeyAccepted(projectId: string, apiKey: string): boolean {
     return this.acceptAnyApiKey || this.configs.get(projectId)?.apiKeys.includes(apiKey) === true;
+  }
+
+  /** The tenant behind a realm key, if the project has it. */
+  tenant(realm: string): TenantRecord | undefined {
+    return this.tenants.get(realm);
+  }
+
+  /** A project's tenants, oldest first (then by id), as Google lists them. */
+  tenantsOf(projectId: string): TenantRecord[] {
+    return [...this.tenants.entries()]
+      .filter(([realm]) => projectOf(realm) === projectId)
+      .map(([, tenant]) => tenant)
+      .sort((a, b) => a.createdAt - b.createdAt || (a.tenantId < b.tenantId ? -1 : 1));
+  }
+
+  /** Creates or replaces a tenant, with `alongside` in the same commit. */
+  async saveTenant(tenant: TenantRecord, projectId: string, alongside: Mutation[] = []): Promise<void> {
+    const realm = realmKey(projectId, tenant.tenantId);
+    await this.store.commit([{ kind: 'putProject', project: { projectId: realm, config: JSON.stringify(tenant) } }, ...alongside]);
+    this.tenants.set(realm, tenant);
+  }
+
+  /** Forgets a tenant; `removal` deletes its row and its data in one commit. */
+  async deleteTenant(realm: string, removal: Mutation[]): Promise<void> {
+    await this.store.commit(removal);
+    this.tenants.delete(realm);
   }
 
   private remember(projectId: string, config: ProjectConfig): void {

@@ -94,9 +94,14 @@ export interface EmailLinkSignInRequest {
   idToken?: string;
 }
 
-/** Who is calling: the project their key or path names, and whether they hold the admin credential. */
+/** Who is calling: where they act (the project their key or path names, or one of its tenants), and whether they hold the admin credential. */
 export interface Caller {
-  projectId: string;
+  /**
+   * The realm the call acts in (auth/tenants/realm.ts): the project's id, or its tenant's key when
+   * the request names a tenant. Accounts, codes and settings are read and written there;
+   * `projectOf(realm)` is the project that tokens name.
+   */
+  realm: string;
   isAdmin: boolean;
   clientIp: string;
   /** The API key the request carried, for links mailed back to the same app. */

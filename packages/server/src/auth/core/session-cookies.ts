@@ -1,5 +1,6 @@
 import { SignJWT } from 'jose';
 import { authError } from '../errors.js';
+import { projectOf } from '../tenants/realm.js';
 import { authenticate, requireAdmin, type AuthDeps } from './auth-context.js';
 import type { Caller } from './requests.js';
 import type { SigningKeyRing } from './signing-keys.js';
@@ -33,7 +34,6 @@ export class SessionCookies {
 
   async create(caller: Caller, request: CreateSessionCookieRequest): Promise<string> {
     requireAdmin(caller);
-    if (request.tenantId !== undefined) throw authError('UNSUPPORTED_TENANT_OPERATION');
     const seconds = request.validDuration === undefined ? maxSessionSeconds : Number(request.validDuration);
     if (!Number.isInteger(seconds) || seconds < minSessionSeconds || seconds > maxSessionSeconds) throw authError('INVALID_SESSION_COOKIE_DURATION');
     const { claims } = await authenticate(this.deps, caller, request.idToken);
@@ -42,8 +42,8 @@ export class SessionCookies {
     const key = this.keys.signingKey();
     return new SignJWT(carried)
       .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'JWT' })
-      .setIssuer(sessionCookieIssuer(caller.projectId))
-      .setAudience(caller.projectId)
+      .setIssuer(sessionCookieIssuer(projectOf(caller.realm)))
+      .setAudience(projectOf(caller.realm))
       .setSubject(sub)
       .setIssuedAt(now)
       .setExpirationTime(now + seconds)

@@ -8,6 +8,7 @@ import type { Caller, RefreshRequest, SignInWithPasswordRequest, SignUpRequest }
 import { signInLimits, SignInThrottle } from './throttle.js';
 import { hashRefreshToken, idTokenLifetimeSeconds, type SignInProvider } from './tokens.js';
 import { newLocalId } from './user-repository.js';
+import { projectOf } from '../tenants/realm.js';
 import { checkDisplayName, checkLocalId, checkPhotoUrl, requireEmail, requireNewPassword } from './validation.js';
 
 export interface SessionTokens {
@@ -27,6 +28,7 @@ export interface SignInResult {
 }
 
 export interface RefreshResult {
+  /** The project the session's tokens name (its realm may be one of the project's tenants). */
   projectId: string;
   user: UserRecord;
   idToken: string;
@@ -47,7 +49,7 @@ export class SessionService {
     if (adminFields) requireAdmin(caller);
     if (request.idToken) return this.linkPassword(caller, request);
 
-    const config = await this.deps.projects.config(caller.projectId);
+    const config = await this.deps.projects.config(caller.realm);
     const withEmail = request.email !== undefined || request.password !== undefined;
     if (!caller.isAdmin) {
       if (withEmail && !config.signIn.email.enabled) throw authError('OPERATION_NOT_ALLOWED');
@@ -76,19 +78,19 @@ export class SessionService {
     if (request.phoneNumber !== undefined) user.phoneNumber = requirePhoneNumber(request.phoneNumber);
 
     const wantsTokens = !caller.isAdmin || request.returnSecureToken === true;
-    if (!wantsTokens) return { user: await this.deps.users.insert(caller.projectId, user) };
+    if (!wantsTokens) return { user: await this.deps.users.insert(caller.realm, user) };
     user.lastLoginAt = now;
     const provider: SignInProvider = email ? 'password' : 'anonymous';
     const authTime = Math.floor(now / 1000);
-    const refresh = this.deps.tokens.newRefreshToken(caller.projectId, user, authTime, provider);
-    const stored = await this.deps.users.insert(caller.projectId, user, [refresh.mutation]);
-    return { user: stored, tokens: await this.tokensFor(caller.projectId, stored, authTime, provider, refresh.token) };
+    const refresh = this.deps.tokens.newRefreshToken(caller.realm, user, authTime, provider);
+    const stored = await this.deps.users.insert(caller.realm, user, [refresh.mutation]);
+    return { user: stored, tokens: await this.tokensFor(caller.realm, stored, authTime, provider, refresh.token) };
   }
 
   /** signUp with an idToken: give the signed-in (often anonymous) user an email and password. */
   private async linkPassword(caller: Caller, request: SignUpRequest): Promise<SignUpResult> {
     const { user: current, claims } = await authenticate(this.deps, caller, request.idToken);
-    const config = await this.deps.projects.config(caller.projectId);
+    const config = await this.deps.projects.config(caller.realm);
     if (!config.signIn.email.enabled && !caller.isAdmin) throw authError('OPERATION_NOT_ALLOWED');
     const email = requireEmail(request.email);
     const password = requireNewPassword(request.password);
@@ -98,9 +100,9 @@ export class SessionService {
     const passwordHash = await hashPassword(password);
     const now = Date.now();
     const authTime = Math.floor(now / 1000);
-    const refresh = this.deps.tokens.newRefreshToken(caller.projectId, current, authTime, 'password');
+    const refresh = this.deps.tokens.newRefreshToken(caller.realm, current, authTime, 'password');
     const user = await this.deps.users.update(
-      caller.projectId,
+      caller.realm,
       current.localId,
       (u) => {
         const next: UserRecord = { ...u, email, passwordHash, passwordUpdatedAt: now, emailVerified: false, lastLoginAt: now };
@@ -110,18 +112,18 @@ export class SessionService {
       () => [refresh.mutation],
     );
     if (replacesEmail) this.deps.onEmailChanged(caller, user, current.email!);
-    return { user, tokens: await this.tokensFor(caller.projectId, user, authTime, 'password', refresh.token) };
+    return { user, tokens: await this.tokensFor(caller.realm, user, authTime, 'password', refresh.token) };
   }
 
   async signInWithPassword(caller: Caller, request: SignInWithPasswordRequest): Promise<SignInResult> {
     const email = requireEmail(request.email);
     if (request.password === undefined || request.password === '') throw authError('MISSING_PASSWORD');
-    const config = await this.deps.projects.config(caller.projectId);
+    const config = await this.deps.projects.config(caller.realm);
     if (!config.signIn.email.enabled) throw authError('PASSWORD_LOGIN_DISABLED');
     // Counted before the slow check, so concurrent guesses cannot all slip under the limit.
-    if (!this.signIns.admit(caller.projectId, email, caller.clientIp)) throw authError('TOO_MANY_ATTEMPTS_TRY_LATER');
+    if (!this.signIns.admit(caller.realm, email, caller.clientIp)) throw authError('TOO_MANY_ATTEMPTS_TRY_LATER');
     const privacy = config.emailPrivacyConfig.enableImprovedEmailPrivacy;
-    const found = await this.deps.users.getByEmail(caller.projectId, email);
+    const found = await this.deps.users.getByEmail(caller.realm, email);
     const passwordOk = found?.passwordHash
       ? await verifyPassword(request.password, found.passwordHash)
       : await verifyAgainstDecoy(request.password);
@@ -130,14 +132,14 @@ export class SessionService {
       throw authError(found ? 'INVALID_PASSWORD' : 'EMAIL_NOT_FOUND');
     }
     if (found.disabled) throw authError('USER_DISABLED');
-    this.signIns.succeeded(caller.projectId, email, caller.clientIp);
+    this.signIns.succeeded(caller.realm, email, caller.clientIp);
     const policy = config.passwordPolicyConfig;
     if (policy.passwordPolicyEnforcementState === 'ENFORCE' && policy.forceUpgradeOnSignin && unmetRequirements(policy, request.password).length) {
       enforcePasswordPolicy(policy, request.password);
     }
     // An imported (or older) hash that matched is replaced by Hearth's scrypt in the sign-in's own commit.
     const rehash = needsRehash(found.passwordHash!) ? { from: found.passwordHash!, to: await hashPassword(request.password) } : undefined;
-    return this.startSession(caller.projectId, found, 'password', rehash);
+    return this.startSession(caller.realm, found, 'password', rehash);
   }
 
   /** Records a sign-in and issues a fresh ID token and refresh token for it (with a custom token's claims, if any). */
@@ -174,7 +176,7 @@ export class SessionService {
     }
     if (user.disabled) throw authError('USER_DISABLED');
     const idToken = await this.deps.tokens.signIdToken(record.projectId, user, record.authTime, record.signInProvider, record.developerClaims);
-    return { projectId: record.projectId, user, idToken, refreshToken: request.refresh_token, expiresIn: String(idTokenLifetimeSeconds) };
+    return { projectId: projectOf(record.projectId), user, idToken, refreshToken: request.refresh_token, expiresIn: String(idTokenLifetimeSeconds) };
   }
 
   async tokensFor(projectId: string, user: UserRecord, authTime: number, provider: SignInProvider, refreshToken: string, developerClaims?: string): Promise<SessionTokens> {

@@ -2,6 +2,7 @@ import { SignJWT, decodeProtectedHeader, errors as joseErrors, jwtVerify, type J
 import { createHash, randomBytes } from 'node:crypto';
 import type { Mutation, RefreshTokenRecord, Store, UserRecord } from '../../storage/store.js';
 import { authError } from '../errors.js';
+import { projectOf, tenantOf } from '../tenants/realm.js';
 import type { SigningKeyRing } from './signing-keys.js';
 
 export const idTokenLifetimeSeconds = 3600;
@@ -20,7 +21,8 @@ export interface IdTokenClaims extends JWTPayload {
   name?: string;
   picture?: string;
   phone_number?: string;
-  firebase: { identities: Record<string, string[]>; sign_in_provider: SignInProvider };
+  /** `tenant`: the tenant the account belongs to (absent for the project's own accounts). */
+  firebase: { identities: Record<string, string[]>; sign_in_provider: SignInProvider; tenant?: string };
 }
 
 /** Claims firebase-admin refuses as custom claims, because the token already uses them. */
@@ -54,8 +56,12 @@ export class TokenService {
     return this.store.commit([{ kind: 'deleteRefreshToken', tokenHash }]);
   }
 
-  /** `developerClaims`: a custom token's claims (JSON object text), over the user's own custom claims. */
-  async signIdToken(projectId: string, user: UserRecord, authTime: number, signInProvider: SignInProvider, developerClaims?: string, now = nowSeconds()): Promise<string> {
+  /**
+   * An ID token for an account of `realm`: audience and issuer name its project, and a tenant's
+   * accounts carry `firebase.tenant`. `developerClaims`: a custom token's claims (JSON object
+   * text), over the user's own custom claims.
+   */
+  async signIdToken(realm: string, user: UserRecord, authTime: number, signInProvider: SignInProvider, developerClaims?: string, now = nowSeconds()): Promise<string> {
     const identities: Record<string, string[]> = {};
     if (user.email) identities.email = [user.email];
     if (user.phoneNumber) identities.phone = [user.phoneNumber];
@@ -73,11 +79,13 @@ export class TokenService {
       claims.email = user.email;
       claims.email_verified = user.emailVerified;
     }
+    const tenant = tenantOf(realm);
     Object.assign(claims, {
       auth_time: authTime,
       user_id: user.localId,
-      firebase: { identities, sign_in_provider: signInProvider },
+      firebase: { identities, sign_in_provider: signInProvider, ...(tenant !== undefined ? { tenant } : {}) },
     });
+    const projectId = projectOf(realm);
     const key = this.keys.signingKey();
     return new SignJWT(claims)
       .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'JWT' })
@@ -90,10 +98,13 @@ export class TokenService {
   }
 
   /**
-   * Verifies signature (RS256 with one of our keys only), issuer, audience and expiry.
+   * Verifies signature (RS256 with one of our keys only), issuer, audience and expiry, and that the
+   * token belongs to `realm`: a tenant's token only in that tenant, a project's only outside every
+   * tenant (TENANT_ID_MISMATCH), unless `anyTenant` (Firestore takes every account of the project).
    * Answers INVALID_ID_TOKEN for anything forged or foreign and TOKEN_EXPIRED for an old token.
    */
-  async verifyIdToken(projectId: string, token: string): Promise<IdTokenClaims> {
+  async verifyIdToken(realm: string, token: string, options: { anyTenant?: boolean } = {}): Promise<IdTokenClaims> {
+    const projectId = projectOf(realm);
     let kid: string | undefined;
     try {
       kid = decodeProtectedHeader(token).kid;
@@ -102,6 +113,7 @@ export class TokenService {
     }
     const key = kid ? await this.keys.publicKey(kid) : undefined;
     if (!key) throw authError('INVALID_ID_TOKEN');
+    let claims: IdTokenClaims;
     try {
       const { payload } = await jwtVerify(token, key, {
         algorithms: ['RS256'],
@@ -109,16 +121,18 @@ export class TokenService {
         audience: projectId,
         requiredClaims: ['sub', 'iat', 'exp', 'auth_time'],
       });
-      return payload as IdTokenClaims;
+      claims = payload as IdTokenClaims;
     } catch (error) {
       if (error instanceof joseErrors.JWTExpired) throw authError('TOKEN_EXPIRED');
       throw authError('INVALID_ID_TOKEN');
     }
+    if (!options.anyTenant && claims.firebase?.tenant !== tenantOf(realm)) throw authError('TENANT_ID_MISMATCH');
+    return claims;
   }
 
-  /** A new opaque refresh token and the mutation that stores its hash. */
+  /** A new opaque refresh token and the mutation that stores its hash, in `realm`: a refresh stays there. */
   newRefreshToken(
-    projectId: string,
+    realm: string,
     user: Pick<UserRecord, 'localId' | 'createdAt'>,
     authTime: number,
     signInProvider: SignInProvider,
@@ -127,7 +141,7 @@ export class TokenService {
     const token = `${randomBytes(32).toString('base64url')}`;
     const record: RefreshTokenRecord = {
       tokenHash: hashRefreshToken(token),
-      projectId,
+      projectId: realm,
       localId: user.localId,
       userCreatedAt: user.createdAt,
       issuedAt: nowSeconds(),

@@ -8,6 +8,7 @@ import { normalizePhoneNumber } from '../phone/numbers.js';
 import type { Caller } from './requests.js';
 import { reservedClaims } from './tokens.js';
 import { isValidEmail, normalizeEmail } from './validation.js';
+import { tenantField, tenantOf } from '../tenants/realm.js';
 
 export const maxImportBatch = 1000;
 const maxLocalIdLength = 128;
@@ -84,7 +85,7 @@ export async function importAccounts(store: Store, projectId: string, request: B
   const seenPhones = new Set<string>();
   for (const [index, account] of accounts.entries()) {
     try {
-      const user = toUserRecord(account, hashOptions, now);
+      const user = toUserRecord(account, hashOptions, now, projectId);
       if (seenIds.has(user.localId)) throw new AccountRefused('localId is given twice in this request');
       if (user.email && seenEmails.has(user.email)) throw new AccountRefused('email is given twice in this request');
       if (user.phoneNumber && seenPhones.has(user.phoneNumber)) throw new AccountRefused('phone number is given twice in this request');
@@ -137,7 +138,7 @@ export class UserImportService {
 
   async batchCreate(caller: Caller, request: BatchCreateRequest): Promise<ImportResult> {
     requireAdmin(caller);
-    return importAccounts(this.store, caller.projectId, request);
+    return importAccounts(this.store, caller.realm, request);
   }
 }
 
@@ -153,9 +154,10 @@ function withoutNulls<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null)) as T;
 }
 
-function toUserRecord(given: ImportedAccount, hashOptions: ImportHashOptions | undefined, now: number): UserRecord {
+/** `realm`: where the account goes; an account naming another tenant is refused (Google's message). */
+function toUserRecord(given: ImportedAccount, hashOptions: ImportHashOptions | undefined, now: number, realm: string): UserRecord {
   const account = withoutNulls(given);
-  if (account.tenantId) throw new AccountRefused('tenants are not supported by Hearth');
+  if (account.tenantId && account.tenantId !== tenantOf(realm)) throw new AccountRefused('Tenant id in userInfo does not match the tenant id in request.');
   if (account.mfaInfo?.length) throw new AccountRefused('multi-factor enrollments are not supported by Hearth');
   const localId = account.localId;
   if (!localId) throw new AccountRefused('localId is missing');
@@ -170,6 +172,7 @@ function toUserRecord(given: ImportedAccount, hashOptions: ImportHashOptions | u
     // An imported (or re-imported) account starts with no live sessions.
     validSince: Math.floor(now / 1000),
     version: 1,
+    ...tenantField(realm),
   };
   if (account.email !== undefined && account.email !== '') {
     const email = normalizeEmail(account.email);

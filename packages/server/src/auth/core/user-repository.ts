@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import { StoreConflict, type Mutation, type Store, type UserRecord } from '../../storage/store.js';
 import { authError } from '../errors.js';
 import { withDerivedProviders } from './account-view.js';
+import { tenantField } from '../tenants/realm.js';
 
 const maxAttempts = 8;
 const localIdAlphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -36,8 +37,9 @@ export class UserRepository {
     return this.store.getUserByFederatedId(projectId, providerId, rawId);
   }
 
+  /** A new account of the realm (`projectId` is a realm key); a tenant's accounts name their tenant. */
   async insert(projectId: string, user: UserRecord, alongside: Mutation[] = []): Promise<UserRecord> {
-    const stored = withDerivedProviders(user);
+    const stored = withDerivedProviders({ ...user, ...tenantField(projectId) });
     try {
       await this.store.commit([{ kind: 'insertUser', projectId, user: stored }, ...alongside]);
     } catch (error) {

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { HandlerSessionRecord, Store } from '../../storage/store.js';
 import { isAuthorizedUrl } from '../core/authorized-domains.js';
 import type { ProjectDirectory } from '../core/project-config.js';
+import { isValidTenantId, realmKey, tenantOf } from '../tenants/realm.js';
 import type { OidcRelyingParty } from './oidc.js';
 import type { OAuth2Client } from './oauth2.js';
 import type { SamlServiceProvider } from './saml.js';
@@ -86,8 +87,12 @@ export class HandlerFlow {
     const projectId = this.projects.projectForApiKey(apiKey);
     if (!projectId) return fail('invalid-api-key', 'Your API key is invalid, please check you have copied it correctly.');
     if (authType === 'unknown') return fail('invalid-auth-event', 'An internal AuthError has occurred.');
-    if (params.tid) return fail('unsupported-tenant-operation', 'This operation is not supported in a multi-tenant context.');
-    const config = await this.projects.config(projectId);
+    // The SDK names its auth.tenantId as `tid`: the tenant's providers and domains, and its realm's session.
+    const realm = params.tid ? realmKey(projectId, params.tid) : projectId;
+    const tenant = params.tid ? (isValidTenantId(params.tid) ? this.projects.tenant(realm) : undefined) : undefined;
+    if (params.tid && !tenant) return fail('tenant-not-found', 'There is no tenant corresponding to the provided identifier.');
+    if (tenant?.disableAuth) return fail('project-disabled', 'Sign-in is disabled for this tenant.');
+    const config = await this.projects.config(realm);
     if (!isAuthorizedUrl(redirectUrl, config.authorizedDomains, new URL(this.options.publicUrl()).hostname)) {
       return fail('unauthorized-domain', 'This domain is not authorized for OAuth operations for your Firebase project.');
     }
@@ -120,7 +125,7 @@ export class HandlerFlow {
     const now = Date.now();
     const session: HandlerSessionRecord = {
       id,
-      projectId,
+      projectId: realm,
       providerId,
       apiKey,
       appName,
@@ -176,7 +181,7 @@ export class HandlerFlow {
     } catch {
       return { kind: 'refuse', message: 'This sign-in attempt was already used. Please start again.' };
     }
-    const event: AuthEvent = { type: authType, eventId: session.eventId ?? null, urlResponse: callbackUrl.toString(), sessionId: session.id, postBody: null, tenantId: null };
+    const event: AuthEvent = { type: authType, eventId: session.eventId ?? null, urlResponse: callbackUrl.toString(), sessionId: session.id, postBody: null, tenantId: tenantOf(session.projectId) ?? null };
     return { kind: 'deliver', delivery: { apiKey, appName, authType, redirectUrl, event } };
   }
 

@@ -60,7 +60,7 @@ export class IdpSignIn {
 
   private async verifiedProfile(caller: Caller, request: SignInWithIdpRequest): Promise<{ providerId: string; profile: IdpProfile; reauthentication?: boolean }> {
     if (!request.requestUri) throw authError('MISSING_REQUEST_URI');
-    const config = await this.deps.projects.config(caller.projectId);
+    const config = await this.deps.projects.config(caller.realm);
     const enabled = (providerId: string): IdpConfig => {
       const idp: IdpConfig | undefined = config.idps[providerId];
       if (!idp || !idp.enabled) throw authError('OPERATION_NOT_ALLOWED', `The identity provider ${providerId} is disabled for this project.`);
@@ -89,7 +89,7 @@ export class IdpSignIn {
     const state = callback.searchParams.get('state');
     if (!state || !request.sessionId || state !== request.sessionId) throw authError('INVALID_IDP_RESPONSE', 'The sign-in session does not match.');
     const session = await this.store.getHandlerSession(state);
-    if (!session || session.projectId !== caller.projectId || session.callbackUrl !== callback.toString() || Date.now() >= session.expiresAt) {
+    if (!session || session.projectId !== caller.realm || session.callbackUrl !== callback.toString() || Date.now() >= session.expiresAt) {
       throw authError('INVALID_IDP_RESPONSE', 'The sign-in session is unknown, used or expired.');
     }
     // Single use: the session goes before the code is exchanged, so a replay finds nothing.
@@ -114,7 +114,7 @@ export class IdpSignIn {
 
   private async resolveAccount(caller: Caller, providerId: string, profile: IdpProfile, idToken: string | undefined, mustExist: boolean): Promise<IdpSignInResult> {
     const { users } = this.deps;
-    const linked = await users.getByFederatedId(caller.projectId, providerId, profile.rawId);
+    const linked = await users.getByFederatedId(caller.realm, providerId, profile.rawId);
     const now = Date.now();
     const authTime = Math.floor(now / 1000);
     const info = providerInfo(providerId, profile);
@@ -150,7 +150,7 @@ export class IdpSignIn {
     // Only an address the provider vouches for becomes the account's: an unverified one could be
     // someone else's, who would later prove it by mail and find this identity inside their account.
     const email = profile.email && profile.emailVerified ? profile.email : undefined;
-    if (email && (await users.getByEmail(caller.projectId, email))) {
+    if (email && (await users.getByEmail(caller.realm, email))) {
       return { providerId, profile, isNewUser: false, needConfirmation: true };
     }
 
@@ -167,16 +167,16 @@ export class IdpSignIn {
     if (email) fresh.email = email;
     if (profile.displayName) fresh.displayName = profile.displayName;
     if (profile.photoUrl) fresh.photoUrl = profile.photoUrl;
-    const refresh = this.deps.tokens.newRefreshToken(caller.projectId, fresh, authTime, providerId);
-    const user = await users.insert(caller.projectId, fresh, [refresh.mutation]);
-    return { providerId, profile, user, tokens: await this.sessions.tokensFor(caller.projectId, user, authTime, providerId, refresh.token), isNewUser: true };
+    const refresh = this.deps.tokens.newRefreshToken(caller.realm, fresh, authTime, providerId);
+    const user = await users.insert(caller.realm, fresh, [refresh.mutation]);
+    return { providerId, profile, user, tokens: await this.sessions.tokensFor(caller.realm, user, authTime, providerId, refresh.token), isNewUser: true };
   }
 
   private async signInExisting(caller: Caller, account: UserRecord, providerId: string, profile: IdpProfile, change: (u: UserRecord) => UserRecord): Promise<IdpSignInResult> {
     const authTime = Math.floor(Date.now() / 1000);
-    const refresh = this.deps.tokens.newRefreshToken(caller.projectId, account, authTime, providerId);
-    const user = await this.deps.users.update(caller.projectId, account.localId, change, () => [refresh.mutation]);
-    return { providerId, profile, user, tokens: await this.sessions.tokensFor(caller.projectId, user, authTime, providerId, refresh.token), isNewUser: false };
+    const refresh = this.deps.tokens.newRefreshToken(caller.realm, account, authTime, providerId);
+    const user = await this.deps.users.update(caller.realm, account.localId, change, () => [refresh.mutation]);
+    return { providerId, profile, user, tokens: await this.sessions.tokensFor(caller.realm, user, authTime, providerId, refresh.token), isNewUser: false };
   }
 }
 

@@ -5,6 +5,7 @@ import type { FailureThrottle, ThrottleLimits } from '../core/throttle.js';
 import type { PhoneCodes } from '../core/verification.js';
 import { authError, tooManySmsRequests } from '../errors.js';
 import { normalizePhoneNumber } from './numbers.js';
+import { tenantField } from '../tenants/realm.js';
 import { smsBody, type SmsMessage, type SmsSender } from './sms-sender.js';
 
 export interface SmsCodeOptions {
@@ -94,7 +95,7 @@ export class SmsCodes implements PhoneCodes {
       expiresAt: now + this.options.codeLifetimeMs,
     };
     const projectName = (await this.projects.config(projectId)).mail.projectName;
-    const message: SmsMessage = { projectId, phoneNumber, body: smsBody(code, projectName), code, sessionInfo, createdAt: now };
+    const message: SmsMessage = { projectId, ...tenantField(projectId), phoneNumber, body: smsBody(code, projectName), code, sessionInfo, createdAt: now };
     // On disk before the answer: a crash after it keeps the code usable.
     await this.store.commit([{ kind: 'insertPhoneVerification', record }, ...sender.keep(message)]);
     await sender.send(message);

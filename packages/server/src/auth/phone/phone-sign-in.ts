@@ -7,6 +7,7 @@ import type { HumanCheck } from '../core/verification.js';
 import { authError } from '../errors.js';
 import type { SmsCodes } from './codes.js';
 import { requirePhoneNumber } from './numbers.js';
+import { projectOf } from '../tenants/realm.js';
 
 /** accounts:sendVerificationCode (v3 relyingparty/sendVerificationCode). */
 export interface SendVerificationCodeRequest {
@@ -53,8 +54,9 @@ export class PhoneSignIn {
     const phoneNumber = requirePhoneNumber(request.phoneNumber);
     await this.requireEnabled(caller);
     this.codes.requireDelivery();
-    await this.humans.verify(caller.projectId, request.recaptchaToken);
-    return this.codes.send(caller.projectId, phoneNumber, caller.clientIp);
+    // reCAPTCHA tokens belong to the project (its site key), whichever of its tenants signs in.
+    await this.humans.verify(projectOf(caller.realm), request.recaptchaToken);
+    return this.codes.send(caller.realm, phoneNumber, caller.clientIp);
   }
 
   async signIn(caller: Caller, request: SignInWithPhoneNumberRequest): Promise<PhoneSignInResult> {
@@ -63,19 +65,19 @@ export class PhoneSignIn {
     const owner = request.idToken !== undefined ? await authenticate(this.deps, caller, request.idToken) : undefined;
     const viaProof = request.temporaryProof !== undefined;
     const phoneNumber = viaProof
-      ? await this.codes.redeemProof(caller.projectId, request.temporaryProof!, request.phoneNumber)
-      : await this.codes.redeem(caller.projectId, request.sessionInfo, request.code);
-    const holder = await this.deps.users.getByPhone(caller.projectId, phoneNumber);
+      ? await this.codes.redeemProof(caller.realm, request.temporaryProof!, request.phoneNumber)
+      : await this.codes.redeem(caller.realm, request.sessionInfo, request.code);
+    const holder = await this.deps.users.getByPhone(caller.realm, phoneNumber);
     if (owner) return this.setNumber(caller, owner, phoneNumber, holder, viaProof);
-    if (holder) return this.signInExisting(caller.projectId, holder, phoneNumber);
+    if (holder) return this.signInExisting(caller.realm, holder, phoneNumber);
     // Reauthentication never creates an account (the SDK shows auth/user-not-found).
     if (request.operation === 'REAUTH') throw authError('USER_NOT_FOUND');
-    return this.signUp(caller.projectId, phoneNumber);
+    return this.signUp(caller.realm, phoneNumber);
   }
 
   private async requireEnabled(caller: Caller): Promise<void> {
     if (caller.isAdmin) return;
-    if (!(await this.deps.projects.config(caller.projectId)).signIn.phoneNumber.enabled) throw authError('OPERATION_NOT_ALLOWED');
+    if (!(await this.deps.projects.config(caller.realm)).signIn.phoneNumber.enabled) throw authError('OPERATION_NOT_ALLOWED');
   }
 
   private async signInExisting(projectId: string, account: UserRecord, phoneNumber: string): Promise<PhoneSignInResult> {
@@ -118,19 +120,19 @@ export class PhoneSignIn {
       // The code was good, so say so with a proof (the SDK's auth/account-exists-with-different-credential
       // carries it); a proof brought back to link it here again is refused.
       if (viaProof) throw authError('PHONE_NUMBER_EXISTS');
-      const { proof, expiresInSeconds } = await this.codes.issueProof(caller.projectId, phoneNumber);
+      const { proof, expiresInSeconds } = await this.codes.issueProof(caller.realm, phoneNumber);
       return { kind: 'proof', phoneNumber, temporaryProof: proof, temporaryProofExpiresIn: String(expiresInSeconds) };
     }
     const now = Date.now();
     const authTime = Math.floor(now / 1000);
-    const refresh = this.deps.tokens.newRefreshToken(caller.projectId, owner.user, authTime, 'phone');
+    const refresh = this.deps.tokens.newRefreshToken(caller.realm, owner.user, authTime, 'phone');
     const user = await this.deps.users.update(
-      caller.projectId,
+      caller.realm,
       owner.user.localId,
       (current) => ({ ...current, phoneNumber, lastLoginAt: now }),
       () => [refresh.mutation],
     );
-    const tokens = await this.sessions.tokensFor(caller.projectId, user, authTime, 'phone', refresh.token);
+    const tokens = await this.sessions.tokensFor(caller.realm, user, authTime, 'phone', refresh.token);
     return { kind: 'session', user, tokens, isNewUser: false, phoneNumber };
   }
 }

@@ -2,7 +2,10 @@ import type { Mutation } from '../../storage/store.js';
 
 /** A text message carrying a verification code. */
 export interface SmsMessage {
+  /** The realm the code is for (auth/tenants/realm.ts). */
   projectId: string;
+  /** Its tenant, if any: the outbox shows it. */
+  tenantId?: string;
   /** E.164. */
   phoneNumber: string;
   body: string;

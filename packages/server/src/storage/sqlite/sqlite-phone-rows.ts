@@ -52,6 +52,7 @@ export class SqlitePhoneRows {
       listSms: db.prepare<[string, number], SmsRow>('SELECT * FROM (SELECT id, message FROM sms_outbox WHERE project_id = ? ORDER BY id DESC LIMIT ?) ORDER BY id'),
       insertSms: db.prepare('INSERT INTO sms_outbox (project_id, created_at, message) VALUES (?, ?, ?)'),
       clearSms: db.prepare('DELETE FROM sms_outbox WHERE project_id = ?'),
+      deleteRealmVerifications: db.prepare('DELETE FROM phone_verifications WHERE project_id = ?'),
       pruneSms: db.prepare('DELETE FROM sms_outbox WHERE created_at < ?'),
     };
   }
@@ -64,6 +65,12 @@ export class SqlitePhoneRows {
 
   listSmsOutbox(projectId: string, limit: number): SmsOutboxMessage[] {
     return this.statements.listSms.all(projectId, limit).map((row) => ({ ...(JSON.parse(row.message) as Omit<SmsOutboxMessage, 'id'>), id: row.id }));
+  }
+
+  /** A deleted realm's codes, proofs and kept texts (inside the store's commit transaction). */
+  deleteRealm(projectId: string): void {
+    this.statements.deleteRealmVerifications.run(projectId);
+    this.statements.clearSms.run(projectId);
   }
 
   /** Inside the store's commit transaction. */

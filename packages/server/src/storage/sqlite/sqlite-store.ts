@@ -151,6 +151,14 @@ export class SqliteStore implements Store {
       deleteHandlerSession: db.prepare('DELETE FROM handler_sessions WHERE id = ?'),
       updateHandlerSession: db.prepare('UPDATE handler_sessions SET expires_at = ?, record = ? WHERE id = ?'),
       deleteExpiredHandlerSessions: db.prepare('DELETE FROM handler_sessions WHERE expires_at < ?'),
+      deleteRealm: [
+        'DELETE FROM projects WHERE project_id = ?',
+        'DELETE FROM users WHERE project_id = ?',
+        'DELETE FROM user_providers WHERE project_id = ?',
+        'DELETE FROM refresh_tokens WHERE project_id = ?',
+        'DELETE FROM oob_codes WHERE project_id = ?',
+        'DELETE FROM outbox WHERE project_id = ?',
+      ].map((sql) => db.prepare<[string]>(sql)),
       putProject: db.prepare(
         'INSERT INTO projects (project_id, config) VALUES (?, ?) ON CONFLICT (project_id) DO UPDATE SET config = excluded.config',
       ),
@@ -318,6 +326,13 @@ export class SqliteStore implements Store {
       case 'putProject':
         s.putProject.run(m.project.projectId, m.project.config);
         return;
+      case 'deleteRealm': {
+        const [settings, ...data] = s.deleteRealm;
+        if (settings!.run(m.projectId).changes !== 1) throw new StoreConflict('code-used');
+        for (const statement of data) statement.run(m.projectId);
+        this.phone.deleteRealm(m.projectId);
+        return;
+      }
       case 'insertOobCode':
         s.insertOobCode.run(m.code.codeHash, m.code.projectId, m.code.expiresAt, JSON.stringify(m.code));
         return;

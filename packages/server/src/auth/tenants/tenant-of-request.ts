@@ -1,0 +1,52 @@
+import type { FastifyRequest } from 'fastify';
+import { decodeJwt } from 'jose';
+import { requestErrors } from '../../http/api-error.js';
+import { authError } from '../errors.js';
+import { isValidTenantId, realmKey } from './realm.js';
+import type { TenantRecord } from './tenant-settings.js';
+
+/**
+ * The realm a request acts in, as Google's servers (and the Auth emulator) work it out: the
+ * tenant in the path (`/projects/{p}/tenants/{t}/...`, firebase-admin's authForTenant), else the
+ * `tenantId` of the body (the SDK adds it when `auth.tenantId` is set) or of the query (its GET
+ * calls), else the tenant of the ID token the body carries (the SDK sends no tenantId with
+ * lookup, delete and some updates). A path and a body naming different tenants are refused.
+ *
+ * The ID token is only decoded here, to pick the realm; it is verified later against that same
+ * realm (TokenService.verifyIdToken), which refuses a token of another tenant or of none.
+ */
+export function requestedRealm(request: FastifyRequest, projectId: string, tenantOf: (realm: string) => TenantRecord | undefined): string {
+  const fromPath = text((request.params as Record<string, unknown> | undefined)?.tenantId, 'tenantId');
+  const body = isObject(request.body) ? request.body : {};
+  const fromBody = text(body.tenantId, 'tenantId') ?? text((request.query as Record<string, unknown> | undefined)?.tenantId, 'tenantId');
+  if (fromPath !== undefined && fromBody !== undefined && fromPath !== fromBody) throw authError('TENANT_ID_MISMATCH');
+  const tenantId = fromPath ?? fromBody ?? tenantOfIdToken(body.idToken);
+  if (tenantId === undefined) return projectId;
+  if (!isValidTenantId(tenantId)) throw authError('INVALID_TENANT_ID');
+  const realm = realmKey(projectId, tenantId);
+  const tenant = tenantOf(realm);
+  if (!tenant) throw authError('TENANT_NOT_FOUND');
+  if (tenant.disableAuth) throw authError('PROJECT_DISABLED');
+  return realm;
+}
+
+/** proto3 reads an empty string as "not set", as the SDKs may send it. */
+function text(value: unknown, name: string): string | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') throw requestErrors.invalidArgument(`Invalid value at '${name}' (TYPE_STRING)`);
+  return value;
+}
+
+function tenantOfIdToken(idToken: unknown): string | undefined {
+  if (typeof idToken !== 'string' || idToken === '') return undefined;
+  try {
+    const tenant = (decodeJwt(idToken).firebase as { tenant?: unknown } | undefined)?.tenant;
+    return typeof tenant === 'string' && tenant !== '' ? tenant : undefined;
+  } catch {
+    return undefined; // not a JWT: verification answers INVALID_ID_TOKEN in the project's realm
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
