@@ -26,6 +26,8 @@ import { OobCodes } from './auth/core/oob-codes.js';
 import { MailDelivery } from './auth/mail/mailer.js';
 import { registerFederationRoutes } from './auth/api/federation-routes.js';
 import { registerIdpConfigRoutes } from './auth/api/idp-config-routes.js';
+import { registerTenantRoutes } from './auth/api/tenant-routes.js';
+import { TenantAdmin } from './auth/tenants/tenant-admin.js';
 import { HandlerFlow } from './auth/federation/handler-flow.js';
 import { IdpSignIn } from './auth/federation/idp-sign-in.js';
 import { OidcRelyingParty } from './auth/federation/oidc.js';
@@ -196,6 +198,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     startThrottle: new FailureThrottle({ maxFailures: 60, windowMs: 15 * 60_000 }),
   });
   registerIdpConfigRoutes(app, projects, callers);
+  registerTenantRoutes(app, new TenantAdmin(projects), callers);
   registerAdminRoutes(app, { sessions, accounts, admin, projects, callers, imports: new UserImportService(store), sessionCookies: new SessionCookies(deps, sessionCookieKeys), accountQuery: new AccountQuery(store) });
   registerTokenRoutes(app, sessions, callers, keys);
   const database = new DocumentDatabase(sqlite.documents(), {

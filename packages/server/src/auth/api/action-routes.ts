@@ -22,6 +22,7 @@ export interface ActionServices {
 const v1 = '/identitytoolkit.googleapis.com/v1';
 const v3 = '/www.googleapis.com/identitytoolkit/v3/relyingparty';
 const maxOutbox = 500;
+const { realmPaths } = schemas;
 
 /** Email actions: send a code, check or use it, sign in by link; and the outbox for developers. */
 export function registerActionRoutes(app: FastifyInstance, services: ActionServices): void {
@@ -34,9 +35,11 @@ export function registerActionRoutes(app: FastifyInstance, services: ActionServi
   const sendOptions = { schema: { body: schemas.sendOobCodeBody } };
   app.post(`${v1}/accounts::sendOobCode`, sendOptions, (request) => send(callers.fromApiKey(request), request));
   app.post(`${v3}/getOobConfirmationCode`, sendOptions, (request) => send(callers.fromApiKey(request), request));
-  app.post(`${v1}/projects/:projectId/accounts::sendOobCode`, { schema: { params: schemas.projectPathParams, body: schemas.sendOobCodeBody } }, (request) =>
-    send(callers.fromPath(request, (request.params as { projectId: string }).projectId), request),
-  );
+  for (const [path, params] of realmPaths) {
+    app.post(`${v1}${path}/accounts::sendOobCode`, { schema: { params, body: schemas.sendOobCodeBody } }, (request) =>
+      send(callers.fromPath(request, (request.params as { projectId: string }).projectId), request),
+    );
+  }
 
   const resetPassword = async (request: FastifyRequest) => {
     const info = await actions.resetPassword(callers.fromApiKey(request), schemas.requestBody<ResetPasswordRequest>(request));
@@ -52,13 +55,15 @@ export function registerActionRoutes(app: FastifyInstance, services: ActionServi
   app.post(`${v1}/accounts::signInWithEmailLink`, { schema: { body: schemas.emailLinkSignInBody } }, emailLink);
   app.post(`${v3}/emailLinkSignin`, { schema: { body: schemas.emailLinkSignInBody } }, emailLink);
 
-  // What the Firebase emulator serves at this path, so its test helpers and the SDK's own suites work.
-  app.get('/emulator/v1/projects/:projectId/oobCodes', { schema: { params: schemas.projectPathParams } }, async (request) => {
-    const { projectId } = request.params as { projectId: string };
-    if (!services.dev) callers.fromPath(request, projectId);
-    const messages = await store.listOutbox(projectId, maxOutbox);
-    return { oobCodes: messages.map((m) => ({ email: m.to, requestType: m.requestType, oobCode: m.oobCode, oobLink: m.oobLink })) };
-  });
+  // What the Firebase emulator serves at this path, so its test helpers and the SDK's own suites work;
+  // a tenant's mails at the same path under /tenants/{t}.
+  for (const [path, params] of realmPaths) {
+    app.get(`/emulator/v1${path}/oobCodes`, { schema: { params } }, async (request) => {
+      const realm = services.dev ? callers.realmOfPath(request) : callers.fromPath(request, (request.params as { projectId: string }).projectId).realm;
+      const messages = await store.listOutbox(realm, maxOutbox);
+      return { oobCodes: messages.map((m) => ({ email: m.to, requestType: m.requestType, oobCode: m.oobCode, oobLink: m.oobLink })) };
+    });
+  }
 
   if (services.dev) {
     // The Auth emulator's link handler (its oobLinks point here), for apps written against it.
@@ -71,16 +76,15 @@ export function registerActionRoutes(app: FastifyInstance, services: ActionServi
     });
   }
 
-  const outboxPath = '/hearth/v1/projects/:projectId/outbox';
-  app.get(outboxPath, { schema: { params: schemas.projectPathParams } }, async (request) => {
-    const { projectId } = request.params as { projectId: string };
-    callers.fromPath(request, projectId);
-    return { messages: await store.listOutbox(projectId, maxOutbox), delivery: services.mail.usesOutbox ? 'outbox' : 'smtp' };
-  });
-  app.delete(outboxPath, { schema: { params: schemas.projectPathParams } }, async (request) => {
-    const { projectId } = request.params as { projectId: string };
-    callers.fromPath(request, projectId);
-    await store.commit([{ kind: 'clearOutbox', projectId }]);
-    return {};
-  });
+  for (const [path, params] of realmPaths) {
+    const outboxPath = `/hearth/v1${path}/outbox`;
+    const realmOf = (request: FastifyRequest) => callers.fromPath(request, (request.params as { projectId: string }).projectId).realm;
+    app.get(outboxPath, { schema: { params } }, async (request) => {
+      return { messages: await store.listOutbox(realmOf(request), maxOutbox), delivery: services.mail.usesOutbox ? 'outbox' : 'smtp' };
+    });
+    app.delete(outboxPath, { schema: { params } }, async (request) => {
+      await store.commit([{ kind: 'clearOutbox', projectId: realmOf(request) }]);
+      return {};
+    });
+  }
 }

@@ -13,6 +13,7 @@ import type { BatchCreateRequest, UserImportService } from '../core/user-import.
 import type { CallerResolver } from './caller.js';
 import { lookupResponse, signUpResponse, updateResponse } from './responses.js';
 import * as schemas from './schemas.js';
+import { tenantIdSyntax } from '../tenants/realm.js';
 
 interface ProjectParams {
   projectId: string;
@@ -54,12 +55,38 @@ const queryBody = {
 
 const v1 = '/identitytoolkit.googleapis.com/v1/projects/:projectId';
 const v2 = '/identitytoolkit.googleapis.com/v2/projects/:projectId';
-const params = schemas.projectPathParams;
 
-/** The calls firebase-admin makes (with the admin credential), under /projects/{projectId}. */
+/**
+ * The calls firebase-admin makes (with the admin credential), under /projects/{projectId}; the
+ * account calls also under /projects/{projectId}/tenants/{tenantId} (its authForTenant), where
+ * they reach only that tenant's accounts.
+ */
 export function registerAdminRoutes(app: FastifyInstance, services: AdminServices): void {
-  const { sessions, accounts, admin, projects, callers, imports, sessionCookies, accountQuery } = services;
+  const { projects, callers } = services;
+  registerAccountRoutes(app, services, v1, schemas.projectPathParams);
+  registerAccountRoutes(app, services, `${v1}/tenants/:tenantId`, schemas.tenantPathParams);
+  const params = schemas.projectPathParams;
+
+  // The project's own settings; a tenant's are its Tenant resource (tenant-routes.ts).
+  const projectOfPath = (request: FastifyRequest) => callers.projectAdmin(request, (request.params as ProjectParams).projectId).realm;
+  app.get(`${v2}/config`, { schema: { params } }, async (request) => {
+    const projectId = projectOfPath(request);
+    return configResponse(projectId, await projects.config(projectId));
+  });
+  app.patch(`${v2}/config`, { schema: { params, body: configPatchBody } }, async (request) => {
+    const projectId = projectOfPath(request);
+    const updateMask = (request.query as { updateMask?: string }).updateMask;
+    const next = applyConfigPatch(await projects.config(projectId), request.body as ConfigPatch, updateMask);
+    await projects.save(projectId, next);
+    return configResponse(projectId, next);
+  });
+}
+
+/** The account calls of one realm: `base` is the project's path or a tenant's. */
+function registerAccountRoutes(app: FastifyInstance, services: AdminServices, base: string, params: Record<string, unknown>): void {
+  const { sessions, accounts, admin, callers, imports, sessionCookies, accountQuery } = services;
   const caller = (request: FastifyRequest) => callers.fromPath(request, (request.params as ProjectParams).projectId);
+  const v1 = base;
 
   app.post(`${v1}/accounts`, { schema: { params, body: schemas.signUpBody } }, async (request) => {
     const result = await sessions.signUp(caller(request), schemas.requestBody<SignUpRequest>(request));
@@ -94,31 +121,14 @@ export function registerAdminRoutes(app: FastifyInstance, services: AdminService
     // proto3 JSON: an empty list is left out, as Google answers.
     return { recordsCount: String(result.recordsCount), ...(result.users?.length ? { userInfo: result.users.map(toAccountInfo) } : {}) };
   });
-  // `/projects/{p}:createSessionCookie`: the project id ends at the colon.
-  app.post(
-    '/identitytoolkit.googleapis.com/v1/projects/:projectId(^[a-z0-9][a-z0-9-]{0,62})::createSessionCookie',
-    { schema: { body: sessionCookieBody } },
-    async (request) => ({ sessionCookie: await sessionCookies.create(caller(request), request.body as CreateSessionCookieRequest) }),
-  );
+  // `/projects/{p}:createSessionCookie` (or `/projects/{p}/tenants/{t}:createSessionCookie`): the last id ends at the colon.
+  const lastId = base.endsWith(':tenantId') ? `(^${tenantIdSyntax})` : '(^[a-z0-9][a-z0-9-]{0,62})';
+  app.post(`${base}${lastId}::createSessionCookie`, { schema: { body: sessionCookieBody } }, async (request) => ({
+    sessionCookie: await sessionCookies.create(caller(request), request.body as CreateSessionCookieRequest),
+  }));
 
-  // The project's own settings; a tenant's are its Tenant resource (tenant-routes.ts).
-  const projectOfPath = (request: FastifyRequest) => {
-    caller(request);
-    return (request.params as ProjectParams).projectId;
-  };
-  app.get(`${v2}/config`, { schema: { params } }, async (request) => {
-    const projectId = projectOfPath(request);
-    return configResponse(projectId, await projects.config(projectId));
-  });
-  app.patch(`${v2}/config`, { schema: { params, body: configPatchBody } }, async (request) => {
-    const projectId = projectOfPath(request);
-    const updateMask = (request.query as { updateMask?: string }).updateMask;
-    const next = applyConfigPatch(await projects.config(projectId), request.body as ConfigPatch, updateMask);
-    await projects.save(projectId, next);
-    return configResponse(projectId, next);
-  });
-
-  app.delete('/emulator/v1/projects/:projectId/accounts', { schema: { params } }, async (request) => {
+  // What the SDKs' own test suites call between tests (the Auth emulator's).
+  app.delete(`${base.replace('/identitytoolkit.googleapis.com/v1/', '/emulator/v1/')}/accounts`, { schema: { params } }, async (request) => {
     await admin.deleteAll(caller(request));
     return {};
   });
@@ -197,6 +207,38 @@ type ConfigPatch = Partial<{
 }>;
 
 const boolean = { type: 'boolean' };
+/** Identity Platform's passwordPolicyConfig, for a project's config and a tenant's (tenant-routes.ts). */
+export const passwordPolicyConfigSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    passwordPolicyEnforcementState: { enum: ['OFF', 'ENFORCE', 'PASSWORD_POLICY_ENFORCEMENT_STATE_UNSPECIFIED'] },
+    forceUpgradeOnSignin: boolean,
+    passwordPolicyVersions: {
+      type: 'array',
+      maxItems: 1,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          customStrengthOptions: {
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              minPasswordLength: { type: 'integer' },
+              maxPasswordLength: { type: 'integer' },
+              containsLowercaseCharacter: boolean,
+              containsUppercaseCharacter: boolean,
+              containsNumericCharacter: boolean,
+              containsNonAlphanumericCharacter: boolean,
+            },
+          },
+          schemaVersion: {},
+        },
+      },
+    },
+  },
+};
 const configPatchBody = {
   type: 'object',
   additionalProperties: false,
@@ -219,37 +261,7 @@ const configPatchBody = {
       additionalProperties: false,
       properties: { projectName: { type: 'string', minLength: 1, maxLength: 100 }, from: { type: 'string', minLength: 3, maxLength: 320, pattern: '^[^\\r\\n]+$' } },
     },
-    passwordPolicyConfig: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        passwordPolicyEnforcementState: { enum: ['OFF', 'ENFORCE', 'PASSWORD_POLICY_ENFORCEMENT_STATE_UNSPECIFIED'] },
-        forceUpgradeOnSignin: boolean,
-        passwordPolicyVersions: {
-          type: 'array',
-          maxItems: 1,
-          items: {
-            type: 'object',
-            additionalProperties: false,
-            properties: {
-              customStrengthOptions: {
-                type: 'object',
-                additionalProperties: false,
-                properties: {
-                  minPasswordLength: { type: 'integer' },
-                  maxPasswordLength: { type: 'integer' },
-                  containsLowercaseCharacter: boolean,
-                  containsUppercaseCharacter: boolean,
-                  containsNumericCharacter: boolean,
-                  containsNonAlphanumericCharacter: boolean,
-                },
-              },
-              schemaVersion: {},
-            },
-          },
-        },
-      },
-    },
+    passwordPolicyConfig: passwordPolicyConfigSchema,
   },
 };
 

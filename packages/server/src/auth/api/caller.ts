@@ -84,14 +84,24 @@ export class CallerResolver {
     return { realm: this.realm(request, projectId), isAdmin: this.isAdmin(request, projectId), clientIp: request.ip, apiKey: key, ...locale(request) };
   }
 
-  /** For `/projects/{projectId}/...` calls: administrators only. */
+  /** For `/projects/{projectId}/...` calls: administrators only, in the realm the request names (`.../tenants/{t}/...`). */
   fromPath(request: FastifyRequest, projectId: string): Caller {
+    return { ...this.projectAdmin(request, projectId), realm: this.realm(request, projectId) };
+  }
+
+  /** An administrator of the project itself, whatever tenant the request names: its settings and the management of its tenants. */
+  projectAdmin(request: FastifyRequest, projectId: string): Caller {
     const isAdmin = this.isAdmin(request, projectId);
     // A live credential of another project: Google's answer for a service account without rights here.
     if (!isAdmin && request.serviceAccountProject) throw authError('INSUFFICIENT_PERMISSION', 'The caller does not have permission on this project.');
     if (!isAdmin && request.staleServiceAccountToken) throw staleCredential();
     if (!isAdmin) throw authError('ADMIN_ONLY_OPERATION');
-    return { realm: this.realm(request, projectId), isAdmin, clientIp: request.ip, ...locale(request) };
+    return { realm: projectId, isAdmin, clientIp: request.ip, ...locale(request) };
+  }
+
+  /** The realm a `/projects/{p}[/tenants/{t}]/...` path names, for what --dev serves to anyone (the emulator's lists). */
+  realmOfPath(request: FastifyRequest): string {
+    return this.realm(request, (request.params as { projectId: string }).projectId);
   }
 
   /** The project's realm the request names (its own, or a live tenant's). */

@@ -3,7 +3,7 @@ import type { ProjectConfig, ProjectDirectory } from '../core/project-config.js'
 import { authError } from '../errors.js';
 import { defaultSupportedIdps, isOidcProviderId, isSamlProviderId, presetFor, type IdpConfig, type OidcProvider, type SamlProvider } from '../federation/idp-configs.js';
 import type { CallerResolver } from './caller.js';
-import { projectPathParams } from './schemas.js';
+import { realmPaths } from './schemas.js';
 
 type Wire = Record<string, unknown>;
 
@@ -136,56 +136,61 @@ const builtIn: Collection = {
 /**
  * Provider configuration in the shapes firebase-admin's providerConfig calls use (oauthIdpConfigs,
  * inboundSamlConfigs) and Identity Platform's defaultSupportedIdpConfigs. Administrators only.
+ * A tenant's providers are its own, under /projects/{p}/tenants/{t}/ (firebase-admin's authForTenant).
  */
 export function registerIdpConfigRoutes(app: FastifyInstance, projects: ProjectDirectory, callers: CallerResolver): void {
-  for (const collection of [oidc, saml, builtIn]) {
-    const base = `/identitytoolkit.googleapis.com/v2/projects/:projectId/${collection.name}`;
-    const resource = (projectId: string, config: IdpConfig) => ({ name: `projects/${projectId}/${collection.name}/${config.providerId}`, ...collection.toWire(config) });
-    const load = async (request: FastifyRequest) => {
-      const { projectId } = request.params as { projectId: string };
-      callers.fromPath(request, projectId);
-      return { projectId, config: await projects.config(projectId) };
-    };
-    const save = (projectId: string, config: ProjectConfig, idps: Record<string, IdpConfig>) => projects.save(projectId, { ...config, idps });
-    const checkId = (providerId: string | undefined): string => {
-      if (!providerId || !collection.owns(providerId)) throw authError('INVALID_CONFIG_ID', `${providerId ?? '(none)'} is not a ${collection.name} id`);
-      return providerId;
-    };
-
-    app.get(base, { schema: { params: projectPathParams } }, async (request) => {
-      const { projectId, config } = await load(request);
-      return { [collection.name]: Object.values(config.idps).filter((c) => collection.owns(c.providerId)).map((c) => resource(projectId, c)) };
-    });
-    app.post(base, { schema: { params: projectPathParams, body: { type: 'object' } } }, async (request) => {
-      const { projectId, config } = await load(request);
-      const providerId = checkId((request.query as Record<string, string | undefined>)[collection.idParameter]);
-      if (config.idps[providerId]) throw authError('CONFIGURATION_EXISTS');
-      const created = collection.fromWire(providerId, request.body as Wire, undefined);
-      await save(projectId, config, { ...config.idps, [providerId]: created });
-      return resource(projectId, created);
-    });
-    app.get(`${base}/:providerId`, async (request) => {
-      const { projectId, config } = await load(request);
-      const found = config.idps[checkId((request.params as { providerId: string }).providerId)];
-      if (!found) throw authError('CONFIGURATION_NOT_FOUND');
-      return resource(projectId, found);
-    });
-    app.patch(`${base}/:providerId`, { schema: { body: { type: 'object' } } }, async (request) => {
-      const { projectId, config } = await load(request);
-      const providerId = checkId((request.params as { providerId: string }).providerId);
-      const current = config.idps[providerId];
-      if (!current) throw authError('CONFIGURATION_NOT_FOUND');
-      const updated = collection.fromWire(providerId, request.body as Wire, current);
-      await save(projectId, config, { ...config.idps, [providerId]: updated });
-      return resource(projectId, updated);
-    });
-    app.delete(`${base}/:providerId`, async (request) => {
-      const { projectId, config } = await load(request);
-      const providerId = checkId((request.params as { providerId: string }).providerId);
-      if (!config.idps[providerId]) throw authError('CONFIGURATION_NOT_FOUND');
-      const { [providerId]: _removed, ...rest } = config.idps;
-      await save(projectId, config, rest);
-      return {};
-    });
+  for (const [path, projectPathParams] of realmPaths) {
+    for (const collection of [oidc, saml, builtIn]) registerCollection(app, projects, callers, collection, path, projectPathParams);
   }
+}
+
+function registerCollection(app: FastifyInstance, projects: ProjectDirectory, callers: CallerResolver, collection: Collection, path: string, projectPathParams: Record<string, unknown>): void {
+  const base = `/identitytoolkit.googleapis.com/v2${path}/${collection.name}`;
+  // A realm key is the resource's path: `p` or `p/tenants/t`.
+  const resource = (realm: string, config: IdpConfig) => ({ name: `projects/${realm}/${collection.name}/${config.providerId}`, ...collection.toWire(config) });
+  const load = async (request: FastifyRequest) => {
+    const { realm } = callers.fromPath(request, (request.params as { projectId: string }).projectId);
+    return { projectId: realm, config: await projects.config(realm) };
+  };
+  const save = (projectId: string, config: ProjectConfig, idps: Record<string, IdpConfig>) => projects.save(projectId, { ...config, idps });
+  const checkId = (providerId: string | undefined): string => {
+    if (!providerId || !collection.owns(providerId)) throw authError('INVALID_CONFIG_ID', `${providerId ?? '(none)'} is not a ${collection.name} id`);
+    return providerId;
+  };
+
+  app.get(base, { schema: { params: projectPathParams } }, async (request) => {
+    const { projectId, config } = await load(request);
+    return { [collection.name]: Object.values(config.idps).filter((c) => collection.owns(c.providerId)).map((c) => resource(projectId, c)) };
+  });
+  app.post(base, { schema: { params: projectPathParams, body: { type: 'object' } } }, async (request) => {
+    const { projectId, config } = await load(request);
+    const providerId = checkId((request.query as Record<string, string | undefined>)[collection.idParameter]);
+    if (config.idps[providerId]) throw authError('CONFIGURATION_EXISTS');
+    const created = collection.fromWire(providerId, request.body as Wire, undefined);
+    await save(projectId, config, { ...config.idps, [providerId]: created });
+    return resource(projectId, created);
+  });
+  app.get(`${base}/:providerId`, async (request) => {
+    const { projectId, config } = await load(request);
+    const found = config.idps[checkId((request.params as { providerId: string }).providerId)];
+    if (!found) throw authError('CONFIGURATION_NOT_FOUND');
+    return resource(projectId, found);
+  });
+  app.patch(`${base}/:providerId`, { schema: { body: { type: 'object' } } }, async (request) => {
+    const { projectId, config } = await load(request);
+    const providerId = checkId((request.params as { providerId: string }).providerId);
+    const current = config.idps[providerId];
+    if (!current) throw authError('CONFIGURATION_NOT_FOUND');
+    const updated = collection.fromWire(providerId, request.body as Wire, current);
+    await save(projectId, config, { ...config.idps, [providerId]: updated });
+    return resource(projectId, updated);
+  });
+  app.delete(`${base}/:providerId`, async (request) => {
+    const { projectId, config } = await load(request);
+    const providerId = checkId((request.params as { providerId: string }).providerId);
+    if (!config.idps[providerId]) throw authError('CONFIGURATION_NOT_FOUND');
+    const { [providerId]: _removed, ...rest } = config.idps;
+    await save(projectId, config, rest);
+    return {};
+  });
 }

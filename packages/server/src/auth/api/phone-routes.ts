@@ -73,26 +73,22 @@ export function registerPhoneRoutes(app: FastifyInstance, services: PhoneService
   app.post(`${v1}/accounts::signInWithPhoneNumber`, { schema: { body: signInWithPhoneNumberBody } }, signIn);
   app.post(`${v3}/verifyPhoneNumber`, { schema: { body: signInWithPhoneNumberBody } }, signIn);
 
-  // What the Firebase emulator serves at this path, so its test helpers and the SDK's own suites work.
-  app.get('/emulator/v1/projects/:projectId/verificationCodes', { schema: { params: schemas.projectPathParams } }, async (request) => {
-    const { projectId } = request.params as { projectId: string };
-    if (!services.dev) callers.fromPath(request, projectId);
-    const messages = await store.listSmsOutbox(projectId, maxOutbox);
-    return { verificationCodes: messages.map((m) => ({ phoneNumber: m.phoneNumber, sessionInfo: m.sessionInfo, code: m.code })) };
-  });
+  const adminRealm = (request: FastifyRequest) => callers.fromPath(request, (request.params as { projectId: string }).projectId).realm;
+  // A project's texts, and each tenant's at the same paths under /tenants/{t}.
+  for (const [path, params] of schemas.realmPaths) {
+    // What the Firebase emulator serves at this path, so its test helpers and the SDK's own suites work.
+    app.get(`/emulator/v1${path}/verificationCodes`, { schema: { params } }, async (request) => {
+      const messages = await store.listSmsOutbox(services.dev ? callers.realmOfPath(request) : adminRealm(request), maxOutbox);
+      return { verificationCodes: messages.map((m) => ({ phoneNumber: m.phoneNumber, sessionInfo: m.sessionInfo, code: m.code })) };
+    });
 
-  const outboxPath = '/hearth/v1/projects/:projectId/smsOutbox';
-  app.get(outboxPath, { schema: { params: schemas.projectPathParams } }, async (request) => {
-    const { projectId } = request.params as { projectId: string };
-    callers.fromPath(request, projectId);
-    return { messages: await store.listSmsOutbox(projectId, maxOutbox), delivery: services.delivery };
-  });
-  app.delete(outboxPath, { schema: { params: schemas.projectPathParams } }, async (request) => {
-    const { projectId } = request.params as { projectId: string };
-    callers.fromPath(request, projectId);
-    await store.commit([{ kind: 'clearSmsOutbox', projectId }]);
-    return {};
-  });
+    const outboxPath = `/hearth/v1${path}/smsOutbox`;
+    app.get(outboxPath, { schema: { params } }, async (request) => ({ messages: await store.listSmsOutbox(adminRealm(request), maxOutbox), delivery: services.delivery }));
+    app.delete(outboxPath, { schema: { params } }, async (request) => {
+      await store.commit([{ kind: 'clearSmsOutbox', projectId: adminRealm(request) }]);
+      return {};
+    });
+  }
 }
 
 function signInResponse(result: PhoneSignInResult): Record<string, unknown> {

@@ -1,3 +1,5 @@
+import { tenantIdPattern } from '../tenants/realm.js';
+
 /**
  * JSON Schemas of the identity API's request bodies. Types are checked without coercion and an
  * unknown field is refused, as Google does ("Unknown name ..."). Fields the SDKs send that do not
@@ -169,8 +171,23 @@ export const listQuery: JsonSchema = {
   properties: { maxResults: { type: 'string', pattern: '^[0-9]{1,6}$' }, nextPageToken: string, key: string },
 };
 
+const projectIdSchema = { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,62}$' };
+
 export const projectPathParams: JsonSchema = {
   type: 'object',
-  properties: { projectId: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,62}$' } },
+  properties: { projectId: projectIdSchema },
   required: ['projectId'],
 };
+
+/** `/projects/{projectId}/tenants/{tenantId}/...`: firebase-admin's authForTenant(tenantId). */
+export const tenantPathParams: JsonSchema = {
+  type: 'object',
+  properties: { projectId: projectIdSchema, tenantId: { type: 'string', pattern: tenantIdPattern } },
+  required: ['projectId', 'tenantId'],
+};
+
+/** A project's own path and its tenants' (`/projects/{p}/tenants/{t}`), with their parameter schemas. */
+export const realmPaths = [
+  ['/projects/:projectId', projectPathParams],
+  ['/projects/:projectId/tenants/:tenantId', tenantPathParams],
+] as const;

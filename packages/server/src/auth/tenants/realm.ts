@@ -10,7 +10,8 @@
 const tenantSegment = '/tenants/';
 
 /** A tenant id: a letter, then letters, digits and hyphens; at most 64 characters in all. */
-export const tenantIdPattern = '^[A-Za-z][A-Za-z0-9-]{0,63}$';
+export const tenantIdSyntax = '[A-Za-z][A-Za-z0-9-]{0,63}';
+export const tenantIdPattern = `^${tenantIdSyntax}$`;
 const tenantIdExpression = new RegExp(tenantIdPattern);
 
 export function isValidTenantId(tenantId: string): boolean {
