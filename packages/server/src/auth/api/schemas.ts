@@ -162,7 +162,7 @@ export function requestBody<T>(request: { body: unknown }, nullDeletes: Record<s
 
 export const tokenBody: JsonSchema = {
   type: 'object',
-  properties: { grant_type: string, refresh_token: string },
+  properties: { grant_type: string, refresh_token: string, tenantId: string },
   additionalProperties: false,
 };
 

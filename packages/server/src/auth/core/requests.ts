@@ -64,6 +64,8 @@ export interface CreateAuthUriRequest {
 export interface RefreshRequest {
   grant_type?: string;
   refresh_token?: string;
+  /** Optional (the SDK sends none): the tenant the caller expects the session to be in. */
+  tenantId?: string | null;
 }
 
 export interface BatchDeleteRequest {

@@ -8,7 +8,7 @@ import type { Caller, RefreshRequest, SignInWithPasswordRequest, SignUpRequest }
 import { signInLimits, SignInThrottle } from './throttle.js';
 import { hashRefreshToken, idTokenLifetimeSeconds, type SignInProvider } from './tokens.js';
 import { newLocalId } from './user-repository.js';
-import { projectOf } from '../tenants/realm.js';
+import { projectOf, tenantOf } from '../tenants/realm.js';
 import { checkDisplayName, checkLocalId, checkPhotoUrl, requireEmail, requireNewPassword } from './validation.js';
 
 export interface SessionTokens {
@@ -164,6 +164,10 @@ export class SessionService {
     const tokenHash = hashRefreshToken(request.refresh_token);
     const record = await this.deps.tokens.findRefreshToken(tokenHash);
     if (!record) throw authError('INVALID_REFRESH_TOKEN');
+    // A session stays in its realm: asked for in another tenant, it is refused, as Google's emulator does.
+    if (request.tenantId && request.tenantId !== tenantOf(record.projectId)) throw authError('TENANT_ID_MISMATCH');
+    // A tenant with disableAuth signs nobody in, and keeps nobody signed in.
+    if (this.deps.projects.tenant(record.projectId)?.disableAuth) throw authError('PROJECT_DISABLED');
     const user = await this.deps.users.get(record.projectId, record.localId);
     // A dead token answers once with the reason (the SDK signs its user out on these codes), then is dropped.
     if (!user || user.createdAt !== record.userCreatedAt) {
