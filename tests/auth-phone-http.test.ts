@@ -142,7 +142,7 @@ describe('answers in the Identity Toolkit shape', () => {
 });
 
 describe('hostile input', () => {
-  test('unknown fields, wrong types, oversized tokens and tenants are refused as Google does', async () => {
+  test('unknown fields, wrong types, oversized tokens and unknown tenants are refused as Google does', async () => {
     const unknown = await postJson(v1('sendVerificationCode'), { phoneNumber: phoneNumber(), recaptchaToken: token, isAdmin: true });
     assert.equal(unknown.status, 400);
     assert.equal(unknown.body.error.message, 'Invalid JSON payload received. Unknown name "isAdmin": Cannot find field.');
@@ -154,7 +154,7 @@ describe('hostile input', () => {
     assert.equal((await postJson(v1('sendVerificationCode'), { phoneNumber: phoneNumber(), recaptchaToken: 'x'.repeat(20_000) })).body.error.status, 'INVALID_ARGUMENT');
     assert.equal((await postJson(v1('signInWithPhoneNumber'), { sessionInfo: 'x', code: 123456 })).body.error.status, 'INVALID_ARGUMENT');
     assert.equal((await postJson(v1('signInWithPhoneNumber'), { sessionInfo: 'x', code: '1', operation: 'DELETE_EVERYTHING' })).body.error.status, 'INVALID_ARGUMENT');
-    assertAuthError(await postJson(v1('sendVerificationCode'), { phoneNumber: phoneNumber(), recaptchaToken: token, tenantId: 't1' }), 'UNSUPPORTED_TENANT_OPERATION');
+    assertAuthError(await postJson(v1('sendVerificationCode'), { phoneNumber: phoneNumber(), recaptchaToken: token, tenantId: 't1' }), 'TENANT_NOT_FOUND');
   });
 
   test('a burst of random bodies: all answered, none with a 500', async () => {

@@ -3,7 +3,8 @@
  * is Hearth's own (the SDK refuses some of these itself before asking): ID tokens, refresh tokens,
  * action codes, SMS sessions and custom tokens of one realm never work in another; admin calls of
  * one tenant never read, list or change another's accounts; a deleted tenant takes its accounts
- * with it; a tenant of one project is unknown to another project.
+ * with it; a tenant of one project is unknown to another project. Firestore takes every tenant's
+ * ID tokens, and its rules tell tenants apart by `firebase.tenant`.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -225,5 +226,29 @@ describe('admin calls', () => {
     const again = await createTenant(server, { displayName: 'Doomed' });
     assert.notEqual(again.tenantId, doomed.tenantId);
     assert.deepEqual((await call(server, 'GET', `${v1()}/tenants/${again.tenantId}/accounts:batchGet`)).body.users ?? [], []);
+  });
+});
+
+describe('Firestore', () => {
+  test("takes every tenant's ID tokens; rules tell the tenants apart by firebase.tenant", async () => {
+    const rules = `rules_version = '2';
+service cloud.firestore {
+  match /databases/{database}/documents {
+    match /orgs/{tenant}/{document=**} {
+      allow read, write: if request.auth != null && request.auth.token.firebase.tenant == tenant;
+    }
+  }
+}`;
+    const deployed = await call(server, 'PUT', `/emulator/v1/projects/${server.projectId}:securityRules`, { rules: { files: [{ content: rules }] } });
+    assert.equal(deployed.status, 200, JSON.stringify(deployed.body));
+    const write = (idToken: string, tenantId: string) =>
+      call(server, 'PATCH', `/v1/projects/${server.projectId}/databases/(default)/documents/orgs/${tenantId}/notes/n1`, { fields: { text: { stringValue: 'hi' } } }, { authorization: `Bearer ${idToken}` });
+    const alice = await signUp(a.tenantId);
+    const bob = await signUp(b.tenantId);
+    const projectUser = await signUp(undefined);
+    assert.equal((await write(alice.idToken, a.tenantId)).status, 200);
+    assert.equal((await write(bob.idToken, a.tenantId)).status, 403);
+    assert.equal((await write(projectUser.idToken, a.tenantId)).status, 403);
+    assert.equal((await write(bob.idToken, b.tenantId)).status, 200);
   });
 });
