@@ -252,3 +252,27 @@ service cloud.firestore {
     assert.equal((await write(bob.idToken, b.tenantId)).status, 200);
   });
 });
+
+describe('limits', () => {
+  test("mails to one address and texts to one number are counted per project, across its tenants", async () => {
+    const limited = await startHearth({ mailThrottle: { maxFailures: 3, windowMs: 3600_000 }, smsLimits: { perNumber: { maxFailures: 2, windowMs: 3600_000 }, perAddress: { maxFailures: 100, windowMs: 3600_000 } } });
+    try {
+      const one = await createTenant(limited, { displayName: 'First' });
+      const two = await createTenant(limited, { displayName: 'Second' });
+      const email = uniqueEmail('limited');
+      const reset = (tenantId: string) => clientCall(limited, 'sendOobCode', { requestType: 'PASSWORD_RESET', email, tenantId });
+      assert.equal((await reset(one.tenantId)).status, 200);
+      assert.equal((await reset(one.tenantId)).status, 200);
+      assert.equal((await reset(two.tenantId)).status, 200);
+      assert.equal(errorCode(await reset(two.tenantId)), 'RESET_PASSWORD_EXCEED_LIMIT', 'a fourth mail to the address, whichever tenant asks');
+
+      const text = (tenantId: string) => clientCall(limited, 'sendVerificationCode', { phoneNumber: '+15550100777', recaptchaToken: 'dev-token', tenantId });
+      assert.equal((await text(one.tenantId)).status, 200);
+      assert.equal((await text(two.tenantId)).status, 200);
+      assert.equal(errorCode(await text(two.tenantId)), 'QUOTA_EXCEEDED');
+      assert.equal(errorCode(await clientCall(limited, 'sendVerificationCode', { phoneNumber: '+15550100777', recaptchaToken: 'dev-token' })), 'QUOTA_EXCEEDED');
+    } finally {
+      await limited.close();
+    }
+  });
+});

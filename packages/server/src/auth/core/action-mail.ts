@@ -10,7 +10,7 @@ import type { ProjectConfig } from './project-config.js';
 import type { Caller, SendOobCodeRequest } from './requests.js';
 import type { FailureThrottle } from './throttle.js';
 import { requireEmail } from './validation.js';
-import { tenantField, tenantOf } from '../tenants/realm.js';
+import { projectOf, tenantField, tenantOf } from '../tenants/realm.js';
 
 const requestTypes = new Set<OobRequestType>(['PASSWORD_RESET', 'VERIFY_EMAIL', 'EMAIL_SIGNIN', 'VERIFY_AND_CHANGE_EMAIL']);
 
@@ -66,8 +66,9 @@ export class ActionMailer {
 
     // Throttled per recipient whether or not an account exists, so the limit tells nothing either.
     if (!request.returnOobLink) {
-      const recipientKey = `${caller.realm}\u0000${plan.recipient}`;
-      const clientKey = `${caller.realm}\u0000${caller.clientIp}`;
+      // Per project, not per tenant: an inbox is not flooded once for each of a project's tenants.
+      const recipientKey = `${projectOf(caller.realm)}\u0000${plan.recipient}`;
+      const clientKey = `${projectOf(caller.realm)}\u0000${caller.clientIp}`;
       if (this.sendThrottle.recipient.isBlocked(recipientKey) || this.sendThrottle.client.isBlocked(clientKey)) {
         throw authError(plan.requestType === 'PASSWORD_RESET' ? 'RESET_PASSWORD_EXCEED_LIMIT' : 'QUOTA_EXCEEDED');
       }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { projectOf } from '../tenants/realm.js';
 import type { Mutation, Store, ThrottleRecord } from '../../storage/store.js';
 
 /**
@@ -284,6 +285,7 @@ export class SignInThrottle {
   }
 }
 
-function signInKeys(projectId: string, email: string, clientIp: string): { pair: string; account: string; address: string } {
-  return { pair: `${projectId}\u0000${email}\u0000${clientIp}`, account: `${projectId}\u0000${email}`, address: `${projectId}\u0000${clientIp}` };
+/** `realm`: an account is one realm's; an address is counted across the project's realms (its tenants cannot multiply a guesser's ceiling). */
+function signInKeys(realm: string, email: string, clientIp: string): { pair: string; account: string; address: string } {
+  return { pair: `${realm}\u0000${email}\u0000${clientIp}`, account: `${realm}\u0000${email}`, address: `${projectOf(realm)}\u0000${clientIp}` };
 }

@@ -5,7 +5,7 @@ import type { FailureThrottle, ThrottleLimits } from '../core/throttle.js';
 import type { PhoneCodes } from '../core/verification.js';
 import { authError, tooManySmsRequests } from '../errors.js';
 import { normalizePhoneNumber } from './numbers.js';
-import { tenantField } from '../tenants/realm.js';
+import { projectOf, tenantField } from '../tenants/realm.js';
 import { smsBody, type SmsMessage, type SmsSender } from './sms-sender.js';
 
 export interface SmsCodeOptions {
@@ -73,8 +73,9 @@ export class SmsCodes implements PhoneCodes {
 
   async send(projectId: string, phoneNumber: string, clientAddress: string): Promise<string> {
     const sender = this.requireDelivery();
-    const addressKey = `${projectId}\u0000${clientAddress}`;
-    const numberKey = `${projectId}\u0000${phoneNumber}`;
+    // Per project, not per tenant (`projectId` is a realm): its tenants do not multiply the texts a number or an address gets.
+    const addressKey = `${projectOf(projectId)}\u0000${clientAddress}`;
+    const numberKey = `${projectOf(projectId)}\u0000${phoneNumber}`;
     // Checked and counted in one synchronous step: concurrent requests cannot all slip under a limit.
     if (this.throttles.perAddress.isBlocked(addressKey)) throw tooManySmsRequests();
     if (this.throttles.perNumber.isBlocked(numberKey)) throw authError('QUOTA_EXCEEDED', 'Too many codes were sent to this phone number; try again later.');
