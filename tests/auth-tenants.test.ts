@@ -2,10 +2,15 @@
  * The official client SDK in a tenant (`auth.tenantId`), --dev: sign-up and sign-in with the
  * tenant's own settings, `firebase.tenant` in every ID token (refreshed ones too), the tenant's
  * password policy, email actions through the tenant's outbox (links carry the tenant), a federated
- * sign-in through the hosted handler with the tenant's own provider, and a disabled tenant.
+ * sign-in through the hosted handler with the tenant's own provider, a disabled tenant, and
+ * `hearth users export|import --tenant`.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import {
   ActionCodeURL,
   applyActionCode,
@@ -26,7 +31,7 @@ import {
 } from 'firebase/auth';
 import { uniqueEmail } from './helpers/admin-http.js';
 import { SdkClients, errorCodeOf } from './helpers/client.js';
-import { freePort, postJson, startHearth, type TestHearth } from './helpers/hearth.js';
+import { freePort, postJson, repoRoot, startHearth, type TestHearth } from './helpers/hearth.js';
 import { CookieBrowser, runHandlerFlow } from './helpers/idp-flow.js';
 import { oobCodes } from './helpers/outbox.js';
 import { call, claimsOf, createTenant, tenantOobCodes, tenantsPath, waitForTenantMail, type TenantResource } from './helpers/tenants.js';
@@ -242,5 +247,25 @@ describe('a disabled tenant', () => {
     const outbox = await call(server, 'GET', `/hearth/v1/projects/${server.projectId}/tenants/${tenant.tenantId}/outbox`);
     const kept = (outbox.body.messages as Array<{ to: string; tenantId?: string }>).filter((m) => m.to === email);
     assert.deepEqual(kept.map((m) => m.tenantId), [tenant.tenantId], 'the outbox shows the tenant');
+  });
+});
+
+describe('hearth users --tenant', () => {
+  test("a tenant's accounts move to another tenant with their passwords; the project's stay out", async () => {
+    const from = await createTenant(server, { displayName: 'Source' });
+    const to = await createTenant(server, { displayName: 'Destination' });
+    const email = uniqueEmail('moving');
+    await createUserWithEmailAndPassword(clientIn(from.tenantId), email, 'moving-pass');
+    await createUserWithEmailAndPassword(clientIn(null), uniqueEmail('stays'), 'other-pass');
+    const file = join(server.dataDir, 'tenant-users.json');
+    const cli = (...args: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', join(repoRoot, 'packages/server/src/main.ts'), 'users', ...args, '--project', server.projectId, '--data', server.dataDir], { cwd: repoRoot });
+
+    await cli('export', file, '--tenant', from.tenantId);
+    const exported = (JSON.parse(readFileSync(file, 'utf8')) as { users: Array<{ email?: string }> }).users;
+    assert.deepEqual(exported.map((u) => u.email), [email]);
+    await cli('import', file, '--tenant', to.tenantId, '--hash-algo', 'HEARTH_SCRYPT');
+    const { user } = await signInWithEmailAndPassword(clientIn(to.tenantId), email, 'moving-pass');
+    assert.equal(user.tenantId, to.tenantId);
+    await assert.rejects(cli('import', file, '--tenant', 'Missing-abcde', '--hash-algo', 'HEARTH_SCRYPT'), /has no tenant Missing-abcde/);
   });
 });
