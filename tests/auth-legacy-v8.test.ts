@@ -9,6 +9,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { setEmailPrivacy, uniqueEmail } from './helpers/admin-http.js';
 import { startHearth, type TestHearth } from './helpers/hearth.js';
+import { claimsOf, createTenant } from './helpers/tenants.js';
 
 interface V8User {
   uid: string;
@@ -21,6 +22,7 @@ interface V8User {
   getIdToken(force?: boolean): Promise<string>;
 }
 interface V8Auth {
+  tenantId: string | null;
   useEmulator(url: string, options?: { disableWarnings: boolean }): void;
   setPersistence(p: string): Promise<void>;
   createUserWithEmailAndPassword(email: string, password: string): Promise<{ user: V8User }>;
@@ -110,4 +112,21 @@ test('firebase@8 gets the same error codes: email-already-in-use, weak-password,
   assert.equal(await codeOf(newAuth().createUserWithEmailAndPassword(email, 'secret12')), 'auth/email-already-in-use');
   assert.equal(await codeOf(newAuth().createUserWithEmailAndPassword(uniqueEmail(), '123')), 'auth/weak-password');
   assert.equal(await codeOf(newAuth().createUserWithEmailAndPassword('nope', 'secret12')), 'auth/invalid-email');
+});
+
+test('firebase@8 with auth.tenantId signs up and in to the tenant over the v3 paths', async () => {
+  const tenant = await createTenant(server, { displayName: 'Legacy' });
+  const email = uniqueEmail('legacy-tenant');
+  const auth = newAuth();
+  await auth.setPersistence('none');
+  auth.tenantId = tenant.tenantId;
+  const { user } = await auth.createUserWithEmailAndPassword(email, 'secret12');
+  const other = newAuth();
+  await other.setPersistence('none');
+  other.tenantId = tenant.tenantId;
+  const signedIn = await other.signInWithEmailAndPassword(email, 'secret12');
+  assert.equal(signedIn.user.uid, user.uid);
+  await signedIn.user.reload();
+  assert.equal(claimsOf(await signedIn.user.getIdToken(true)).firebase.tenant, tenant.tenantId);
+  await assert.rejects(newAuth().signInWithEmailAndPassword(email, 'secret12'), (error: { code?: string }) => error.code === 'auth/user-not-found');
 });
