@@ -3,7 +3,6 @@ import {
   StoreConflict,
   type HandlerSessionRecord,
   type HumanCheckRecord,
-  type MailDeliveryStatus,
   type Mutation,
   type OobCodeRecord,
   type OutboxMessage,
@@ -21,6 +20,7 @@ import {
 import { openDatabaseFile } from './sqlite-file.js';
 import { SqliteDocumentStore } from './sqlite-document-store.js';
 import { isPhoneMutation, SqlitePhoneRows } from './sqlite-phone-rows.js';
+import { isOutboxMutation, SqliteOutboxRows } from './sqlite-outbox-rows.js';
 import { SqliteRulesStore } from './sqlite-rules-store.js';
 import { SqliteHumanChecks } from './sqlite-human-checks.js';
 
@@ -54,14 +54,6 @@ interface ProjectRow {
   project_id: string;
   config: string;
 }
-interface OutboxRow {
-  id: number;
-  message: string;
-  state: string;
-  decoy: number;
-  next_attempt_at: number | null;
-  delivery: string | null;
-}
 interface ThrottleRow {
   scope: string;
   key_hash: string;
@@ -78,12 +70,14 @@ export class SqliteStore implements Store {
   private readonly statements;
   private readonly humanChecks: SqliteHumanChecks;
   private readonly phone: SqlitePhoneRows;
+  private readonly outbox: SqliteOutboxRows;
 
   constructor(file: string) {
     this.db = openDatabaseFile(file);
     const db = this.db;
     this.humanChecks = new SqliteHumanChecks(db);
     this.phone = new SqlitePhoneRows(db);
+    this.outbox = new SqliteOutboxRows(db);
     this.statements = {
       getUser: db.prepare<[string, string], UserRow>('SELECT record FROM users WHERE project_id = ? AND local_id = ?'),
       getUserByEmail: db.prepare<[string, string], UserRow>('SELECT record FROM users WHERE project_id = ? AND email = ?'),
@@ -125,15 +119,6 @@ export class SqliteStore implements Store {
       insertOobCode: db.prepare('INSERT INTO oob_codes (code_hash, project_id, expires_at, record) VALUES (?, ?, ?, ?)'),
       deleteOobCode: db.prepare('DELETE FROM oob_codes WHERE code_hash = ?'),
       deleteExpiredOobCodes: db.prepare('DELETE FROM oob_codes WHERE expires_at < ?'),
-      listOutbox: db.prepare<[string, number], OutboxRow>(
-        'SELECT * FROM (SELECT * FROM outbox WHERE project_id = ? AND decoy = 0 ORDER BY id DESC LIMIT ?) ORDER BY id',
-      ),
-      listDueMail: db.prepare<[number, number], OutboxRow>("SELECT * FROM outbox WHERE state = 'queued' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?"),
-      nextMailDueAt: db.prepare<[], { due: number | null }>("SELECT min(next_attempt_at) AS due FROM outbox WHERE state = 'queued'"),
-      insertOutbox: db.prepare('INSERT INTO outbox (project_id, created_at, message, state, decoy, next_attempt_at, delivery) VALUES (?, ?, ?, ?, ?, ?, ?)'),
-      updateMailDelivery: db.prepare('UPDATE outbox SET state = ?, next_attempt_at = ?, delivery = ? WHERE id = ?'),
-      deleteOutboxMessage: db.prepare('DELETE FROM outbox WHERE id = ?'),
-      deleteOutboxDecoys: db.prepare('DELETE FROM outbox WHERE decoy = 1 AND created_at < ?'),
       listThrottle: db.prepare<[string, number, number], ThrottleRow>(
         'SELECT * FROM (SELECT * FROM throttle_state WHERE scope = ? AND expires_at > ? ORDER BY expires_at DESC LIMIT ?) ORDER BY expires_at',
       ),
@@ -142,8 +127,6 @@ export class SqliteStore implements Store {
       ),
       deleteThrottle: db.prepare('DELETE FROM throttle_state WHERE scope = ? AND key_hash = ?'),
       deleteExpiredThrottle: db.prepare('DELETE FROM throttle_state WHERE expires_at < ?'),
-      clearOutbox: db.prepare('DELETE FROM outbox WHERE project_id = ?'),
-      pruneOutbox: db.prepare('DELETE FROM outbox WHERE created_at < ?'),
       getHandlerSession: db.prepare<[string], { record: string }>('SELECT record FROM handler_sessions WHERE id = ?'),
       putHandlerSession: db.prepare(
         'INSERT INTO handler_sessions (id, expires_at, record) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at, record = excluded.record',
@@ -157,7 +140,6 @@ export class SqliteStore implements Store {
         'DELETE FROM user_providers WHERE project_id = ?',
         'DELETE FROM refresh_tokens WHERE project_id = ?',
         'DELETE FROM oob_codes WHERE project_id = ?',
-        'DELETE FROM outbox WHERE project_id = ?',
       ].map((sql) => db.prepare<[string]>(sql)),
       putProject: db.prepare(
         'INSERT INTO projects (project_id, config) VALUES (?, ?) ON CONFLICT (project_id) DO UPDATE SET config = excluded.config',
@@ -231,15 +213,15 @@ export class SqliteStore implements Store {
   }
 
   async listOutbox(projectId: string, limit: number): Promise<OutboxMessage[]> {
-    return this.statements.listOutbox.all(projectId, limit).map(parseOutboxRow);
+    return this.outbox.list(projectId, limit);
   }
 
   async listDueMail(now: number, limit: number): Promise<Array<OutboxMessage & { decoy: boolean }>> {
-    return this.statements.listDueMail.all(now, limit).map((row) => ({ ...parseOutboxRow(row), decoy: row.decoy === 1 }));
+    return this.outbox.listDue(now, limit);
   }
 
   async nextMailDueAt(): Promise<number | undefined> {
-    return this.statements.nextMailDueAt.get()?.due ?? undefined;
+    return this.outbox.nextDueAt();
   }
 
   async listThrottleRecords(scope: string, now: number, limit: number): Promise<ThrottleRecord[]> {
@@ -266,6 +248,7 @@ export class SqliteStore implements Store {
 
   private apply(m: Mutation): void {
     if (isPhoneMutation(m)) return this.phone.apply(m);
+    if (isOutboxMutation(m)) return this.outbox.apply(m);
     const s = this.statements;
     switch (m.kind) {
       case 'insertUser':
@@ -330,6 +313,7 @@ export class SqliteStore implements Store {
         const [settings, ...data] = s.deleteRealm;
         if (settings!.run(m.projectId).changes !== 1) throw new StoreConflict('code-used');
         for (const statement of data) statement.run(m.projectId);
+        this.outbox.apply({ kind: 'clearOutbox', projectId: m.projectId });
         this.phone.deleteRealm(m.projectId);
         return;
       }
@@ -342,20 +326,6 @@ export class SqliteStore implements Store {
       case 'deleteExpiredOobCodes':
         s.deleteExpiredOobCodes.run(m.expiredBefore);
         return;
-      case 'insertOutboxMessage': {
-        const { delivery, ...message } = m.message;
-        s.insertOutbox.run(m.message.projectId, m.message.createdAt, JSON.stringify(message), delivery.state, m.decoy ? 1 : 0, delivery.nextAttemptAt ?? null, JSON.stringify(delivery));
-        return;
-      }
-      case 'updateMailDelivery':
-        s.updateMailDelivery.run(m.delivery.state, m.delivery.nextAttemptAt ?? null, JSON.stringify(m.delivery), m.id);
-        return;
-      case 'deleteOutboxMessage':
-        s.deleteOutboxMessage.run(m.id);
-        return;
-      case 'deleteOutboxDecoys':
-        s.deleteOutboxDecoys.run(m.createdBefore);
-        return;
       case 'putThrottleRecord':
         s.putThrottle.run(m.record.scope, m.record.keyHash, m.record.expiresAt, m.record.state);
         return;
@@ -364,12 +334,6 @@ export class SqliteStore implements Store {
         return;
       case 'deleteExpiredThrottleRecords':
         s.deleteExpiredThrottle.run(m.expiredBefore);
-        return;
-      case 'clearOutbox':
-        s.clearOutbox.run(m.projectId);
-        return;
-      case 'pruneOutbox':
-        s.pruneOutbox.run(m.olderThan);
         return;
       case 'putHandlerSession':
         s.putHandlerSession.run(m.session.id, m.session.expiresAt, JSON.stringify(m.session));
@@ -417,12 +381,6 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
-}
-
-/** Rows from before the mail queue have no delivery column: they were kept in the outbox. */
-function parseOutboxRow(row: OutboxRow): OutboxMessage {
-  const delivery: MailDeliveryStatus = row.delivery ? (JSON.parse(row.delivery) as MailDeliveryStatus) : { state: 'kept', attempts: 0 };
-  return { ...(JSON.parse(row.message) as Omit<OutboxMessage, 'id' | 'delivery'>), id: row.id, delivery };
 }
 
 function parseUser(row: UserRow | undefined): UserRecord | undefined {

@@ -1,0 +1,87 @@
+import type Database from 'better-sqlite3';
+import type { MailDeliveryStatus, Mutation, OutboxMessage } from '../store.js';
+
+type OutboxMutation = Extract<
+  Mutation,
+  { kind: 'insertOutboxMessage' | 'updateMailDelivery' | 'deleteOutboxMessage' | 'deleteOutboxDecoys' | 'clearOutbox' | 'pruneOutbox' }
+>;
+
+const outboxMutationKinds = new Set<string>(['insertOutboxMessage', 'updateMailDelivery', 'deleteOutboxMessage', 'deleteOutboxDecoys', 'clearOutbox', 'pruneOutbox']);
+
+export function isOutboxMutation(mutation: Mutation): mutation is OutboxMutation {
+  return outboxMutationKinds.has(mutation.kind);
+}
+
+interface OutboxRow {
+  id: number;
+  message: string;
+  state: string;
+  decoy: number;
+  next_attempt_at: number | null;
+  delivery: string | null;
+}
+
+/** The mail outbox, which is also the SMTP queue, in the store's file and transactions. */
+export class SqliteOutboxRows {
+  private readonly statements;
+
+  constructor(db: Database.Database) {
+    this.statements = {
+      list: db.prepare<[string, number], OutboxRow>('SELECT * FROM (SELECT * FROM outbox WHERE project_id = ? AND decoy = 0 ORDER BY id DESC LIMIT ?) ORDER BY id'),
+      listDue: db.prepare<[number, number], OutboxRow>("SELECT * FROM outbox WHERE state = 'queued' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?"),
+      nextDueAt: db.prepare<[], { due: number | null }>("SELECT min(next_attempt_at) AS due FROM outbox WHERE state = 'queued'"),
+      insert: db.prepare('INSERT INTO outbox (project_id, created_at, message, state, decoy, next_attempt_at, delivery) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      updateDelivery: db.prepare('UPDATE outbox SET state = ?, next_attempt_at = ?, delivery = ? WHERE id = ?'),
+      delete: db.prepare('DELETE FROM outbox WHERE id = ?'),
+      deleteDecoys: db.prepare('DELETE FROM outbox WHERE decoy = 1 AND created_at < ?'),
+      clear: db.prepare('DELETE FROM outbox WHERE project_id = ?'),
+      prune: db.prepare('DELETE FROM outbox WHERE created_at < ?'),
+    };
+  }
+
+  /** Newest last. */
+  list(projectId: string, limit: number): OutboxMessage[] {
+    return this.statements.list.all(projectId, limit).map(parseOutboxRow);
+  }
+
+  listDue(now: number, limit: number): Array<OutboxMessage & { decoy: boolean }> {
+    return this.statements.listDue.all(now, limit).map((row) => ({ ...parseOutboxRow(row), decoy: row.decoy === 1 }));
+  }
+
+  nextDueAt(): number | undefined {
+    return this.statements.nextDueAt.get()?.due ?? undefined;
+  }
+
+  /** Inside the store's commit transaction. */
+  apply(m: OutboxMutation): void {
+    const s = this.statements;
+    switch (m.kind) {
+      case 'insertOutboxMessage': {
+        const { delivery, ...message } = m.message;
+        s.insert.run(m.message.projectId, m.message.createdAt, JSON.stringify(message), delivery.state, m.decoy ? 1 : 0, delivery.nextAttemptAt ?? null, JSON.stringify(delivery));
+        return;
+      }
+      case 'updateMailDelivery':
+        s.updateDelivery.run(m.delivery.state, m.delivery.nextAttemptAt ?? null, JSON.stringify(m.delivery), m.id);
+        return;
+      case 'deleteOutboxMessage':
+        s.delete.run(m.id);
+        return;
+      case 'deleteOutboxDecoys':
+        s.deleteDecoys.run(m.createdBefore);
+        return;
+      case 'clearOutbox':
+        s.clear.run(m.projectId);
+        return;
+      case 'pruneOutbox':
+        s.prune.run(m.olderThan);
+        return;
+    }
+  }
+}
+
+/** Rows from before the mail queue have no delivery column: they were kept in the outbox. */
+function parseOutboxRow(row: OutboxRow): OutboxMessage {
+  const delivery: MailDeliveryStatus = row.delivery ? (JSON.parse(row.delivery) as MailDeliveryStatus) : { state: 'kept', attempts: 0 };
+  return { ...(JSON.parse(row.message) as Omit<OutboxMessage, 'id' | 'delivery'>), id: row.id, delivery };
+}
