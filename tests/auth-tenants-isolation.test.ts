@@ -128,6 +128,22 @@ describe('passwords and accounts', () => {
   });
 });
 
+describe('projects', () => {
+  test("another project's tenant, its accounts and tokens are unknown here, whatever the request names", async () => {
+    const otherKey = (await call(server, 'GET', '/identitytoolkit.googleapis.com/v2/projects/other-project/config')).body.apiKeys[0] as string;
+    const foreign = await call(server, 'POST', tenantsPath(server, 'other-project'), { displayName: 'Foreign', allowPasswordSignup: true });
+    assert.equal(foreign.status, 200);
+    const signedUp = await clientCall(server, 'signUp', { email: uniqueEmail('foreign'), password: 'secret12', returnSecureToken: true, tenantId: foreign.body.tenantId }, otherKey);
+    assert.equal(signedUp.status, 200, JSON.stringify(signedUp.body));
+    assert.equal(claimsOf(signedUp.body.idToken).aud, 'other-project');
+
+    assert.equal(errorCode(await clientCall(server, 'lookup', { idToken: signedUp.body.idToken })), 'TENANT_NOT_FOUND');
+    assert.equal(errorCode(await clientCall(server, 'lookup', { idToken: signedUp.body.idToken, tenantId: a.tenantId })), 'INVALID_ID_TOKEN');
+    assert.equal(errorCode(await call(server, 'GET', `${v1()}/tenants/${foreign.body.tenantId}/accounts:batchGet`)), 'TENANT_NOT_FOUND');
+    assert.equal((await clientCall(server, 'lookup', { idToken: signedUp.body.idToken }, otherKey)).status, 200, 'at home it works');
+  });
+});
+
 describe('codes', () => {
   test("a tenant's action code is invalid in another tenant and in the project", async () => {
     const alice = await signUp(a.tenantId);
