@@ -1,6 +1,6 @@
 import { SignJWT, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { createHash, randomBytes } from 'node:crypto';
-import type { Mutation, RefreshTokenRecord, Store, UserRecord } from '../../storage/store.js';
+import type { Mutation, RefreshTokenRecord, SecondFactorClaim, Store, UserRecord } from '../../storage/store.js';
 import { authError } from '../errors.js';
 import type { SigningKeyRing } from './signing-keys.js';
 
@@ -20,7 +20,20 @@ export interface IdTokenClaims extends JWTPayload {
   name?: string;
   picture?: string;
   phone_number?: string;
-  firebase: { identities: Record<string, string[]>; sign_in_provider: SignInProvider };
+  firebase: {
+    identities: Record<string, string[]>;
+    sign_in_provider: SignInProvider;
+    /** Set when the session passed a second factor: 'phone' or 'totp'. */
+    sign_in_second_factor?: string;
+    /** The enrolment (mfaEnrollmentId) of that second factor. */
+    second_factor_identifier?: string;
+  };
+}
+
+/** The second factor an ID token's session passed, to carry into tokens issued for the same session. */
+export function secondFactorOf(claims: IdTokenClaims): SecondFactorClaim | undefined {
+  const { sign_in_second_factor: factorId, second_factor_identifier: enrollmentId } = claims.firebase;
+  return typeof factorId === 'string' && typeof enrollmentId === 'string' ? { factorId, enrollmentId } : undefined;
 }
 
 /** Claims firebase-admin refuses as custom claims, because the token already uses them. */
@@ -54,8 +67,19 @@ export class TokenService {
     return this.store.commit([{ kind: 'deleteRefreshToken', tokenHash }]);
   }
 
-  /** `developerClaims`: a custom token's claims (JSON object text), over the user's own custom claims. */
-  async signIdToken(projectId: string, user: UserRecord, authTime: number, signInProvider: SignInProvider, developerClaims?: string, now = nowSeconds()): Promise<string> {
+  /**
+   * `developerClaims`: a custom token's claims (JSON object text), over the user's own custom claims;
+   * `secondFactor`: the second factor the session passed (firebase.sign_in_second_factor).
+   */
+  async signIdToken(
+    projectId: string,
+    user: UserRecord,
+    authTime: number,
+    signInProvider: SignInProvider,
+    developerClaims?: string,
+    secondFactor?: SecondFactorClaim,
+    now = nowSeconds(),
+  ): Promise<string> {
     const identities: Record<string, string[]> = {};
     if (user.email) identities.email = [user.email];
     if (user.phoneNumber) identities.phone = [user.phoneNumber];
@@ -73,11 +97,12 @@ export class TokenService {
       claims.email = user.email;
       claims.email_verified = user.emailVerified;
     }
-    Object.assign(claims, {
-      auth_time: authTime,
-      user_id: user.localId,
-      firebase: { identities, sign_in_provider: signInProvider },
-    });
+    const firebase: IdTokenClaims['firebase'] = { identities, sign_in_provider: signInProvider };
+    if (secondFactor) {
+      firebase.sign_in_second_factor = secondFactor.factorId;
+      firebase.second_factor_identifier = secondFactor.enrollmentId;
+    }
+    Object.assign(claims, { auth_time: authTime, user_id: user.localId, firebase });
     const key = this.keys.signingKey();
     return new SignJWT(claims)
       .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'JWT' })
@@ -123,6 +148,7 @@ export class TokenService {
     authTime: number,
     signInProvider: SignInProvider,
     developerClaims?: string,
+    secondFactor?: SecondFactorClaim,
   ): { token: string; mutation: Mutation } {
     const token = `${randomBytes(32).toString('base64url')}`;
     const record: RefreshTokenRecord = {
@@ -134,6 +160,7 @@ export class TokenService {
       authTime,
       signInProvider,
       ...(developerClaims ? { developerClaims } : {}),
+      ...(secondFactor ? { secondFactor } : {}),
     };
     return { token, mutation: { kind: 'insertRefreshToken', token: record } };
   }

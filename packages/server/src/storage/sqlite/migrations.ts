@@ -169,6 +169,10 @@ const migrations: string[] = [
   -- Claims a custom token carried, kept with the session so refreshed ID tokens carry them too.
   ALTER TABLE refresh_tokens ADD COLUMN developer_claims TEXT;
   `,
+  `
+  -- The second factor a session passed (JSON {factorId, enrollmentId}), for refreshed ID tokens' claims.
+  ALTER TABLE refresh_tokens ADD COLUMN second_factor TEXT;
+  `,
 ];
 
 export function migrate(db: Database): void {
