@@ -79,6 +79,28 @@ const catalogue = {
   UNSUPPORTED_TENANT_OPERATION: 400, // auth/unsupported-tenant-operation
   // throttling
   TOO_MANY_ATTEMPTS_TRY_LATER: 400, // auth/too-many-requests
+  // verification codes (SMS, TOTP)
+  MISSING_CODE: 400, // auth/missing-code
+  INVALID_CODE: 400, // auth/invalid-verification-code
+  SESSION_EXPIRED: 400, // auth/code-expired
+  MISSING_SESSION_INFO: 400, // auth/missing-verification-id
+  INVALID_SESSION_INFO: 400, // auth/invalid-verification-id
+  INVALID_PHONE_NUMBER: 400, // auth/invalid-phone-number
+  // multi-factor authentication
+  INVALID_ARGUMENT: 400, // auth/invalid-argument
+  UNVERIFIED_EMAIL: 400, // auth/unverified-email
+  UNSUPPORTED_FIRST_FACTOR: 400, // auth/unsupported-first-factor
+  SECOND_FACTOR_EXISTS: 400, // auth/second-factor-already-in-use
+  SECOND_FACTOR_LIMIT_EXCEEDED: 400, // auth/maximum-second-factor-count-exceeded
+  MISSING_MFA_PENDING_CREDENTIAL: 400, // auth/missing-multi-factor-session
+  MISSING_CREDENTIAL: 400, // (mfaSignIn:finalize without a pending credential, as Google answers)
+  INVALID_MFA_PENDING_CREDENTIAL: 400, // auth/invalid-multi-factor-session
+  MISSING_MFA_ENROLLMENT_ID: 400, // auth/missing-multi-factor-info
+  MFA_ENROLLMENT_NOT_FOUND: 400, // auth/multi-factor-info-not-found
+  INVALID_MFA_PHONE_NUMBER: 400, // firebase-admin auth/invalid-phone-number (admin-set factors)
+  INVALID_MFA_ENROLLMENT_ID: 400, // firebase-admin auth/invalid-uid
+  DUPLICATE_MFA_ENROLLMENT_ID: 400,
+  INVALID_ENROLLMENT_TIME: 400, // firebase-admin auth/invalid-enrollment-time
 } as const;
 
 export type AuthErrorCode = keyof typeof catalogue;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { requestErrors } from '../../http/api-error.js';
 import type { Store } from '../../storage/store.js';
 import type { IdpConfig } from '../federation/idp-configs.js';
+import { defaultMfaConfig, mfaConfigWithDefaults, type MultiFactorConfig } from '../mfa/mfa-config.js';
 import { defaultPasswordPolicy, type PasswordPolicyConfig } from './password-policy.js';
 
 /**
@@ -23,6 +24,8 @@ export interface ProjectConfig {
   idps: Record<string, IdpConfig>;
   /** Password strength rules, served to the SDK at /v2/passwordPolicy and enforced when ENFORCE. */
   passwordPolicyConfig: PasswordPolicyConfig;
+  /** Multi-factor authentication: whether it is on, which second factors, TOTP settings. */
+  mfa: MultiFactorConfig;
 }
 
 export function defaultProjectConfig(projectId: string): ProjectConfig {
@@ -37,6 +40,7 @@ export function defaultProjectConfig(projectId: string): ProjectConfig {
     mail: { projectName: projectId, from: `"${projectId}" <noreply@${projectId}.hearth.localhost>` },
     idps: {},
     passwordPolicyConfig: defaultPasswordPolicy(),
+    mfa: defaultMfaConfig(),
   };
 }
 
@@ -53,6 +57,7 @@ function withDefaults(stored: Partial<ProjectConfig>, defaults: ProjectConfig): 
     mail: { ...defaults.mail, ...stored.mail },
     idps: stored.idps ?? {},
     passwordPolicyConfig: stored.passwordPolicyConfig ?? defaults.passwordPolicyConfig,
+    mfa: mfaConfigWithDefaults(stored.mfa),
   };
 }
 
