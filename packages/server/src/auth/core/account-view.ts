@@ -1,4 +1,5 @@
 import type { ProviderUserInfo, UserRecord } from '../../storage/store.js';
+import { enrollmentsForWire, type MfaEnrollmentWire } from '../mfa/enrollments.js';
 
 /** What a caller learns about an account: everything but secrets (no password hash, no salt). */
 export interface AccountInfo {
@@ -16,6 +17,8 @@ export interface AccountInfo {
   createdAt: string;
   customAttributes?: string;
   lastRefreshAt?: string;
+  /** Second factors: to the owner and administrators in full (numbers unmasked, TOTP secrets never). */
+  mfaInfo?: MfaEnrollmentWire[];
 }
 
 export function toAccountInfo(user: UserRecord): AccountInfo {
@@ -35,6 +38,7 @@ export function toAccountInfo(user: UserRecord): AccountInfo {
   if (user.lastLoginAt) info.lastLoginAt = String(user.lastLoginAt);
   if (user.customAttributes) info.customAttributes = user.customAttributes;
   if (user.lastRefreshAt) info.lastRefreshAt = new Date(user.lastRefreshAt).toISOString();
+  if (user.mfaInfo?.length) info.mfaInfo = enrollmentsForWire(user.mfaInfo, { obfuscatePhone: false });
   return info;
 }
 

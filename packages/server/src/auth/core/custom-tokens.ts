@@ -159,6 +159,6 @@ export class CustomTokenSignIn {
 
   private async again(caller: Caller, account: UserRecord, developerClaims: string | undefined): Promise<CustomTokenSignInResult> {
     if (account.disabled) throw authError('USER_DISABLED');
-    return { ...(await this.sessions.startSession(caller.projectId, account, 'custom', undefined, developerClaims)), isNewUser: false };
+    return { ...(await this.sessions.startSession(caller.projectId, account, 'custom', developerClaims ? { developerClaims } : {})), isNewUser: false };
   }
 }
