@@ -41,6 +41,11 @@ export interface HearthOptions {
    * given: the web app's own rules (each user reads and writes only users/{uid}/...).
    */
   shippedRulesFile?: string;
+  /**
+   * Milliseconds since the epoch for multi-factor sign-in (pending credentials, TOTP enrolments and
+   * codes); tests pass a shifted one to reach an expiry without waiting. Date.now by default.
+   */
+  clock?: () => number;
 }
 
 export const defaultWebRoot = resolve(import.meta.dirname, '../../web/dist');

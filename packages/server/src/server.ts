@@ -9,6 +9,8 @@ import { registerIdentityRoutes } from './auth/api/identity-routes.js';
 import { registerActionRoutes } from './auth/api/action-routes.js';
 import { registerTokenRoutes } from './auth/api/token-routes.js';
 import { registerServiceAccountRoutes } from './auth/api/service-account-routes.js';
+import { registerMfaRoutes } from './auth/api/mfa-routes.js';
+import { createMfa } from './auth/mfa/mfa-setup.js';
 import { AccountQuery } from './auth/core/account-query.js';
 import { CustomTokenSignIn, CustomTokenVerifier } from './auth/core/custom-tokens.js';
 import { ServiceAccounts } from './auth/core/service-accounts.js';
@@ -119,6 +121,9 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     onEmailChanged: () => undefined, // replaced below, once the mailer exists
   };
   const sessions = new SessionService(deps);
+  // SMS second factors are wired once the phone codes and the human check exist (auth/phone, auth/captcha).
+  const mfa = await createMfa({ auth: deps, sessions, store, dataDir: options.dataDir, clock: options.clock ?? Date.now });
+  deps.secondFactors = mfa.gate;
   const admin = new AdminAccountService(store);
   const oobCodes = new OobCodes(store, options.oobLifetimes);
   const mail = new MailDelivery(store, { ...(options.smtpUrl ? { smtpUrl: options.smtpUrl } : {}), keepInOutbox: options.dev }, logger);
@@ -166,6 +171,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     startThrottle: new FailureThrottle({ maxFailures: 60, windowMs: 15 * 60_000 }),
   });
   registerIdpConfigRoutes(app, projects, callers);
+  registerMfaRoutes(app, { enrollment: mfa.enrollment, signIn: mfa.signIn, callers });
   registerAdminRoutes(app, { sessions, accounts, admin, projects, callers, imports: new UserImportService(store), sessionCookies: new SessionCookies(deps, sessionCookieKeys), accountQuery: new AccountQuery(store) });
   registerTokenRoutes(app, sessions, callers, keys);
   const database = new DocumentDatabase(sqlite.documents(), {

@@ -26,7 +26,7 @@ const common = {
   tenantProjectNumber: ignored,
 };
 
-function body(properties: Record<string, JsonSchema>): JsonSchema {
+export function body(properties: Record<string, JsonSchema>): JsonSchema {
   return { type: 'object', properties: { ...common, ...properties }, additionalProperties: false };
 }
 
