@@ -29,6 +29,9 @@ export class MfaGate implements SecondFactorGate {
 
   async challenge(projectId: string, account: UserRecord, provider: string, developerClaims?: string): Promise<SecondFactorRequired | undefined> {
     if (!account.mfaInfo?.length) return undefined;
+    // A custom token is the app's own server vouching for the user, as Google treats it: no second
+    // factor is asked (the SDK's signInWithCustomToken could not resolve one: it has no MultiFactorResolver).
+    if (provider === 'custom') return undefined;
     // With MFA switched off for the project, enrolled factors are kept but not asked for, as Google does.
     if (!mfaEnabled((await this.projects.config(projectId)).mfa)) return undefined;
     // A phone number is not a first factor for an account whose second factor may be that same phone.
