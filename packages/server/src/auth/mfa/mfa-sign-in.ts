@@ -41,7 +41,7 @@ export class MfaSignInService {
       const config = (await this.deps.auth.projects.config(caller.projectId)).mfa;
       const step = this.deps.totp.verify(key, secret, request.totpVerificationInfo.verificationCode, totp, adjacentIntervals(config), totp.lastUsedStep);
       // The step is recorded in the sign-in's own commit; a concurrent use of the same code finds it there.
-      return this.complete(pending, enrollment, (u) => ({
+      return this.complete(pending, user, enrollment, (u) => ({
         ...u,
         mfaInfo: (u.mfaInfo ?? []).map((e) => {
           if (e.mfaEnrollmentId !== enrollment.mfaEnrollmentId || !e.totpInfo) return e;
@@ -57,7 +57,7 @@ export class MfaSignInService {
         (e) => e.phoneInfo === phoneNumber && (request.mfaEnrollmentId === undefined || e.mfaEnrollmentId === request.mfaEnrollmentId),
       );
       if (!enrollment) throw authError('MFA_ENROLLMENT_NOT_FOUND');
-      return this.complete(pending, enrollment, (u) => u);
+      return this.complete(pending, user, enrollment, (u) => u);
     }
     throw authError('INVALID_ARGUMENT', 'Exactly one of phoneVerificationInfo or totpVerificationInfo is required.');
   }
@@ -78,9 +78,9 @@ export class MfaSignInService {
    * the first factor as sign_in_provider and this one as sign_in_second_factor. The credential is
    * marked used in the same commit, so it starts one session only.
    */
-  private async complete(pending: PendingSignIn, enrollment: MfaEnrollmentRecord, change: (u: UserRecord) => UserRecord): Promise<MfaTokens> {
-    const user = await this.deps.auth.users.get(pending.projectId, pending.localId);
-    const { tokens } = await this.deps.sessions.completeSignIn(pending.projectId, this.deps.pending.check(pending, user), pending.provider, {
+  private async complete(pending: PendingSignIn, user: UserRecord, enrollment: MfaEnrollmentRecord, change: (u: UserRecord) => UserRecord): Promise<MfaTokens> {
+    // The account is checked again inside the commit (change runs on the stored record), so a concurrent use of the credential loses.
+    const { tokens } = await this.deps.sessions.completeSignIn(pending.projectId, user, pending.provider, {
       ...(pending.developerClaims ? { developerClaims: pending.developerClaims } : {}),
       secondFactor: { factorId: factorIdOf(enrollment), enrollmentId: enrollment.mfaEnrollmentId },
       change: (u) => {

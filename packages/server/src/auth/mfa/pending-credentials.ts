@@ -45,7 +45,7 @@ export class PendingCredentials {
     private readonly lifetimeMs = pendingCredentialLifetimeMs,
   ) {}
 
-  issue(projectId: string, account: UserRecord, provider: string, developerClaims?: string): string {
+  issue(projectId: string, account: Pick<UserRecord, 'localId' | 'createdAt'>, provider: string, developerClaims?: string): string {
     const now = this.clock();
     const payload: SealedPayload = { i: randomBytes(12).toString('base64url'), u: account.localId, c: account.createdAt, f: provider, t: now, e: now + this.lifetimeMs };
     if (developerClaims) payload.d = developerClaims;
