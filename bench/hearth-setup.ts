@@ -19,7 +19,10 @@ export interface BenchHearth {
   close(): Promise<void>;
 }
 
-/** Hearth in this process, on a free port, with a temporary data folder and throttles out of the way. */
+/**
+ * Hearth in this process, on a free port, with a temporary data folder and throttles out of the way
+ * (SMS limits keep their hour-long windows, so each text costs the same counter writes as in use).
+ */
 export async function startBenchHearth(): Promise<BenchHearth> {
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-bench-'));
   try {
@@ -31,6 +34,7 @@ export async function startBenchHearth(): Promise<BenchHearth> {
       webRoot: undefined,
       accountThrottle: { maxFailures: 1e9, windowMs: 1 },
       addressThrottle: { maxFailures: 1e9, windowMs: 1 },
+      smsLimits: { perNumber: { maxFailures: 1e6, windowMs: 3600_000 }, perAddress: { maxFailures: 1e6, windowMs: 3600_000 } },
     });
     const hearth = await createHearth(options);
     const url = await hearth.listen();
@@ -88,12 +92,15 @@ export const paths = {
   signIn: (apiKey: string) => `/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=${apiKey}`,
   refresh: (apiKey: string) => `/securetoken.googleapis.com/v1/token?key=${apiKey}`,
   lookup: (apiKey: string) => `/identitytoolkit.googleapis.com/v1/accounts:lookup?key=${apiKey}`,
+  sendVerificationCode: (apiKey: string) => `/identitytoolkit.googleapis.com/v1/accounts:sendVerificationCode?key=${apiKey}`,
 };
 
 export const bodies = {
   signIn: (user: BenchUser) => JSON.stringify({ email: user.email, password: user.password, returnSecureToken: true }),
   refresh: (user: BenchUser) => new URLSearchParams({ grant_type: 'refresh_token', refresh_token: user.refreshToken }).toString(),
   lookup: (user: BenchUser) => JSON.stringify({ idToken: user.idToken }),
+  /** One fictional number per user (+1 555-01xx style), with the token any --dev verifier gives. */
+  sendVerificationCode: (_user: BenchUser, index: number) => JSON.stringify({ phoneNumber: `+1555${String(index).padStart(7, '0')}`, recaptchaToken: 'bench' }),
 };
 
 /** One request of each kind, checked by content, so the load runs hit working endpoints. */

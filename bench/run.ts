@@ -7,7 +7,7 @@
 import { loadavg } from 'node:os';
 import { defaultScryptParams } from '../packages/server/src/auth/core/passwords.js';
 import { jwtBaseline, scryptOnce, startTrivialServer, type TrivialServer } from './baselines.js';
-import { bodies, createUsers, paths, smokeTest, startBenchHearth, type BenchHearth } from './hearth-setup.js';
+import { bodies, createUsers, paths, post, smokeTest, startBenchHearth, type BenchHearth } from './hearth-setup.js';
 import { customTokenBodies, customTokenPath } from './custom-tokens.js';
 import { smokeTestTotpSignIn, totpSignInPath, TotpSignInLoad } from './mfa.js';
 import { measureEnumerationTiming } from './enumeration.js';
@@ -113,6 +113,12 @@ async function runAuthBench(): Promise<void> {
     trivial = await startTrivialServer();
     const floor = await measureLoad({ title: 'trivial Fastify route', url: trivial.url, method: 'POST', path: trivial.path, headers: json, bodies: lookupBodies }, settings);
     rows.push({ name: 'lookup', hearth: lookup, baselineName: 'trivial Fastify POST', baseline: floor });
+    // A code is drawn, hashed and committed with its outbox row (one durable commit) before the answer.
+    progress('sendVerificationCode (SMS code to the outbox, --dev)');
+    const smsBodies = users.map(bodies.sendVerificationCode);
+    await post(url + paths.sendVerificationCode(apiKey), smsBodies[0]!, 'application/json');
+    const sendCode = await measureLoad({ title: 'sendVerificationCode', url, method: 'POST', path: paths.sendVerificationCode(apiKey), headers: json, bodies: smsBodies }, settings);
+    rows.push({ name: 'sendVerificationCode', hearth: sendCode, baselineName: 'trivial Fastify POST', baseline: floor });
     progress('custom token sign-in (signInWithCustomToken, RS256 tokens from a service-account key)');
     const customToken = await measureLoad(
       { title: 'signInWithCustomToken', url, method: 'POST', path: customTokenPath(apiKey), headers: json, bodies: await customTokenBodies(target, users) },

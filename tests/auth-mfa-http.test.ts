@@ -132,7 +132,7 @@ describe('mfaEnrollment', () => {
       v2('mfaEnrollment:start', { idToken: account.idToken, totpEnrollmentInfo: {}, phoneEnrollmentInfo: { phoneNumber: '+16505550101' } }),
       'INVALID_ARGUMENT : Exactly one of phoneEnrollmentInfo or totpEnrollmentInfo is required.',
     );
-    for (const phoneNumber of ['abc', '+1 650 555 0101', '6505550101', '+15555550100', '', 'x'.repeat(5000)]) {
+    for (const phoneNumber of ['abc', '6505550101', '+1', '+1 650 555 0101 ext. 7', '', '+' + '1'.repeat(5000)]) {
       await refused(v2('mfaEnrollment:start', { idToken: account.idToken, phoneEnrollmentInfo: { phoneNumber } }), 'INVALID_PHONE_NUMBER : Invalid format.');
     }
     await refused(v2('mfaEnrollment:start', { idToken: account.idToken, phoneEnrollmentInfo: {} }), 'INVALID_PHONE_NUMBER : Invalid format.');

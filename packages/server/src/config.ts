@@ -1,6 +1,9 @@
 import { resolve } from 'node:path';
+import { defaultHumanCheckOptions, type HumanCheckOptions } from './auth/captcha/human-check.js';
 import type { OobLifetimes } from './auth/core/oob-codes.js';
 import type { ThrottleLimits } from './auth/core/throttle.js';
+import { defaultSmsCodeOptions, defaultSmsLimits, type SmsCodeOptions, type SmsLimits } from './auth/phone/codes.js';
+import type { TwilioOptions } from './auth/phone/twilio-sender.js';
 
 export interface HearthOptions {
   port: number;
@@ -41,6 +44,16 @@ export interface HearthOptions {
    * given: the web app's own rules (each user reads and writes only users/{uid}/...).
    */
   shippedRulesFile?: string;
+  /** The reCAPTCHA stand-in: proof-of-work cost, challenge and token lifetimes, challenges per address. */
+  captcha: HumanCheckOptions;
+  /** A Twilio-style SMS provider (`--sms-account`, `--sms-from`, `--sms-url`, HEARTH_SMS_TOKEN). */
+  sms?: TwilioOptions;
+  /** Keep texts in the SMS outbox outside --dev too (always on in --dev); without it or a provider, no texts are sent. */
+  smsOutbox: boolean;
+  /** Lifetimes and tries of SMS codes and temporary proofs. */
+  smsCodes: SmsCodeOptions;
+  /** Texts per phone number and per client address. */
+  smsLimits: SmsLimits;
   /**
    * Milliseconds since the epoch for multi-factor sign-in (pending credentials, TOTP enrolments and
    * codes); tests pass a shifted one to reach an expiry without waiting. Date.now by default.
@@ -66,6 +79,10 @@ export function defaultOptions(overrides: Partial<HearthOptions> = {}): HearthOp
     mailThrottle: { maxFailures: 10, windowMs: 60 * 60_000 },
     oobLifetimes: { defaultMs: 3600_000, emailSignInMs: 6 * 3600_000 },
     maxInValues: 30,
+    captcha: defaultHumanCheckOptions,
+    smsOutbox: false,
+    smsCodes: defaultSmsCodeOptions,
+    smsLimits: defaultSmsLimits,
     ...overrides,
   };
 }

@@ -3,7 +3,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { join, resolve } from 'node:path';
 import { registerUsersCommands } from './cli/users.js';
 import { createServiceAccountKey, listServiceAccountKeys, revokeServiceAccountKey } from './auth/core/service-account-commands.js';
-import { defaultOptions, defaultShippedRulesFile } from './config.js';
+import { defaultOptions, defaultShippedRulesFile, type HearthOptions } from './config.js';
 import { createHearth, createLogger } from './server.js';
 
 function port(value: string): number {
@@ -14,6 +14,17 @@ function port(value: string): number {
 
 function origin(value: string): string {
   if (!/^https?:\/\/[^/?#]+\/?$/.test(value)) throw new InvalidArgumentError('an origin such as https://auth.example.com');
+  return value;
+}
+
+function httpBase(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError('an http(s) URL such as https://api.twilio.com');
+  }
+  if (!['http:', 'https:'].includes(url.protocol) || url.search || url.hash || url.username) throw new InvalidArgumentError('an http(s) URL without query, fragment or credentials');
   return value;
 }
 
@@ -39,7 +50,29 @@ interface StartFlags {
   maxInValues: number;
   grpcPort?: number;
   rules?: string;
+  captchaWork: number;
+  smsUrl: string;
+  smsAccount?: string;
+  smsFrom?: string;
+  smsOutbox: boolean;
 }
+
+/** The SMS provider the flags and HEARTH_SMS_TOKEN describe, if any; a half-configured one is an error. */
+function smsProvider(flags: StartFlags): HearthOptions['sms'] {
+  if (flags.smsAccount === undefined && flags.smsFrom === undefined) return undefined;
+  const authToken = process.env.HEARTH_SMS_TOKEN;
+  if (!flags.smsAccount || !flags.smsFrom || !authToken) {
+    throw new Error('an SMS provider needs --sms-account, --sms-from and the HEARTH_SMS_TOKEN environment variable');
+  }
+  return { baseUrl: flags.smsUrl, accountSid: flags.smsAccount, from: flags.smsFrom, authToken };
+}
+
+const smsSummary = {
+  outbox: 'codes kept in the SMS outbox (/emulator/v1/projects/<p>/verificationCodes), none sent',
+  provider: 'codes sent through the SMS provider',
+  'outbox+provider': 'codes sent through the SMS provider and kept in the SMS outbox',
+  none: 'no provider: phone sign-in and SMS second factors are refused (--sms-account, or --sms-outbox to try it)',
+};
 
 const program = new Command('hearth').description('Self-hostable identity server and document database for Firebase SDK apps');
 
@@ -60,9 +93,20 @@ program
   .option('--grpc-port <port>', 'also serve gRPC for Node SDKs on this port (it is always served on --port too)', port)
   .option('--max-in-values <n>', 'values allowed in an in / array-contains-any filter (old clients expect 10)', count, 30)
   .option('--rules <file>', "Firestore security rules for the default project (firestore.rules); reloaded when the file changes")
+  .option('--sms-account <sid>', 'send SMS codes through a Twilio-style provider with this account id (token in HEARTH_SMS_TOKEN); otherwise texts go to the SMS outbox in --dev and are refused in production')
+  .option('--sms-from <number>', 'the number (or sender id) SMS codes are sent from')
+  .option('--sms-url <url>', 'the SMS provider API base URL (Twilio\'s Messages API)', httpBase, 'https://api.twilio.com')
+  .option('--sms-outbox', 'keep texts in the SMS outbox outside --dev too (codes readable by the admin; for trials without a provider)', false)
   .option('--recent-login <seconds>', 'how recent a sign-in must be to change email or password or delete the account', count, 300)
+  .option('--captcha-work <tries>', "the reCAPTCHA stand-in's proof of work: at most this many tries of 1000 PBKDF2 iterations per check (a browser does 1000 in about 0.1 s)", count, 1000)
   .action(async (flags: StartFlags) => {
     const defaults = defaultOptions();
+    let sms: HearthOptions['sms'];
+    try {
+      sms = smsProvider(flags);
+    } catch (error) {
+      program.error(`error: ${(error as Error).message}`);
+    }
     const options = defaultOptions({
       port: flags.port,
       host: flags.host,
@@ -71,6 +115,7 @@ program
       defaultProjectId: flags.project,
       logLevel: flags.logLevel,
       recentLoginSeconds: flags.recentLogin,
+      captcha: { ...defaults.captcha, maxCounter: flags.captchaWork },
       ...(flags.smtpUrl || process.env.HEARTH_SMTP_URL ? { smtpUrl: flags.smtpUrl ?? process.env.HEARTH_SMTP_URL } : {}),
       ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}),
       ...(flags.indexes ? { indexesFile: resolve(flags.indexes) } : {}),
@@ -82,6 +127,8 @@ program
       accountThrottle: { ...defaults.accountThrottle, maxFailures: flags.maxFailedSignins },
       addressThrottle: { ...defaults.addressThrottle, maxFailures: flags.maxFailedSignins * 10 },
       ...(process.env.HEARTH_ADMIN_KEY ? { adminKey: process.env.HEARTH_ADMIN_KEY } : {}),
+      ...(sms ? { sms } : {}),
+      smsOutbox: flags.smsOutbox,
     });
     const logger = createLogger(options.logLevel);
     if (options.dev && !['127.0.0.1', '::1', 'localhost'].includes(options.host)) {
@@ -100,6 +147,7 @@ program
         `    project        ${options.defaultProjectId}   API key ${hearth.defaultApiKey}`,
         `    admin key      in ${adminKeyFrom}`,
         `    rules          ${hearth.rulesSummary}`,
+        `    sms            ${smsSummary[hearth.smsDelivery]}`,
         `    connect        connectAuthEmulator(auth, '${url}', { disableWarnings: true })`,
         `    firebase-admin FIREBASE_AUTH_EMULATOR_HOST=${url.replace('http://', '')} (with --dev)`,
         '',

@@ -11,6 +11,13 @@ import { registerTokenRoutes } from './auth/api/token-routes.js';
 import { registerServiceAccountRoutes } from './auth/api/service-account-routes.js';
 import { registerMfaRoutes } from './auth/api/mfa-routes.js';
 import { createMfa } from './auth/mfa/mfa-setup.js';
+import { registerCaptchaRoutes } from './auth/api/captcha-routes.js';
+import { loadOrCreateCaptchaKey } from './auth/captcha/challenges.js';
+import { HumanChecks } from './auth/captcha/human-check.js';
+import { registerPhoneRoutes } from './auth/api/phone-routes.js';
+import { SmsCodes } from './auth/phone/codes.js';
+import { PhoneSignIn } from './auth/phone/phone-sign-in.js';
+import { chooseSmsSender, type SmsDeliveryMode } from './auth/phone/sms-delivery.js';
 import { AccountQuery } from './auth/core/account-query.js';
 import { CustomTokenSignIn, CustomTokenVerifier } from './auth/core/custom-tokens.js';
 import { ServiceAccounts } from './auth/core/service-accounts.js';
@@ -72,6 +79,10 @@ export interface Hearth {
   defaultApiKey: string;
   /** One line for the start banner: which security rules guard the document database. */
   rulesSummary: string;
+  /** The reCAPTCHA stand-in's server side: challenges, tokens, and the check identity calls make. */
+  humanCheck: HumanChecks;
+  /** Where SMS codes go: the outbox, the provider, both, or nowhere (phone sign-in refused). */
+  smsDelivery: SmsDeliveryMode;
   /** The address it listens on, once `listen` resolved. */
   url: string;
   listen(): Promise<string>;
@@ -103,7 +114,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   const rotation = setInterval(() => void rotateAll().catch((err: unknown) => logger.error({ err }, 'key rotation failed')), 10 * 60_000);
   rotation.unref();
 
-  const projects = new ProjectDirectory(store, options.defaultProjectId, options.dev);
+  const projects = new ProjectDirectory(store, options.defaultProjectId, options.dev, { phoneSignIn: options.dev });
   await projects.load();
   await withdrawDemoIdp(projects); // offered again below only while --demo-idp is given
   const adminKey = options.adminKey !== undefined ? checkedAdminKey(options.adminKey, 'HEARTH_ADMIN_KEY') : loadOrCreateAdminKey(options.dataDir);
@@ -121,9 +132,6 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     onEmailChanged: () => undefined, // replaced below, once the mailer exists
   };
   const sessions = new SessionService(deps);
-  // SMS second factors are wired once the phone codes and the human check exist (auth/phone, auth/captcha).
-  const mfa = await createMfa({ auth: deps, sessions, store, dataDir: options.dataDir, clock: options.clock ?? Date.now });
-  deps.secondFactors = mfa.gate;
   const admin = new AdminAccountService(store);
   const oobCodes = new OobCodes(store, options.oobLifetimes);
   const mail = new MailDelivery(store, { ...(options.smtpUrl ? { smtpUrl: options.smtpUrl } : {}), keepInOutbox: options.dev }, logger);
@@ -146,10 +154,30 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     logger.warn({ providerId, err: { message: (err as Error).message } }, 'identity provider unreachable'),
   );
   const idpSignIn = new IdpSignIn(deps, store, oidc, saml, oauth2, sessions);
+  const humanCheck = new HumanChecks(store, loadOrCreateCaptchaKey(options.dataDir), { ...options.captcha, dev: options.dev });
+  const sms = chooseSmsSender({ dev: options.dev, outbox: options.smsOutbox, ...(options.sms ? { provider: options.sms } : {}) }, (failure) =>
+    logger.warn({ sms: failure }, 'SMS provider attempt failed'),
+  );
+  const smsCodes = new SmsCodes(
+    store,
+    projects,
+    sms.sender,
+    { perNumber: await FailureThrottle.open(store, 'sms-number', options.smsLimits.perNumber), perAddress: await FailureThrottle.open(store, 'sms-address', options.smsLimits.perAddress) },
+    options.smsCodes,
+  );
+  const phoneSignIn = new PhoneSignIn(deps, sessions, smsCodes, humanCheck);
+  // Every first-factor sign-in asks accounts with second factors for one (SessionService.startSession).
+  const mfa = await createMfa({ auth: deps, sessions, store, dataDir: options.dataDir, clock: options.clock ?? Date.now, sms: { codes: smsCodes, humanCheck } });
+  deps.secondFactors = mfa.gate;
   const sweepAll = async () => {
     await oobCodes.sweep();
+    await humanCheck.sweep();
     await flow.sweep();
-    await store.commit([{ kind: 'pruneOutbox', olderThan: Date.now() - outboxRetentionMs }]);
+    await smsCodes.sweep();
+    await store.commit([
+      { kind: 'pruneOutbox', olderThan: Date.now() - outboxRetentionMs },
+      { kind: 'pruneSmsOutbox', olderThan: Date.now() - outboxRetentionMs },
+    ]);
   };
   const sweep = setInterval(() => void sweepAll().catch((err: unknown) => logger.error({ err }, 'sweep failed')), 3600_000);
   sweep.unref();
@@ -160,8 +188,10 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   app.get('/healthz', async () => ({ status: 'ok' }));
   const customTokens = new CustomTokenSignIn(deps, sessions, new CustomTokenVerifier(serviceAccounts, { acceptUnsigned: options.dev }));
   registerServiceAccountRoutes(app, { accounts: serviceAccounts, callers, publicUrl: () => publicUrl, listeningUrl: () => hearth.url });
-  registerIdentityRoutes(app, { sessions, accounts, actions, projects, callers, customTokens, sessionCookieKeys });
+  registerIdentityRoutes(app, { sessions, accounts, actions, projects, callers, customTokens, sessionCookieKeys, humanCheck });
+  registerCaptchaRoutes(app, humanCheck);
   registerActionRoutes(app, { mailer, actions, callers, mail, store, dev: options.dev });
+  registerPhoneRoutes(app, { phone: phoneSignIn, callers, store, dev: options.dev, delivery: sms.mode });
   await registerFederationRoutes(app, {
     flow,
     idpSignIn,
@@ -204,6 +234,8 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     adminKey,
     defaultApiKey,
     rulesSummary,
+    humanCheck,
+    smsDelivery: sms.mode,
     url: '',
     async listen() {
       grpc = await startGrpc({ database, access: firestoreAccess, streams: firestoreStreams, logger, ...(options.grpcPort !== undefined ? { port: options.grpcPort, host: options.host } : {}) });

@@ -14,6 +14,9 @@ import { Home } from './pages/Home';
 import { SignIn } from './pages/SignIn';
 import { SignUp } from './pages/SignUp';
 import { Notes } from './notes/Notes';
+import { PhoneSignIn } from './pages/PhoneSignIn';
+import { SecondFactor } from './second-factor/SecondFactor';
+import { secondFactorPath } from './second-factor/resolver';
 
 export interface AppProps {
   auth: Auth;
@@ -43,6 +46,8 @@ function Pages() {
       <Route path="/" element={<Home />} />
       <Route path="/signup" element={<SignUp />} />
       <Route path="/signin" element={<SignIn />} />
+      <Route path="/signin/phone" element={<PhoneSignIn />} />
+      <Route path={secondFactorPath} element={<SecondFactor />} />
       <Route path="/account" element={<Account />} />
       <Route path="/notes" element={<Notes />} />
       <Route path="/forgot-password" element={<ForgotPassword />} />

@@ -2,6 +2,7 @@ import { onAuthStateChanged, type Auth, type User } from 'firebase/auth';
 import { createContext, useCallback, useContext, useEffect, useState, type ReactNode } from 'react';
 import type { ProviderInfo } from './firebase';
 import type { RedirectOutcome } from './redirect';
+import type { PendingSecondFactor } from './second-factor/resolver';
 
 export interface AuthState {
   auth: Auth;
@@ -15,11 +16,14 @@ export interface AuthState {
   redirect: RedirectOutcome;
   /** Forgets the redirect's outcome (a new attempt starts). */
   dismissRedirect: () => void;
+  /** A sign-in waiting for its second factor (the second-factor page finishes it), or null. */
+  secondFactor: PendingSecondFactor | null;
+  startSecondFactor: (pending: PendingSecondFactor | null) => void;
 }
 
 const AuthContext = createContext<AuthState | null>(null);
 
-const nothing: RedirectOutcome = { error: null, notice: null };
+const nothing: RedirectOutcome = { error: null, notice: null, secondFactor: null };
 
 export interface AuthProviderProps {
   auth: Auth;
@@ -31,6 +35,8 @@ export interface AuthProviderProps {
 export function AuthProvider({ auth, providers, redirect: initialRedirect, children }: AuthProviderProps) {
   const [user, setUser] = useState<User | null | undefined>(undefined);
   const [redirect, setRedirect] = useState<RedirectOutcome>(initialRedirect);
+  // A sign-in by redirect may itself come back needing a second factor.
+  const [secondFactor, startSecondFactor] = useState<PendingSecondFactor | null>(initialRedirect.secondFactor);
   const [, setRevision] = useState(0);
   useEffect(() => {
     // The redirect's outcome describes the user the app started with; a later change makes it stale.
@@ -44,7 +50,7 @@ export function AuthProvider({ auth, providers, redirect: initialRedirect, child
   }, [auth]);
   const refresh = useCallback(() => setRevision((r) => r + 1), []);
   const dismissRedirect = useCallback(() => setRedirect(nothing), []);
-  return <AuthContext.Provider value={{ auth, user, refresh, providers, redirect, dismissRedirect }}>{children}</AuthContext.Provider>;
+  return <AuthContext.Provider value={{ auth, user, refresh, providers, redirect, dismissRedirect, secondFactor, startSecondFactor }}>{children}</AuthContext.Provider>;
 }
 
 export function useAuthState(): AuthState {

@@ -72,5 +72,8 @@ export async function startAuth(): Promise<Site> {
     popupRedirectResolver: browserPopupRedirectResolver,
   });
   connectAuthEmulator(auth, window.location.origin, { disableWarnings: true });
+  // connectAuthEmulator also switches the human check off (the SDK then sends a made-up token, which
+  // only --dev accepts); Hearth's stand-in (/__/auth/recaptcha.js) runs the real one in this page.
+  auth.settings.appVerificationDisabledForTesting = false;
   return { auth, providers: providersOf(body.providers) };
 }

@@ -79,13 +79,19 @@ const catalogue = {
   UNSUPPORTED_TENANT_OPERATION: 400, // auth/unsupported-tenant-operation
   // throttling
   TOO_MANY_ATTEMPTS_TRY_LATER: 400, // auth/too-many-requests
-  // verification codes (SMS, TOTP)
-  MISSING_CODE: 400, // auth/missing-code
+  // phone numbers and SMS codes (TOTP codes too)
+  INVALID_PHONE_NUMBER: 400, // auth/invalid-phone-number (firebase-admin: the same)
+  MISSING_PHONE_NUMBER: 400, // auth/missing-phone-number
+  PHONE_NUMBER_EXISTS: 400, // firebase-admin auth/phone-number-already-exists
+  MISSING_CODE: 400, // auth/missing-code (the SDK always sends one)
   INVALID_CODE: 400, // auth/invalid-verification-code
   SESSION_EXPIRED: 400, // auth/code-expired
   MISSING_SESSION_INFO: 400, // auth/missing-verification-id
   INVALID_SESSION_INFO: 400, // auth/invalid-verification-id
-  INVALID_PHONE_NUMBER: 400, // auth/invalid-phone-number
+  INVALID_TEMPORARY_PROOF: 400, // auth/invalid-credential
+  // proof of a person (Hearth's reCAPTCHA stand-in)
+  MISSING_RECAPTCHA_TOKEN: 400, // auth/missing-recaptcha-token
+  CAPTCHA_CHECK_FAILED: 400, // auth/captcha-check-failed
   // multi-factor authentication
   INVALID_ARGUMENT: 400, // auth/invalid-argument
   UNVERIFIED_EMAIL: 400, // auth/unverified-email
@@ -113,6 +119,31 @@ const details: Partial<Record<AuthErrorCode, string>> = {
   TOO_MANY_ATTEMPTS_TRY_LATER:
     'Access to this account has been temporarily disabled due to many failed login attempts. You can immediately restore it by resetting your password or you can try again later.',
 };
+
+/** The SDK's own text for auth/too-many-requests: TOO_MANY_ATTEMPTS' default speaks of failed sign-ins. */
+const tooManySmsDetail = 'We have blocked all requests from this device due to unusual activity. Try again later.';
+
+/** Too many SMS sent from one client address (auth/too-many-requests). */
+export function tooManySmsRequests(): ApiError {
+  return authError('TOO_MANY_ATTEMPTS_TRY_LATER', tooManySmsDetail);
+}
+
+/**
+ * The SMS provider could not take a message (down, or refusing Hearth's credentials): a 503 the
+ * SDK shows as auth/internal-error with this text, not the caller's fault.
+ */
+export function smsNotDelivered(detail: string): ApiError {
+  return new ApiError(503, `INTERNAL_ERROR : The text message could not be sent (${detail}); try again later.`, 'UNAVAILABLE', true);
+}
+
+/**
+ * An identity route Hearth does not serve: Google's error JSON with a message the SDK maps to
+ * auth/operation-not-allowed (a bare "not found" would surface as auth/no-route-for-post-...).
+ */
+export function unservedIdentityRoute(method: string, path: string): ApiError {
+  const shown = path.length > 200 ? `${path.slice(0, 200)}...` : path;
+  return new ApiError(404, `OPERATION_NOT_ALLOWED : Hearth does not serve ${method} ${shown}.`, 'NOT_FOUND', true);
+}
 
 export function authError(code: AuthErrorCode, detail?: string): ApiError {
   const text = detail ?? details[code];

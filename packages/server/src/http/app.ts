@@ -4,13 +4,16 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { authError } from '../auth/errors.js';
+import { authError, unservedIdentityRoute } from '../auth/errors.js';
 import { ApiError, requestErrors } from './api-error.js';
 import { isFromForeignPage, type OriginPolicy } from './browser-origin.js';
 import { handleError } from './error-handler.js';
 
 /** Paths only the admin credential may use: no CORS for them. */
 const adminPathPrefixes = ['/identitytoolkit.googleapis.com/v1/projects/', '/identitytoolkit.googleapis.com/v2/projects/', '/emulator/', '/hearth/'];
+
+/** The identity API's hosts (as path prefixes, the way the SDKs reach an emulator host). */
+const identityApiPath = /^\/(identitytoolkit\.googleapis\.com|securetoken\.googleapis\.com|www\.googleapis\.com\/identitytoolkit)\//;
 
 /** Identity requests are small; a larger body is refused before it is read whole. */
 export const defaultBodyLimit = 1024 * 1024;
@@ -38,7 +41,12 @@ export async function createHttpApp(logger: Logger, origins?: OriginPolicy): Pro
     clientErrorHandler: answerClientError,
   });
   app.setErrorHandler(handleError);
-  app.setNotFoundHandler((request, reply) => handleError(requestErrors.notFound(`No route for ${request.method} ${request.url.split('?')[0]}.`), request, reply));
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    // The identity SDKs read the error's leading code: a call Hearth lacks must name a code they know.
+    const refusal = identityApiPath.test(path) ? unservedIdentityRoute(request.method, path) : requestErrors.notFound(`No route for ${request.method} ${path}.`);
+    handleError(refusal, request, reply);
+  });
   app.decorateRequest('fromForeignPage', false);
   // Before CORS: a refused request gets no Access-Control-Allow-* headers, so the page cannot read it.
   app.addHook('onRequest', async (request) => {

@@ -9,13 +9,14 @@ interface ValidationIssue {
 }
 
 /** The one place errors become wire answers: typed ApiErrors as they are, everything else mapped. */
-export function toApiError(error: unknown): ApiError {
+export function toApiError(error: unknown, bodyLimit?: number): ApiError {
   if (error instanceof ApiError) return error;
   const fastifyError = error as Partial<FastifyError> & { validation?: ValidationIssue[] };
   if (fastifyError.validation?.length) return fromValidation(fastifyError.validation[0]!);
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return requestErrors.payloadTooLarge(Number(/\d+/.exec(fastifyError.message ?? '')?.[0] ?? 0));
+      // Fastify's message names no size: the limit is the route's (or the app's) own.
+      return requestErrors.payloadTooLarge(bodyLimit ?? Number(/\d+/.exec(fastifyError.message ?? '')?.[0] ?? 0));
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return requestErrors.unsupportedMediaType(fastifyError.message?.split(': ').pop() ?? 'unknown');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -49,7 +50,7 @@ function fromValidation(issue: ValidationIssue): ApiError {
 }
 
 export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
-  const apiError = toApiError(error);
+  const apiError = toApiError(error, request.routeOptions.bodyLimit);
   // 501 answers a feature Hearth lacks: the caller's business, not a fault worth a stack trace.
   if (apiError.status === 'UNIMPLEMENTED') request.log.info({ status: apiError.httpStatus, message: apiError.wireMessage }, 'unimplemented');
   else if (apiError.httpStatus >= 500) request.log.error({ err: error }, 'request failed');

@@ -215,6 +215,54 @@ export interface HandlerSessionRecord {
   expiresAt: number;
 }
 
+/**
+ * A proof from Hearth's reCAPTCHA stand-in (auth/captcha/), named by a hash: a redeemed
+ * proof-of-work challenge (used as it is stored, so it buys one token) or a token handed to the page
+ * (used when an identity call verifies it). Rows outlive their use until they expire, so a second
+ * use is told apart from a made-up token.
+ */
+export interface HumanCheckRecord {
+  keyHash: string;
+  projectId: string;
+  /** Milliseconds since the epoch. */
+  expiresAt: number;
+  usedAt?: number;
+}
+
+/**
+ * A six-digit SMS code in flight (`code`), or the proof a code was verified that the SDK brings back
+ * when the number turned out to belong to another account (`proof`, Google's temporaryProof). Only
+ * hashes are kept: of the opaque sessionInfo (or proof), and of the code keyed by the sessionInfo.
+ */
+export interface PhoneVerificationRecord {
+  /** SHA-256 of the sessionInfo or temporary proof, hex. */
+  sessionHash: string;
+  projectId: string;
+  kind: 'code' | 'proof';
+  /** E.164. */
+  phoneNumber: string;
+  /** HMAC-SHA-256 of the code keyed by the sessionInfo, hex; proofs have none. */
+  codeHash?: string;
+  /** Wrong codes still allowed; at 0 the session is spent. */
+  attemptsLeft: number;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** An SMS kept in the outbox (always in --dev): what developers and the emulator's verificationCodes read. */
+export interface SmsOutboxMessage {
+  id: number;
+  projectId: string;
+  /** E.164. */
+  phoneNumber: string;
+  body: string;
+  code: string;
+  sessionInfo: string;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+}
+
 export interface ProjectRecord {
   projectId: string;
   /** JSON configuration; its shape belongs to the auth domain. */
@@ -259,9 +307,23 @@ export type Mutation =
   /** Also deletes the access tokens issued for the key. Fails with `code-used` when there is no such key. */
   | { kind: 'deleteServiceAccountKey'; projectId: string; keyId: string }
   | { kind: 'insertServiceAccountToken'; token: ServiceAccountTokenRecord }
-  | { kind: 'deleteExpiredServiceAccountTokens'; expiredBefore: number };
+  | { kind: 'deleteExpiredServiceAccountTokens'; expiredBefore: number }
+  /** Fails with a `code-used` conflict when the key is already stored. */
+  | { kind: 'insertHumanCheck'; record: HumanCheckRecord }
+  /** Fails with a `code-used` conflict when the key is unknown or already used: each is used once. */
+  | { kind: 'useHumanCheck'; keyHash: string; usedAt: number }
+  | { kind: 'deleteExpiredHumanChecks'; expiredBefore: number }
+  | { kind: 'insertPhoneVerification'; record: PhoneVerificationRecord }
+  /** Takes one try; fails with `code-used` when none is left or the session is gone (counted before the code is compared). */
+  | { kind: 'spendPhoneVerificationAttempt'; sessionHash: string }
+  /** Fails with `code-used` when the session is already gone: each code and proof is used once. */
+  | { kind: 'deletePhoneVerification'; sessionHash: string }
+  | { kind: 'deleteExpiredPhoneVerifications'; expiredBefore: number }
+  | { kind: 'insertSmsOutboxMessage'; message: Omit<SmsOutboxMessage, 'id'> }
+  | { kind: 'clearSmsOutbox'; projectId: string }
+  | { kind: 'pruneSmsOutbox'; olderThan: number };
 
-export type ConflictReason = 'email-taken' | 'local-id-taken' | 'federated-id-taken' | 'version-mismatch' | 'code-used';
+export type ConflictReason = 'email-taken' | 'phone-taken' | 'local-id-taken' | 'federated-id-taken' | 'version-mismatch' | 'code-used';
 
 /** Raised by `commit` when a precondition fails; nothing of the commit is applied. */
 export class StoreConflict extends Error {
@@ -298,6 +360,10 @@ export interface Store {
   /** A project's service-account keys, oldest first; with `clientEmail`, only that account's. */
   listServiceAccountKeys(projectId: string, clientEmail?: string): Promise<ServiceAccountKeyRecord[]>;
   getServiceAccountToken(tokenHash: string): Promise<ServiceAccountTokenRecord | undefined>;
+  getHumanCheck(keyHash: string): Promise<HumanCheckRecord | undefined>;
+  getPhoneVerification(sessionHash: string): Promise<PhoneVerificationRecord | undefined>;
+  /** The project's kept SMS, newest last. */
+  listSmsOutbox(projectId: string, limit: number): Promise<SmsOutboxMessage[]>;
   /** Applies every mutation or none, durably, before resolving. */
   commit(mutations: Mutation[]): Promise<void>;
   close(): Promise<void>;

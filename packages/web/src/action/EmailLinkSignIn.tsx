@@ -8,6 +8,7 @@ import { useAction } from '../components/useAction';
 import { ActionCard } from './ActionCard';
 import { readEmailForSignIn, sameOriginPath, withLinkSettings, writeEmailForSignIn, type ActionLink } from './link';
 import { useOnce } from './useOnce';
+import { useSignInGate } from '../second-factor/gate';
 
 /** In this flow the server's "invalid email" means the address is not the one the link went to. */
 const overrides = { 'auth/invalid-email': 'That is not the email address this link was sent to.' };
@@ -24,10 +25,13 @@ export function EmailLinkSignIn({ link, href }: { link: ActionLink; href: string
   const [email, setEmail] = useState(stored ?? '');
   const valid = isSignInWithEmailLink(auth, href);
 
+  const gate = useSignInGate();
+
   async function complete(address: string): Promise<void> {
-    await withLinkSettings(auth, link, () => signInWithEmailLink(auth, address, href));
+    const returnTo = sameOriginPath(link.continueUrl, window.location.origin) ?? '/account';
+    const signedIn = await gate(returnTo, () => withLinkSettings(auth, link, () => signInWithEmailLink(auth, address, href)));
     writeEmailForSignIn(null);
-    await navigate(sameOriginPath(link.continueUrl, window.location.origin) ?? '/account', { replace: true });
+    if (signedIn) await navigate(returnTo, { replace: true });
   }
 
   const automatic = useOnce(valid && stored ? `email-link:${link.code}` : null, () => complete(stored ?? ''));

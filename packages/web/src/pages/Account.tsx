@@ -9,6 +9,7 @@ import { ChangeEmailSection, VerifyEmailSection } from './AccountEmail';
 import { DeleteAccount } from './DeleteAccount';
 import { hasPassword, reauthenticateWithPassword } from './reauthenticate';
 import { SignInMethods } from './SignInMethods';
+import { TwoStep } from '../second-factor/TwoStep';
 
 export function Account() {
   const { user } = useAuthState();
@@ -22,7 +23,13 @@ export function Account() {
       <h1>Your account</h1>
       <dl className="facts">
         <dt>Email</dt>
-        <dd data-testid="account-email">{user.email}</dd>
+        <dd data-testid="account-email">{user.email ?? '(none)'}</dd>
+        {user.phoneNumber && (
+          <>
+            <dt>Phone</dt>
+            <dd data-testid="account-phone">{user.phoneNumber}</dd>
+          </>
+        )}
         <dt>Email verified</dt>
         <dd data-testid="account-email-verified">{user.emailVerified ? 'Yes' : 'No'}</dd>
         <dt>Display name</dt>
@@ -35,6 +42,7 @@ export function Account() {
       <VerifyEmailSection user={user} />
       <NameForm user={user} />
       <SignInMethods user={user} />
+      <TwoStep user={user} />
       <ChangeEmailSection user={user} />
       {hasPassword(user) && <PasswordForm user={user} />}
       <DeleteAccount user={user} onDeleting={setDeleting} />

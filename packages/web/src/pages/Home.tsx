@@ -20,7 +20,7 @@ export function Home() {
     <section>
       <h1>Welcome{user.displayName ? `, ${user.displayName}` : ''}</h1>
       <p>
-        Signed in as <strong data-testid="signed-in-email">{user.email ?? 'an anonymous user'}</strong>.
+        Signed in as <strong data-testid="signed-in-email">{user.email ?? user.phoneNumber ?? 'an anonymous user'}</strong>.
       </p>
       <p>
         <Link to="/account">Manage your account</Link>

@@ -13,6 +13,7 @@ import { ErrorAlert } from '../components/ErrorAlert';
 import { Field } from '../components/Field';
 import { ProviderButtons } from '../components/ProviderButtons';
 import { useAction } from '../components/useAction';
+import { useSignInGate } from '../second-factor/gate';
 
 type Remember = 'local' | 'session' | 'none';
 
@@ -42,10 +43,11 @@ export function SignIn() {
     const choice = rememberChoices.find((c) => c.value === remember) ?? rememberChoices[0]!;
     await setPersistence(auth, choice.persistence);
   };
+  const gate = useSignInGate();
+  const returnTo = returnPath(location.state);
   const { busy, error, onSubmit } = useAction(async () => {
     await applyRemember();
-    await signInWithEmailAndPassword(auth, email.trim(), password);
-    await navigate(returnPath(location.state), { replace: true });
+    if (await gate(returnTo, () => signInWithEmailAndPassword(auth, email.trim(), password))) await navigate(returnTo, { replace: true });
   });
 
   return (
@@ -69,9 +71,14 @@ export function SignIn() {
           Sign in
         </button>
       </form>
-      <ProviderButtons before={applyRemember} onSignedIn={() => navigate(returnPath(location.state), { replace: true })} />
+      <ProviderButtons before={applyRemember} returnTo={returnTo} onSignedIn={() => navigate(returnTo, { replace: true })} />
       <p>
         <Link to="/forgot-password">Forgot password?</Link>
+      </p>
+      <p>
+        <Link to="/signin/phone" state={location.state}>
+          Sign in with a phone number
+        </Link>
       </p>
       <p>
         No password? <Link to="/email-link">Get a sign-in link by email</Link>

@@ -180,7 +180,11 @@ const batchCreateBody = {
 };
 
 type ConfigPatch = Partial<{
-  signIn: Partial<{ email: Partial<ProjectConfig['signIn']['email']>; anonymous: Partial<ProjectConfig['signIn']['anonymous']> }>;
+  signIn: Partial<{
+    email: Partial<ProjectConfig['signIn']['email']>;
+    anonymous: Partial<ProjectConfig['signIn']['anonymous']>;
+    phoneNumber: Partial<ProjectConfig['signIn']['phoneNumber']>;
+  }>;
   authorizedDomains: string[];
   emailPrivacyConfig: Partial<ProjectConfig['emailPrivacyConfig']>;
   apiKeys: string[];
@@ -201,6 +205,7 @@ const configPatchBody = {
       properties: {
         email: { type: 'object', additionalProperties: false, properties: { enabled: boolean, passwordRequired: boolean } },
         anonymous: { type: 'object', additionalProperties: false, properties: { enabled: boolean } },
+        phoneNumber: { type: 'object', additionalProperties: false, properties: { enabled: boolean } },
       },
     },
     authorizedDomains: { type: 'array', items: { type: 'string', maxLength: 253 }, maxItems: 100 },
@@ -255,6 +260,7 @@ function applyConfigPatch(current: ProjectConfig, patch: ConfigPatch, updateMask
     'signIn.email.enabled',
     'signIn.email.passwordRequired',
     'signIn.anonymous.enabled',
+    'signIn.phoneNumber.enabled',
     'authorizedDomains',
     'emailPrivacyConfig.enableImprovedEmailPrivacy',
     'apiKeys',
@@ -271,6 +277,7 @@ function applyConfigPatch(current: ProjectConfig, patch: ConfigPatch, updateMask
   if (wanted('signIn.email.enabled') && patch.signIn?.email?.enabled !== undefined) next.signIn.email.enabled = patch.signIn.email.enabled;
   if (wanted('signIn.email.passwordRequired') && patch.signIn?.email?.passwordRequired !== undefined) next.signIn.email.passwordRequired = patch.signIn.email.passwordRequired;
   if (wanted('signIn.anonymous.enabled') && patch.signIn?.anonymous?.enabled !== undefined) next.signIn.anonymous.enabled = patch.signIn.anonymous.enabled;
+  if (wanted('signIn.phoneNumber.enabled') && patch.signIn?.phoneNumber?.enabled !== undefined) next.signIn.phoneNumber.enabled = patch.signIn.phoneNumber.enabled;
   if (wanted('authorizedDomains') && patch.authorizedDomains) next.authorizedDomains = patch.authorizedDomains;
   if (wanted('emailPrivacyConfig.enableImprovedEmailPrivacy') && patch.emailPrivacyConfig?.enableImprovedEmailPrivacy !== undefined) {
     next.emailPrivacyConfig.enableImprovedEmailPrivacy = patch.emailPrivacyConfig.enableImprovedEmailPrivacy;

@@ -15,6 +15,7 @@ import type {
 } from '../core/requests.js';
 import type { SessionService } from '../core/sessions.js';
 import type { SigningKeyRing } from '../core/signing-keys.js';
+import type { HumanCheck } from '../core/verification.js';
 import type { CallerResolver } from './caller.js';
 import { createAuthUriResponse, lookupResponse, signInResponse, signUpResponse, updateResponse } from './responses.js';
 import * as schemas from './schemas.js';
@@ -28,6 +29,8 @@ export interface IdentityServices {
   customTokens: CustomTokenSignIn;
   /** The session-cookie key ring, published where firebase-admin's verifySessionCookie reads it. */
   sessionCookieKeys: SigningKeyRing;
+  /** Hearth's reCAPTCHA stand-in: its site key is what getRecaptchaParam answers. */
+  humanCheck: HumanCheck;
 }
 
 const nullableString = { type: ['string', 'null'] };
@@ -151,10 +154,10 @@ export function registerIdentityRoutes(app: FastifyInstance, services: IdentityS
     };
   });
 
-  // Phone sign-in is not served yet; these answers say so without pointing at an outside service.
+  // The site key RecaptchaVerifier renders with: Hearth's stand-in (/__/auth/recaptcha.js) fetches its challenges with it.
   const recaptchaParams = async (request: FastifyRequest) => {
-    callers.fromApiKey(request);
-    return { kind: 'identitytoolkit#GetRecaptchaParamResponse', recaptchaSiteKey: 'hearth-no-recaptcha', recaptchaStoken: 'hearth-no-recaptcha' };
+    const { projectId } = callers.fromApiKey(request);
+    return { kind: 'identitytoolkit#GetRecaptchaParamResponse', recaptchaSiteKey: services.humanCheck.siteKey(projectId) };
   };
   app.get(`${v1Prefix}/recaptchaParams`, recaptchaParams);
   app.get(`${v3Prefix}/getRecaptchaParam`, recaptchaParams);

@@ -1,6 +1,7 @@
 import { requestErrors } from '../../http/api-error.js';
 import type { Store, UserRecord } from '../../storage/store.js';
 import { authError } from '../errors.js';
+import { phoneLookupKey } from '../phone/numbers.js';
 import { requireAdmin } from './auth-context.js';
 import { normalizeEmail } from './validation.js';
 import type { Caller } from './requests.js';
@@ -59,7 +60,7 @@ export class AccountQuery {
       return user ? [user] : [];
     }
     if (expression?.phoneNumber !== undefined) {
-      const user = await this.store.getUserByPhone(projectId, expression.phoneNumber);
+      const user = await this.store.getUserByPhone(projectId, phoneLookupKey(expression.phoneNumber));
       return user ? [user] : [];
     }
     const all: UserRecord[] = [];

@@ -1,6 +1,7 @@
 import type { SecondFactorClaim, UserRecord } from '../../storage/store.js';
 import { requestErrors } from '../../http/api-error.js';
 import { authError } from '../errors.js';
+import { phoneLookupKey, requirePhoneNumber } from '../phone/numbers.js';
 import { signInMethods } from './account-view.js';
 import { authenticate, requireAdmin, requireRecentLogin, type AuthDeps } from './auth-context.js';
 import { hashPassword } from './passwords.js';
@@ -45,7 +46,7 @@ export class AccountService {
     const { users } = this.deps;
     for (const id of request.localId ?? []) add(found, await users.get(caller.projectId, id));
     for (const email of request.email ?? []) add(found, await users.getByEmail(caller.projectId, normalizeEmail(email)));
-    for (const phone of request.phoneNumber ?? []) add(found, await users.getByPhone(caller.projectId, phone));
+    for (const phone of request.phoneNumber ?? []) add(found, await users.getByPhone(caller.projectId, phoneLookupKey(phone)));
     return [...found.values()];
   }
 
@@ -89,6 +90,7 @@ export class AccountService {
     const validSince = request.validSince !== undefined ? Number(request.validSince) : undefined;
     if (validSince !== undefined && !Number.isSafeInteger(validSince)) throw requestErrors.invalidArgument('validSince must be whole seconds since the epoch.');
     const displayName = request.displayName !== undefined ? checkDisplayName(request.displayName) : undefined;
+    const phoneNumber = request.phoneNumber !== undefined ? requirePhoneNumber(request.phoneNumber) : undefined;
     const photoUrl = request.photoUrl ? checkPhotoUrl(request.photoUrl) : undefined;
     const now = Date.now();
     const revokes = passwordHash !== undefined || validSince !== undefined;
@@ -142,7 +144,7 @@ export class AccountService {
           if (customAttributes === '{}') delete next.customAttributes;
           else next.customAttributes = customAttributes;
         }
-        if (request.phoneNumber !== undefined) next.phoneNumber = request.phoneNumber;
+        if (phoneNumber !== undefined) next.phoneNumber = phoneNumber;
         if (request.mfa !== undefined) {
           const enrollments = enrollmentsFromAdmin(request.mfa.enrollments ?? [], current.mfaInfo ?? [], now);
           if (enrollments.length) next.mfaInfo = enrollments;

@@ -13,6 +13,8 @@ export interface ProjectConfig {
   signIn: {
     email: { enabled: boolean; passwordRequired: boolean };
     anonymous: { enabled: boolean };
+    /** Phone sign-in (first factor); SMS second factors do not depend on it. */
+    phoneNumber: { enabled: boolean };
   };
   authorizedDomains: string[];
   emailPrivacyConfig: { enableImprovedEmailPrivacy: boolean };
@@ -28,11 +30,20 @@ export interface ProjectConfig {
   mfa: MultiFactorConfig;
 }
 
-export function defaultProjectConfig(projectId: string): ProjectConfig {
+/** Defaults that depend on how Hearth runs. */
+export interface ConfigDefaults {
+  /**
+   * Phone sign-in starts enabled in --dev (codes go to the outbox) and disabled in production, as
+   * a new Firebase project has it: texts cost money and need a provider, so an operator opts in.
+   */
+  phoneSignIn: boolean;
+}
+
+export function defaultProjectConfig(projectId: string, defaults: ConfigDefaults = { phoneSignIn: false }): ProjectConfig {
   return {
     // passwordRequired: false is Identity Platform's switch for email-link sign-in; on, so the
     // "send me a sign-in link" flow works out of the box through the outbox.
-    signIn: { email: { enabled: true, passwordRequired: false }, anonymous: { enabled: true } },
+    signIn: { email: { enabled: true, passwordRequired: false }, anonymous: { enabled: true }, phoneNumber: { enabled: defaults.phoneSignIn } },
     authorizedDomains: ['localhost', '127.0.0.1'],
     // New Firebase projects have had email enumeration protection on since 2023.
     emailPrivacyConfig: { enableImprovedEmailPrivacy: true },
@@ -50,6 +61,7 @@ function withDefaults(stored: Partial<ProjectConfig>, defaults: ProjectConfig): 
     signIn: {
       email: { ...defaults.signIn.email, ...stored.signIn?.email },
       anonymous: { ...defaults.signIn.anonymous, ...stored.signIn?.anonymous },
+      phoneNumber: { ...defaults.signIn.phoneNumber, ...stored.signIn?.phoneNumber },
     },
     authorizedDomains: stored.authorizedDomains ?? defaults.authorizedDomains,
     emailPrivacyConfig: { ...defaults.emailPrivacyConfig, ...stored.emailPrivacyConfig },
@@ -73,11 +85,12 @@ export class ProjectDirectory {
     private readonly store: Store,
     readonly defaultProjectId: string,
     private readonly acceptAnyApiKey: boolean,
+    private readonly defaults: ConfigDefaults = { phoneSignIn: false },
   ) {}
 
   async load(): Promise<void> {
     for (const project of await this.store.listProjects()) {
-      this.remember(project.projectId, withDefaults(JSON.parse(project.config) as Partial<ProjectConfig>, defaultProjectConfig(project.projectId)));
+      this.remember(project.projectId, withDefaults(JSON.parse(project.config) as Partial<ProjectConfig>, defaultProjectConfig(project.projectId, this.defaults)));
     }
     await this.config(this.defaultProjectId);
   }
@@ -86,7 +99,7 @@ export class ProjectDirectory {
   async config(projectId: string): Promise<ProjectConfig> {
     const known = this.configs.get(projectId);
     if (known) return known;
-    const config = defaultProjectConfig(projectId);
+    const config = defaultProjectConfig(projectId, this.defaults);
     await this.save(projectId, config);
     return config;
   }

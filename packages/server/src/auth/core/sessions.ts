@@ -2,6 +2,7 @@ import type { Mutation, SecondFactorClaim, UserRecord } from '../../storage/stor
 import { authError } from '../errors.js';
 import { enrollmentsFromAdmin } from '../mfa/enrollments.js';
 import type { SecondFactorRequired } from '../mfa/gate.js';
+import { requirePhoneNumber } from '../phone/numbers.js';
 import { authenticate, guardEmailReplacement, requireAdmin, type AuthDeps } from './auth-context.js';
 import { enforcePasswordPolicy, unmetRequirements } from './password-policy.js';
 import { hashPassword, needsRehash, verifyAgainstDecoy, verifyPassword } from './passwords.js';
@@ -88,7 +89,7 @@ export class SessionService {
     }
     if (request.displayName !== undefined) user.displayName = checkDisplayName(request.displayName);
     if (request.photoUrl !== undefined) user.photoUrl = checkPhotoUrl(request.photoUrl);
-    if (request.phoneNumber !== undefined) user.phoneNumber = request.phoneNumber;
+    if (request.phoneNumber !== undefined) user.phoneNumber = requirePhoneNumber(request.phoneNumber);
     if (request.mfaInfo?.length) user.mfaInfo = enrollmentsFromAdmin(request.mfaInfo, [], now);
 
     const wantsTokens = !caller.isAdmin || request.returnSecureToken === true;

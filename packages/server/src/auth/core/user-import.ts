@@ -5,6 +5,7 @@ import { withDerivedProviders } from './account-view.js';
 import { requireAdmin } from './auth-context.js';
 import { isBcryptHash } from './bcrypt.js';
 import { decodeBase64, importedHash, readHashOptions, type ImportHashOptions, type WireHashOptions } from './imported-passwords.js';
+import { normalizePhoneNumber } from '../phone/numbers.js';
 import type { Caller } from './requests.js';
 import { reservedClaims } from './tokens.js';
 import { isValidEmail, normalizeEmail } from './validation.js';
@@ -12,7 +13,6 @@ import { isValidEmail, normalizeEmail } from './validation.js';
 export const maxImportBatch = 1000;
 const maxLocalIdLength = 128;
 const maxClaimsLength = 1000;
-const phonePattern = /^\+[1-9]\d{1,14}$/;
 
 /** One account of accounts:batchCreate, as firebase-admin's importUsers and the Firebase CLI send it. */
 export interface ImportedAccount {
@@ -82,15 +82,21 @@ export async function importAccounts(store: Store, projectId: string, request: B
   const planned: Array<{ index: number; mutation: Mutation }> = [];
   const seenIds = new Set<string>();
   const seenEmails = new Set<string>();
+  const seenPhones = new Set<string>();
   for (const [index, account] of accounts.entries()) {
     try {
       const user = toUserRecord(account, hashOptions, now);
       if (seenIds.has(user.localId)) throw new AccountRefused('localId is given twice in this request');
       if (user.email && seenEmails.has(user.email)) throw new AccountRefused('email is given twice in this request');
+      if (user.phoneNumber && seenPhones.has(user.phoneNumber)) throw new AccountRefused('phone number is given twice in this request');
       const existing = await store.getUser(projectId, user.localId);
       if (user.email) {
         const holder = await store.getUserByEmail(projectId, user.email);
         if (holder && holder.localId !== user.localId) throw new AccountRefused('email exists in other account in database');
+      }
+      if (user.phoneNumber) {
+        const holder = await store.getUserByPhone(projectId, user.phoneNumber);
+        if (holder && holder.localId !== user.localId) throw new AccountRefused('phone number exists in other account in database');
       }
       for (const info of user.providerUserInfo) {
         const holder = await store.getUserByFederatedId(projectId, info.providerId, info.rawId);
@@ -98,6 +104,7 @@ export async function importAccounts(store: Store, projectId: string, request: B
       }
       seenIds.add(user.localId);
       if (user.email) seenEmails.add(user.email);
+      if (user.phoneNumber) seenPhones.add(user.phoneNumber);
       const mutation: Mutation = existing
         ? { kind: 'updateUser', projectId, user: { ...user, version: existing.version + 1 }, expectedVersion: existing.version }
         : { kind: 'insertUser', projectId, user };
@@ -137,6 +144,7 @@ export class UserImportService {
 
 function conflictMessage(conflict: StoreConflict): string {
   if (conflict.reason === 'email-taken') return 'email exists in other account in database';
+  if (conflict.reason === 'phone-taken') return 'phone number exists in other account in database';
   if (conflict.reason === 'federated-id-taken') return 'raw id exists in other account in database';
   return 'the account was changed by another request during the import; import it again';
 }
@@ -172,8 +180,9 @@ function toUserRecord(given: ImportedAccount, hashOptions: ImportHashOptions | u
   if (account.displayName) user.displayName = account.displayName.slice(0, 256);
   if (account.photoUrl) user.photoUrl = account.photoUrl;
   if (account.phoneNumber) {
-    if (!phonePattern.test(account.phoneNumber)) throw new AccountRefused(`invalid phone number: ${account.phoneNumber} (E.164 expected)`);
-    user.phoneNumber = account.phoneNumber;
+    const phoneNumber = normalizePhoneNumber(account.phoneNumber);
+    if (phoneNumber === undefined) throw new AccountRefused(`invalid phone number: ${account.phoneNumber.slice(0, 40)} (E.164 expected)`);
+    user.phoneNumber = phoneNumber;
   }
   if (account.lastLoginAt !== undefined) user.lastLoginAt = milliseconds(account.lastLoginAt, 'lastLoginAt');
   const claims = account.customAttributes ? checkClaims(account.customAttributes) : '';

@@ -81,6 +81,7 @@ export class UserRepository {
 function translateConflict(error: unknown): unknown {
   if (!(error instanceof StoreConflict)) return error;
   if (error.reason === 'email-taken') return authError('EMAIL_EXISTS');
+  if (error.reason === 'phone-taken') return authError('PHONE_NUMBER_EXISTS');
   if (error.reason === 'local-id-taken') return authError('DUPLICATE_LOCAL_ID');
   if (error.reason === 'code-used') return authError('INVALID_OOB_CODE');
   if (error.reason === 'federated-id-taken') return authError('FEDERATED_USER_ID_ALREADY_LINKED');

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
-import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { MfaEnrollmentRecord } from '../../storage/store.js';
 import { authError } from '../errors.js';
+import { normalizePhoneNumber } from '../phone/numbers.js';
 
 /** Google's ceiling on second factors per account (SECOND_FACTOR_LIMIT_EXCEEDED beyond). */
 export const maxEnrollments = 5;
@@ -61,11 +61,9 @@ export function newEnrollmentId(existing: MfaEnrollmentRecord[]): string {
   }
 }
 
-/** A phone number in E.164 that libphonenumber-js deems valid, or undefined. */
+/** A second factor's number in E.164, by the same check as phone sign-in's; undefined when it is none. */
 export function e164(text: string | undefined): string | undefined {
-  if (!text || text.length > 32) return undefined;
-  const parsed = parsePhoneNumberFromString(text);
-  return parsed && parsed.isValid() && parsed.number === text ? parsed.number : undefined;
+  return text ? normalizePhoneNumber(text) : undefined;
 }
 
 export function checkFactorDisplayName(name: string | undefined): string | undefined {

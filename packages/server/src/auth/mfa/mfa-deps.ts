@@ -17,12 +17,14 @@ export interface MfaDeps {
   /** Milliseconds since the epoch (a fake one in tests): pending credentials, enrolment sessions, TOTP steps. */
   clock: () => number;
   /** SMS second factors need both (auth/phone/, auth/captcha/); without them they answer OPERATION_NOT_ALLOWED. */
-  sms?: { codes: PhoneCodes; humanCheck: HumanCheck };
+  sms?: { codes: PhoneCodes & { requireDelivery(): unknown }; humanCheck: HumanCheck };
 }
 
 /** Sends an SMS code to a second factor's number after the page's human check, answering its sessionInfo. */
 export async function sendSecondFactorCode(deps: MfaDeps, caller: Caller, phoneNumber: string, recaptchaToken: string | undefined): Promise<string> {
   const sms = requireSms(deps);
+  // No sender, no code: refused before the page's human check is spent.
+  sms.codes.requireDelivery();
   await sms.humanCheck.verify(caller.projectId, recaptchaToken);
   return sms.codes.send(caller.projectId, phoneNumber, caller.clientIp);
 }

@@ -170,6 +170,54 @@ const migrations: string[] = [
   ALTER TABLE refresh_tokens ADD COLUMN developer_claims TEXT;
   `,
   `
+  -- The reCAPTCHA stand-in: redeemed proof-of-work challenges and the tokens they bought, by hash;
+  -- kept (used or not) until they expire, so single use holds across restarts.
+  CREATE TABLE human_checks (
+    key_hash TEXT PRIMARY KEY,
+    project_id TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    used_at INTEGER
+  ) WITHOUT ROWID;
+  CREATE INDEX human_checks_expiry ON human_checks (expires_at);
+  `,
+  `
+  -- SMS codes in flight and temporary proofs (issue 12): only hashes; tries counted in a column so
+  -- taking one is a conditional update.
+  CREATE TABLE phone_verifications (
+    session_hash TEXT PRIMARY KEY,
+    project_id TEXT NOT NULL,
+    expires_at INTEGER NOT NULL,
+    attempts_left INTEGER NOT NULL,
+    record TEXT NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX phone_verifications_expiry ON phone_verifications (expires_at);
+
+  -- Text messages kept for developers (always in --dev): the codes in plain text, so pruned by age.
+  CREATE TABLE sms_outbox (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    project_id TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    message TEXT NOT NULL
+  );
+  CREATE INDEX sms_outbox_project ON sms_outbox (project_id, id);
+  CREATE INDEX sms_outbox_created ON sms_outbox (created_at);
+
+  -- A phone number belongs to one account per project. Administrators could give one number to
+  -- several accounts before: the first by uid keeps it; the others lose it (and their phone
+  -- provider entry), as they could not sign in with it anyway (lookups found one account).
+  UPDATE users SET
+      phone_number = NULL,
+      record = json_set(
+        json_remove(record, '$.phoneNumber'),
+        '$.providerUserInfo',
+        (SELECT json_group_array(json(value)) FROM json_each(users.record, '$.providerUserInfo') WHERE json_extract(value, '$.providerId') != 'phone'))
+    WHERE phone_number IS NOT NULL
+      AND EXISTS (SELECT 1 FROM users AS first
+                  WHERE first.project_id = users.project_id AND first.phone_number = users.phone_number AND first.local_id < users.local_id);
+  DROP INDEX users_phone;
+  CREATE UNIQUE INDEX users_phone ON users (project_id, phone_number) WHERE phone_number IS NOT NULL;
+  `,
+  `
   -- The second factor a session passed (JSON {factorId, enrollmentId}), for refreshed ID tokens' claims.
   ALTER TABLE refresh_tokens ADD COLUMN second_factor TEXT;
   `,

@@ -2,15 +2,18 @@ import Database from 'better-sqlite3';
 import {
   StoreConflict,
   type HandlerSessionRecord,
+  type HumanCheckRecord,
   type MailDeliveryStatus,
   type Mutation,
   type OobCodeRecord,
   type OutboxMessage,
+  type PhoneVerificationRecord,
   type ProjectRecord,
   type RefreshTokenRecord,
   type SecondFactorClaim,
   type ServiceAccountKeyRecord,
   type ServiceAccountTokenRecord,
+  type SmsOutboxMessage,
   type Store,
   type ThrottleRecord,
   type UserPage,
@@ -18,7 +21,9 @@ import {
 } from '../store.js';
 import { openDatabaseFile } from './sqlite-file.js';
 import { SqliteDocumentStore } from './sqlite-document-store.js';
+import { isPhoneMutation, SqlitePhoneRows } from './sqlite-phone-rows.js';
 import { SqliteRulesStore } from './sqlite-rules-store.js';
+import { SqliteHumanChecks } from './sqlite-human-checks.js';
 
 interface UserRow {
   record: string;
@@ -73,10 +78,14 @@ interface ThrottleRow {
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly statements;
+  private readonly humanChecks: SqliteHumanChecks;
+  private readonly phone: SqlitePhoneRows;
 
   constructor(file: string) {
     this.db = openDatabaseFile(file);
     const db = this.db;
+    this.humanChecks = new SqliteHumanChecks(db);
+    this.phone = new SqlitePhoneRows(db);
     this.statements = {
       getUser: db.prepare<[string, string], UserRow>('SELECT record FROM users WHERE project_id = ? AND local_id = ?'),
       getUserByEmail: db.prepare<[string, string], UserRow>('SELECT record FROM users WHERE project_id = ? AND email = ?'),
@@ -202,6 +211,10 @@ export class SqliteStore implements Store {
     return row ? { tokenHash: row.token_hash, projectId: row.project_id, keyId: row.key_id, expiresAt: row.expires_at } : undefined;
   }
 
+  async getHumanCheck(keyHash: string): Promise<HumanCheckRecord | undefined> {
+    return this.humanChecks.get(keyHash);
+  }
+
   async getOobCode(codeHash: string): Promise<OobCodeRecord | undefined> {
     const row = this.statements.getOobCode.get(codeHash);
     return row ? (JSON.parse(row.record) as OobCodeRecord) : undefined;
@@ -228,6 +241,14 @@ export class SqliteStore implements Store {
     return this.statements.listThrottle.all(scope, now, limit).map((row) => ({ scope: row.scope, keyHash: row.key_hash, expiresAt: row.expires_at, state: row.state }));
   }
 
+  async getPhoneVerification(sessionHash: string): Promise<PhoneVerificationRecord | undefined> {
+    return this.phone.getVerification(sessionHash);
+  }
+
+  async listSmsOutbox(projectId: string, limit: number): Promise<SmsOutboxMessage[]> {
+    return this.phone.listSmsOutbox(projectId, limit);
+  }
+
   async listProjects(): Promise<ProjectRecord[]> {
     return this.statements.listProjects.all().map((row) => ({ projectId: row.project_id, config: row.config }));
   }
@@ -239,6 +260,7 @@ export class SqliteStore implements Store {
   }
 
   private apply(m: Mutation): void {
+    if (isPhoneMutation(m)) return this.phone.apply(m);
     const s = this.statements;
     switch (m.kind) {
       case 'insertUser':
@@ -349,6 +371,11 @@ export class SqliteStore implements Store {
       case 'deleteExpiredHandlerSessions':
         s.deleteExpiredHandlerSessions.run(m.expiredBefore);
         return;
+      case 'insertHumanCheck':
+      case 'useHumanCheck':
+      case 'deleteExpiredHumanChecks':
+        this.humanChecks.apply(m);
+        return;
     }
   }
 
@@ -393,6 +420,7 @@ function parseUser(row: UserRow | undefined): UserRecord | undefined {
 function translateConstraint(error: unknown): unknown {
   if (error instanceof Database.SqliteError && error.code.startsWith('SQLITE_CONSTRAINT')) {
     if (error.message.includes('user_providers')) return new StoreConflict('federated-id-taken');
+    if (error.message.includes('users.phone_number')) return new StoreConflict('phone-taken');
     return new StoreConflict(error.message.includes('users.email') ? 'email-taken' : 'local-id-taken');
   }
   return error;
