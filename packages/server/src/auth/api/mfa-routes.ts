@@ -41,14 +41,24 @@ const finalizeSignInBody = body({ mfaPendingCredential: text, mfaEnrollmentId: t
 // `::` is Fastify's escape for the colon in `mfaEnrollment:start`.
 const v2 = '/identitytoolkit.googleapis.com/v2/accounts';
 
+/** The bodies by call, for the routes below and for tests that fuzz them. */
+export const mfaBodySchemas: Record<string, JsonSchema> = {
+  'mfaEnrollment:start': startEnrollmentBody,
+  'mfaEnrollment:finalize': finalizeEnrollmentBody,
+  'mfaEnrollment:withdraw': withdrawBody,
+  'mfaSignIn:start': startSignInBody,
+  'mfaSignIn:finalize': finalizeSignInBody,
+};
+
 /** The v2 multi-factor calls (the SDK's multiFactor(user) and MultiFactorResolver). */
 export function registerMfaRoutes(app: FastifyInstance, services: MfaServices): void {
   const { enrollment, signIn, callers } = services;
   const route = <T>(path: string, schema: JsonSchema, handle: (caller: Caller, request: T) => Promise<unknown>) =>
     app.post(`${v2}/${path.replace(':', '::')}`, { schema: { body: schema } }, (request: FastifyRequest) => handle(callers.fromApiKey(request), requestBody<T>(request)));
-  route<StartMfaEnrollmentRequest>('mfaEnrollment:start', startEnrollmentBody, (c, b) => enrollment.start(c, b));
-  route<FinalizeMfaEnrollmentRequest>('mfaEnrollment:finalize', finalizeEnrollmentBody, (c, b) => enrollment.finalize(c, b));
-  route<WithdrawMfaRequest>('mfaEnrollment:withdraw', withdrawBody, (c, b) => enrollment.withdraw(c, b));
-  route<StartMfaSignInRequest>('mfaSignIn:start', startSignInBody, (c, b) => signIn.start(c, b));
-  route<FinalizeMfaSignInRequest>('mfaSignIn:finalize', finalizeSignInBody, (c, b) => signIn.finalize(c, b));
+  const schema = (path: string) => mfaBodySchemas[path]!;
+  route<StartMfaEnrollmentRequest>('mfaEnrollment:start', schema('mfaEnrollment:start'), (c, b) => enrollment.start(c, b));
+  route<FinalizeMfaEnrollmentRequest>('mfaEnrollment:finalize', schema('mfaEnrollment:finalize'), (c, b) => enrollment.finalize(c, b));
+  route<WithdrawMfaRequest>('mfaEnrollment:withdraw', schema('mfaEnrollment:withdraw'), (c, b) => enrollment.withdraw(c, b));
+  route<StartMfaSignInRequest>('mfaSignIn:start', schema('mfaSignIn:start'), (c, b) => signIn.start(c, b));
+  route<FinalizeMfaSignInRequest>('mfaSignIn:finalize', schema('mfaSignIn:finalize'), (c, b) => signIn.finalize(c, b));
 }
