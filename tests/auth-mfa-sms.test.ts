@@ -134,6 +134,23 @@ describe('SMS second factors', () => {
     assert.equal(await errorCode(confirmation.confirm(await codeFor(server, confirmation.verificationId))), 'auth/unsupported-first-factor');
   });
 
+  test('texts to a factor count against the limits per number: auth/quota-exceeded', async () => {
+    const target = await startHearth({ smsLimits: { perNumber: { maxFailures: 2, windowMs: 3600_000 }, perAddress: { maxFailures: 100, windowMs: 3600_000 } } });
+    try {
+      const email = uniqueEmail('sms-quota');
+      const user = await verifiedUser(target, email);
+      const phoneNumber = uniquePhoneNumber();
+      await enrolSms(user, phoneNumber, 'Mobile', target);
+      // One text went to enrol; one more sign-in code fits, the next one is over the limit.
+      const auth = newAuth(target);
+      const resolver = await secondFactorAsked(sdk.signInWithEmailAndPassword(auth, email, 'secret12'), auth);
+      await sendSignInCode(auth, resolver);
+      assert.equal(await errorCode(sendSignInCode(auth, resolver)), 'auth/quota-exceeded');
+    } finally {
+      await target.close();
+    }
+  });
+
   test('past its lifetime an enrolment code is auth/code-expired', async () => {
     const target = await startHearth({ smsLimits: generousLimits, smsCodes: { codeLifetimeMs: 0, attemptsPerCode: 5, proofLifetimeMs: 3600_000 } });
     try {
