@@ -1,16 +1,21 @@
 /**
  * Multi-factor through firebase-admin: second factors set on users (createUser, updateUser,
  * importUsers) and read back (getUser().multiFactor), and the project's MFA config
- * (projectConfigManager), whose TOTP window and code format the client SDK then meets.
+ * (projectConfigManager), whose TOTP window and code format the client SDK then meets; phone
+ * factors through `hearth users export|import`.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import { deleteApp as deleteAdminApp, initializeApp as initializeAdminApp, type App } from 'firebase-admin/app';
 import { getAuth as getAdminAuth, type Auth as AdminAuth, type PhoneMultiFactorInfo } from 'firebase-admin/auth';
 import { getMultiFactorResolver, multiFactor, reload, signInWithEmailAndPassword, TotpMultiFactorGenerator, type MultiFactorError } from 'firebase/auth';
 import { adminPost, uniqueEmail } from './helpers/admin-http.js';
 import { errorCodeOf, SdkClients } from './helpers/client.js';
-import { startHearth, type TestHearth } from './helpers/hearth.js';
+import { repoRoot, startHearth, tempDataDir, type TestHearth } from './helpers/hearth.js';
 import { TotpDevice } from './helpers/totp-device.js';
 
 let server: TestHearth;
@@ -133,6 +138,50 @@ describe('second factors on users', () => {
     assert.deepEqual([factor.uid, factor.phoneNumber, Date.parse(String(factor.enrollmentTime))], ['f1', '+16505550106', 0]);
   });
 });
+
+test('hearth users export keeps phone factors (never TOTP secrets); import brings them back', async () => {
+  const email = uniqueEmail('export-mfa');
+  const created = await admin.createUser({ email, password: 'secret12', emailVerified: true });
+  const totp = await enrolTotp(email);
+  const both = await adminPost(server, '/accounts:update', { localId: created.uid, mfa: { enrollments: [{ mfaEnrollmentId: totp.uid }, { phoneInfo: '+16505550109', displayName: 'Desk' }] } });
+  assert.equal(both.status, 200, JSON.stringify(both.body));
+  const phoneFactor = (await admin.getUser(created.uid)).multiFactor!.enrolledFactors.find((f) => f.factorId === 'phone')!;
+  const work = tempDataDir();
+  try {
+    const file = join(work, 'users.json');
+    const exported = await hearthUsers('export', file, '--project', server.projectId, '--data', server.dataDir);
+    assert.equal(exported.code, 0, exported.stderr);
+    const { users } = JSON.parse(readFileSync(file, 'utf8')) as { users: Array<{ localId: string; mfaInfo?: Array<Record<string, string>> }> };
+    const mine = users.find((u) => u.localId === created.uid)!;
+    const factorId = phoneFactor.uid;
+    assert.deepEqual(mine.mfaInfo, [{ mfaEnrollmentId: factorId, displayName: 'Desk', phoneInfo: '+16505550109', enrolledAt: mine.mfaInfo![0]!.enrolledAt }]);
+    assert.ok(!readFileSync(file, 'utf8').includes('sealed'), 'no TOTP secret, sealed or not, leaves in an export');
+
+    const target = join(work, 'target');
+    const imported = await hearthUsers('import', file, '--project', server.projectId, '--data', target, '--hash-algo', 'STANDARD_SCRYPT', '--mem-cost', '32768', '--block-size', '8', '--parallelization', '1', '--dk-len', '64');
+    assert.equal(imported.code, 0, imported.stderr);
+    const moved = await startHearth({ dataDir: target });
+    try {
+      const lookup = await adminPost(moved, '/accounts:lookup', { localId: [created.uid] });
+      assert.deepEqual(lookup.body.users[0].mfaInfo.map((f: { mfaEnrollmentId: string; phoneInfo: string }) => [f.mfaEnrollmentId, f.phoneInfo]), [[factorId, '+16505550109']]);
+    } finally {
+      await moved.close();
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+});
+
+/** `hearth users …` as its own process, as a user runs it. */
+async function hearthUsers(...args: string[]): Promise<{ code: number; stderr: string }> {
+  try {
+    const { stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(repoRoot, 'packages/server/src/main.ts'), 'users', ...args], { cwd: repoRoot });
+    return { code: 0, stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stderr?: string };
+    return { code: failed.code ?? -1, stderr: failed.stderr ?? '' };
+  }
+}
 
 describe('the project MFA config', () => {
   test('getProjectConfig shows the defaults; updateProjectConfig changes the TOTP window, which sign-in then applies', async () => {
