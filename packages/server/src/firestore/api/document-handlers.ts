@@ -3,7 +3,7 @@ import type { DocumentDatabase } from '../core/database.js';
 import { docToWire } from '../core/documents.js';
 import { firestoreErrors } from '../core/errors.js';
 import { documentKey, fullName, parseFieldPath, type DatabaseId } from '../core/paths.js';
-import { compareUtf8 } from '../core/values.js';
+import { compareSegment } from '../core/values.js';
 import { parsePrecondition, parseWrite, type Write } from '../core/writes.js';
 import type { RequestJudge } from '../security/guard.js';
 
@@ -79,7 +79,7 @@ export async function listDocuments(database: DocumentDatabase, judge: RequestJu
     const collection = segments.join('/');
     const missing = (await database.missingDocumentIds(db, collection)).map((id) => ({ id, wire: { name: fullName(db, `${collection}/${id}`) } as unknown }));
     const present = docs.map((doc) => ({ id: doc.key.id, wire: docToWire(db, doc, mask) as unknown }));
-    entries = [...present, ...missing].sort((a, b) => compareUtf8(a.id, b.id)).slice(offset, offset + pageSize + 1).map((entry) => entry.wire);
+    entries = [...present, ...missing].sort((a, b) => compareSegment(a.id, b.id)).slice(offset, offset + pageSize + 1).map((entry) => entry.wire);
   } else {
     const parsed = database.parseQuery(db, parent, { from: [{ collectionId }], orderBy, offset, limit: pageSize + 1 });
     await judge.list(parsed);

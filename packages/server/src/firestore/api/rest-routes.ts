@@ -243,7 +243,6 @@ async function batchWrite(database: DocumentDatabase, judge: RequestJudge, db: D
 async function runQuery(database: DocumentDatabase, judge: RequestJudge, db: DatabaseId, parent: string, body: Body): Promise<unknown[]> {
   onlyFields(body, ['structuredQuery', 'transaction', 'newTransaction', 'readTime', 'parent', 'explainOptions']);
   if (body.structuredQuery === undefined) throw firestoreErrors.invalidArgument('A query must be set.');
-  checkParent(parent);
   const query = database.parseQuery(db, parent, body.structuredQuery);
   const explain = parseExplainOptions(body.explainOptions);
   await judge.list(query);
@@ -278,7 +277,6 @@ async function runAggregationQuery(database: DocumentDatabase, judge: RequestJud
   if (typeof aggregationQuery !== 'object' || aggregationQuery === null || aggregationQuery.structuredQuery === undefined) {
     throw firestoreErrors.invalidArgument('A structuredAggregationQuery with a structuredQuery must be set.');
   }
-  checkParent(parent);
   const query = database.parseQuery(db, parent, aggregationQuery.structuredQuery);
   const aggregations = parseAggregations(aggregationQuery.aggregations);
   await judge.list(query);
@@ -299,11 +297,6 @@ function parseExplainOptions(raw: unknown): { analyze: boolean } | undefined {
   const analyze = (raw as { analyze?: unknown }).analyze;
   if (analyze !== undefined && typeof analyze !== 'boolean') throw firestoreErrors.invalidArgument('explainOptions.analyze must be a boolean.');
   return { analyze: analyze === true };
-}
-
-/** A query's parent is the root or a document. */
-function checkParent(parent: string): void {
-  if (parent !== '') documentKey(parent);
 }
 
 async function listCollectionIds(database: DocumentDatabase, db: DatabaseId, parent: string, body: Body): Promise<unknown> {

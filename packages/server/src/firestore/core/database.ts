@@ -7,6 +7,7 @@ import { documentKey, type DatabaseId } from './paths.js';
 import { defaultQueryLimits, type Query, type QueryLimits } from './query.js';
 import { parseStructuredQuery } from './query-parse.js';
 import { contention, TransactionManager, type ServerTransaction } from './transactions.js';
+import { checkWriteSequence } from './write-sequence.js';
 import { applyWrite, type Write, type WriteResult } from './writes.js';
 import { timestampFromMicros } from './value-wire.js';
 
@@ -148,7 +149,14 @@ export class DocumentDatabase {
    * Applies the writes atomically and in order at one commit time. With a transaction, its
    * locks are honoured and released, and what it read must be unchanged.
    */
-  async commit(db: DatabaseId, writes: readonly Write[], transaction?: ServerTransaction, authorize?: CommitAuthorizer): Promise<CommitOutcome> {
+  async commit(db: DatabaseId, requested: readonly Write[], transaction?: ServerTransaction, authorize?: CommitAuthorizer): Promise<CommitOutcome> {
+    let writes: readonly Write[];
+    try {
+      writes = checkWriteSequence(requested);
+    } catch (error) {
+      if (transaction) this.transactions.end(transaction);
+      throw error;
+    }
     if (!authorize) return this.commitOnce(db, writes, transaction);
     for (let attempt = 1; ; attempt++) {
       let plan: CommitPlan;

@@ -1,5 +1,16 @@
 import type { Database } from 'better-sqlite3';
 
+/**
+ * Firestore document ids are stored so that byte order is Firestore's id order: numeric ids
+ * (__id7__) become 00 01 + hex and sort first; ids starting with NUL move behind 00 02 (storedId
+ * in sqlite-document-store.ts). Before this, numeric ids were refused, so only ids starting with
+ * NUL change. Exported for its test.
+ */
+export const storedIdsMigration = `
+  UPDATE fs_documents SET doc_id = char(0, 2) || doc_id WHERE doc_id < char(1);
+  UPDATE fs_index SET doc_id = char(0, 2) || doc_id WHERE doc_id < char(1);
+`;
+
 /** Schema steps, applied in order once each; `PRAGMA user_version` records how far a file is. */
 const migrations: string[] = [
   `
@@ -169,6 +180,7 @@ const migrations: string[] = [
   -- Claims a custom token carried, kept with the session so refreshed ID tokens carry them too.
   ALTER TABLE refresh_tokens ADD COLUMN developer_claims TEXT;
   `,
+  storedIdsMigration,
 ];
 
 export function migrate(db: Database): void {

@@ -9,6 +9,7 @@ import type {
   IndexPosition,
   IndexScan,
 } from '../document-store.js';
+import { numericIdValue } from '../../firestore/core/values.js';
 
 interface RowShape {
   path: string;
@@ -91,9 +92,9 @@ export class SqliteDocumentStore implements DocumentStore {
     }
     if (change.row) {
       const row = change.row;
-      statements.upsert.run(db, row.parent, row.id, row.collectionId, row.nameKey, row.createTime, row.updateTime, row.fields);
+      statements.upsert.run(db, row.parent, storedId(row.id), row.collectionId, row.nameKey, row.createTime, row.updateTime, row.fields);
     } else {
-      statements.delete.run(db, change.parent, change.id);
+      statements.delete.run(db, change.parent, storedId(change.id));
     }
     for (const entry of change.addEntries) {
       statements.insertEntry.run(...entryKey(db, change.parent, change.id, entry));
@@ -109,7 +110,7 @@ export class SqliteDocumentStore implements DocumentStore {
     const sql = `SELECT value, doc_id FROM fs_index WHERE ${conditions.join(' AND ')} ORDER BY value ${direction}, doc_id ${direction} LIMIT ?`;
     params.push(scan.limit);
     const rows = this.prepared(sql).all(...params) as Array<{ value: Buffer; doc_id: string }>;
-    return rows.map((row) => ({ value: row.value, docId: row.doc_id }));
+    return rows.map((row) => ({ value: row.value, docId: idFromStored(row.doc_id) }));
   }
 
   async scanDocuments(db: string, scan: DocumentScan): Promise<DocumentRow[]> {
@@ -125,15 +126,15 @@ export class SqliteDocumentStore implements DocumentStore {
     }
     if (scan.afterId !== undefined) {
       conditions.push('doc_id > ?');
-      params.push(scan.afterId);
+      params.push(storedId(scan.afterId));
     }
     if (scan.beforeId !== undefined) {
       conditions.push('doc_id < ?');
-      params.push(scan.beforeId);
+      params.push(storedId(scan.beforeId));
     }
     if (scan.fromId !== undefined) {
       conditions.push(scan.descending ? 'doc_id <= ?' : 'doc_id >= ?');
-      params.push(scan.fromId);
+      params.push(storedId(scan.fromId));
     }
     if (scan.afterNameKey) {
       conditions.push('name_key > ?');
@@ -201,7 +202,7 @@ export class SqliteDocumentStore implements DocumentStore {
     for (const path of paths) {
       if (rows.has(path)) continue;
       const slash = path.lastIndexOf('/');
-      const shape = this.statements.getByPath.get(db, path.slice(0, Math.max(slash, 0)), path.slice(slash + 1));
+      const shape = this.statements.getByPath.get(db, path.slice(0, Math.max(slash, 0)), storedId(path.slice(slash + 1)));
       if (shape) rows.set(path, toRow(shape));
     }
     return rows;
@@ -217,9 +218,28 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 }
 
+/**
+ * Document ids as stored in the doc_id columns, whose byte order (SQLite's BINARY collation) must
+ * be Firestore's id order: numeric ids (`__id7__`) first, by number, then strings by UTF-8 bytes.
+ * A numeric id becomes 00 01 + its int64 in offset binary (16 hex digits); a string starting with
+ * NUL is kept behind 00 02; every other string is itself (its first byte is above 00). One-to-one,
+ * so any text (a group entry's whole path) round-trips.
+ */
+export function storedId(id: string): string {
+  if (id.charCodeAt(0) === 0) return `\u0000\u0002${id}`;
+  const number = numericIdValue(id);
+  return number === undefined ? id : `\u0000\u0001${BigInt.asUintN(64, number ^ (1n << 63n)).toString(16).padStart(16, '0')}`;
+}
+
+export function idFromStored(stored: string): string {
+  if (stored.charCodeAt(0) !== 0) return stored;
+  if (stored.charCodeAt(1) === 2) return stored.slice(2);
+  return `__id${BigInt.asIntN(64, BigInt(`0x${stored.slice(2)}`) ^ (1n << 63n))}__`;
+}
+
 /** An entry's key columns: under its document's collection and id unless it says where it is filed. */
 function entryKey(db: string, parent: string, id: string, entry: IndexEntry): [string, string, string, number, Buffer, string] {
-  return [db, entry.parent ?? parent, entry.field, entry.kind, entry.value, entry.docId ?? id];
+  return [db, entry.parent ?? parent, entry.field, entry.kind, entry.value, storedId(entry.docId ?? id)];
 }
 
 function addBound(conditions: string[], params: unknown[], bound: IndexPosition | undefined, direction: '>' | '<'): void {
@@ -230,17 +250,18 @@ function addBound(conditions: string[], params: unknown[], bound: IndexPosition 
     params.push(bound.value);
   } else {
     conditions.push(`(value, doc_id) ${op} (?, ?)`);
-    params.push(bound.value, bound.docId);
+    params.push(bound.value, storedId(bound.docId));
   }
 }
 
 function toRow(shape: RowShape): DocumentRow {
-  const path = shape.parent === '' ? shape.doc_id : `${shape.parent}/${shape.doc_id}`;
+  const id = idFromStored(shape.doc_id);
+  const path = shape.parent === '' ? id : `${shape.parent}/${id}`;
   return {
     path,
     parent: shape.parent,
     collectionId: shape.collection_id,
-    id: shape.doc_id,
+    id,
     nameKey: shape.name_key,
     createTime: shape.create_time,
     updateTime: shape.update_time,
