@@ -32,6 +32,8 @@ export interface HearthOptions {
   indexesFile?: string;
   /** Values allowed in an `in` / `array-contains-any` filter (30 today; 10 for old clients). */
   maxInValues: number;
+  /** How long replaced and deleted document versions stay readable at a past `readTime` (Firestore: 1 hour). */
+  versionRetentionSeconds: number;
   /** Also serve gRPC (the Node SDKs' transport) on this port; it is always served on `port` too. */
   grpcPort?: number;
   /** `--rules FILE`: the default project's Firestore security rules, released at start and on every change. */
@@ -61,6 +63,7 @@ export function defaultOptions(overrides: Partial<HearthOptions> = {}): HearthOp
     mailThrottle: { maxFailures: 10, windowMs: 60 * 60_000 },
     oobLifetimes: { defaultMs: 3600_000, emailSignInMs: 6 * 3600_000 },
     maxInValues: 30,
+    versionRetentionSeconds: 3600,
     ...overrides,
   };
 }

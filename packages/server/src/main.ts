@@ -37,6 +37,7 @@ interface StartFlags {
   demoIdp?: boolean | string;
   indexes?: string;
   maxInValues: number;
+  versionRetention: number;
   grpcPort?: number;
   rules?: string;
 }
@@ -61,6 +62,7 @@ program
   .option('--max-in-values <n>', 'values allowed in an in / array-contains-any filter (old clients expect 10)', count, 30)
   .option('--rules <file>', "Firestore security rules for the default project (firestore.rules); reloaded when the file changes")
   .option('--recent-login <seconds>', 'how recent a sign-in must be to change email or password or delete the account', count, 300)
+  .option('--version-retention <seconds>', 'how long replaced and deleted documents stay readable at a past readTime (Firestore: one hour)', count, 3600)
   .action(async (flags: StartFlags) => {
     const defaults = defaultOptions();
     const options = defaultOptions({
@@ -75,6 +77,7 @@ program
       ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}),
       ...(flags.indexes ? { indexesFile: resolve(flags.indexes) } : {}),
       maxInValues: flags.maxInValues,
+      versionRetentionSeconds: flags.versionRetention,
       ...(flags.grpcPort !== undefined ? { grpcPort: flags.grpcPort } : {}),
       ...(flags.rules ? { rulesFile: resolve(flags.rules) } : {}),
       shippedRulesFile: defaultShippedRulesFile,

@@ -134,7 +134,11 @@ function implementation(options: GrpcOptions): grpc.UntypedServiceImplementation
   };
   const unary: Record<string, Handler> = {
     GetDocument: documentCall(async ({ db, request }, judge) => {
-      return getDocument(database, judge, db, documentPath(db, request.name), { ...maskParam(request.mask, 'mask'), ...stringParam('transaction', request.transaction) });
+      return getDocument(database, judge, db, documentPath(db, request.name), {
+        ...maskParam(request.mask, 'mask'),
+        ...stringParam('transaction', request.transaction),
+        ...stringParam('readTime', request.readTime),
+      });
     }),
     ListDocuments: documentCall(async ({ db, request }, judge) => {
       return listDocuments(database, judge, db, collectionSegments(db, request), {
@@ -142,6 +146,8 @@ function implementation(options: GrpcOptions): grpc.UntypedServiceImplementation
         ...stringParam('pageToken', request.pageToken),
         ...stringParam('orderBy', request.orderBy),
         ...stringParam('showMissing', request.showMissing),
+        ...stringParam('transaction', request.transaction),
+        ...stringParam('readTime', request.readTime),
         ...maskParam(request.mask, 'mask'),
       });
     }),

@@ -11,8 +11,12 @@ import { checkWriteSequence } from './write-sequence.js';
 import { applyWrite, type Write, type WriteResult } from './writes.js';
 import { timestampFromMicros } from './value-wire.js';
 
-/** How a read sees the data: now, or inside a server transaction (which locks what it reads). */
-export type ReadConsistency = { transaction?: ServerTransaction };
+/**
+ * How a read sees the data: now, inside a server transaction (a read-write one locks what it
+ * reads; a read-only one reads at its snapshot time), or as it was at a past time (µs, checked
+ * with `checkReadTime` first).
+ */
+export type ReadConsistency = { transaction?: ServerTransaction; readTime?: number };
 
 export interface CommitOutcome {
   writeResults: WriteResult[];
@@ -63,7 +67,13 @@ const maxAuthorizationAttempts = 5;
 export interface DatabaseOptions {
   queryLimits: QueryLimits;
   compositeIndexes: readonly CompositeIndex[];
+  /** How long replaced and deleted versions stay readable at a past time (Firestore: one hour). */
+  versionRetentionMs?: number;
 }
+
+export const defaultVersionRetentionMs = 3600_000;
+/** Versions pruned per statement: a prune never holds the database for long. */
+const pruneBatch = 2_000;
 
 /**
  * The document database: reads, atomic commits and queries over the DocumentStore. Protocol
@@ -121,9 +131,37 @@ export class DocumentDatabase {
     return Math.max(Math.floor(Date.now() * 1000), await this.store.lastCommitTime(await this.ready(db)));
   }
 
+  /**
+   * A read time a request asked for: past the epoch, not in the future, and within the versions
+   * kept (the retention, and no earlier than the history began). Google's errors (its emulator's
+   * texts; production refuses what is older than its retention the same way).
+   */
+  async checkReadTime(db: DatabaseId, readTime: number): Promise<void> {
+    if (!(readTime > 0)) throw firestoreErrors.invalidArgument('Only timestamps past epoch are supported.');
+    if (readTime > (await this.readTime(db))) throw firestoreErrors.invalidArgument("The requested 'read_time' cannot be in the future.");
+    const retention = this.options.versionRetentionMs ?? defaultVersionRetentionMs;
+    const oldest = Math.max(Math.floor((Date.now() - retention) * 1000), await this.store.historyStart(await this.ready(db)));
+    if (readTime < oldest) throw firestoreErrors.failedPrecondition("The requested 'read_time' is too old.");
+  }
+
+  /** Drops the versions no allowed read time can see any more; how many went. */
+  async pruneHistory(shouldStop: () => boolean = () => false): Promise<number> {
+    const before = Math.floor((Date.now() - (this.options.versionRetentionMs ?? defaultVersionRetentionMs)) * 1000);
+    let pruned = 0;
+    while (!shouldStop()) {
+      const count = await this.store.pruneVersions(before, pruneBatch);
+      pruned += count;
+      if (count < pruneBatch) break;
+      // Let requests run between batches.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return pruned;
+  }
+
   async getDocuments(db: DatabaseId, paths: readonly string[], consistency: ReadConsistency = {}): Promise<Map<string, Doc>> {
     const key = await this.ready(db);
-    const rows = await this.store.getDocuments(key, paths);
+    const readTime = readTimeOf(consistency);
+    const rows = readTime === undefined ? await this.store.getDocuments(key, paths) : await this.store.getDocumentsAt(key, paths, readTime);
     const docs = new Map<string, Doc>();
     for (const path of paths) {
       const row = rows.get(path);
@@ -140,7 +178,8 @@ export class DocumentDatabase {
 
   async runQuery(db: DatabaseId, query: Query, consistency: ReadConsistency = {}): Promise<QueryResult> {
     const dbKey = await this.ready(db);
-    const result = await executeQuery({ store: this.store, dbKey, db, query, composites: this.options.compositeIndexes });
+    const readTime = readTimeOf(consistency);
+    const result = await executeQuery({ store: this.store, dbKey, db, query, composites: this.options.compositeIndexes, ...(readTime !== undefined ? { readTime } : {}) });
     if (consistency.transaction) for (const doc of result.docs) this.transactions.recordRead(consistency.transaction, doc.key.path, doc.updateTime);
     return result;
   }
@@ -270,10 +309,10 @@ export class DocumentDatabase {
   }
 
   /** Collection ids directly under a document (or the root). */
-  async listCollectionIds(db: DatabaseId, parent: string): Promise<string[]> {
+  async listCollectionIds(db: DatabaseId, parent: string, readTime?: number): Promise<string[]> {
     const dbKey = await this.ready(db);
     if (parent !== '') documentKey(parent);
-    const paths = await this.store.collectionPaths(dbKey, parent);
+    const paths = await this.store.collectionPaths(dbKey, parent, readTime);
     const depth = parent === '' ? 0 : parent.split('/').length;
     const ids = new Set<string>();
     // Every path the store returns lies under the parent.
@@ -282,12 +321,13 @@ export class DocumentDatabase {
   }
 
   /** Ids in a collection that name no document but have subcollections (ListDocuments' showMissing). */
-  async missingDocumentIds(db: DatabaseId, collection: string): Promise<string[]> {
+  async missingDocumentIds(db: DatabaseId, collection: string, readTime?: number): Promise<string[]> {
     const dbKey = await this.ready(db);
     const depth = collection.split('/').length;
     const ids = new Set<string>();
-    for (const path of await this.store.collectionPaths(dbKey, collection)) ids.add(path.split('/')[depth]!);
-    const existing = await this.store.getDocuments(dbKey, [...ids].map((id) => `${collection}/${id}`));
+    for (const path of await this.store.collectionPaths(dbKey, collection, readTime)) ids.add(path.split('/')[depth]!);
+    const paths = [...ids].map((id) => `${collection}/${id}`);
+    const existing = readTime === undefined ? await this.store.getDocuments(dbKey, paths) : await this.store.getDocumentsAt(dbKey, paths, readTime);
     return [...ids].filter((id) => !existing.has(`${collection}/${id}`));
   }
 
@@ -307,6 +347,11 @@ export class DocumentDatabase {
     const single = singleFieldEntries(doc.fields);
     return this.options.compositeIndexes.length ? [...single, ...compositeEntries(this.options.compositeIndexes, doc)] : single;
   }
+}
+
+/** A read's snapshot time: the one asked for, or its read-only transaction's. */
+function readTimeOf(consistency: ReadConsistency): number | undefined {
+  return consistency.readTime ?? consistency.transaction?.readTime;
 }
 
 function checkReadsUnchanged(transaction: ServerTransaction, current: Map<string, { updateTime: number }>): void {

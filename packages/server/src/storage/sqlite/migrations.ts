@@ -181,6 +181,28 @@ const migrations: string[] = [
   ALTER TABLE refresh_tokens ADD COLUMN developer_claims TEXT;
   `,
   storedIdsMigration,
+  `
+  -- Superseded versions of Firestore documents, for reads at a past time (readTime): the version a
+  -- commit replaced or deleted, with the time it stopped being current (until_time); pruned once
+  -- it ended before the retention window. history_start: reads before it are refused (versions
+  -- before this migration, or before a clear, were not kept).
+  CREATE TABLE fs_versions (
+    db TEXT NOT NULL,
+    parent TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    collection_id TEXT NOT NULL,
+    name_key BLOB NOT NULL,
+    create_time INTEGER NOT NULL,
+    update_time INTEGER NOT NULL,
+    until_time INTEGER NOT NULL,
+    fields TEXT NOT NULL
+  );
+  CREATE UNIQUE INDEX fs_versions_key ON fs_versions (db, parent, doc_id, update_time);
+  CREATE INDEX fs_versions_group ON fs_versions (db, collection_id, name_key);
+  CREATE INDEX fs_versions_until ON fs_versions (until_time);
+  ALTER TABLE fs_meta ADD COLUMN history_start INTEGER NOT NULL DEFAULT 0;
+  UPDATE fs_meta SET history_start = last_commit_time;
+  `,
 ];
 
 export function migrate(db: Database): void {

@@ -10,17 +10,10 @@ import type {
   IndexScan,
 } from '../document-store.js';
 import { numericIdValue } from '../../firestore/core/values.js';
+import { SqliteDocumentHistory, type VersionShape } from './sqlite-document-history.js';
 
-interface RowShape {
-  path: string;
-  parent: string;
-  collection_id: string;
-  doc_id: string;
-  name_key: Buffer;
-  create_time: number;
-  update_time: number;
-  fields: string;
-}
+/** A row as SELECTed: the columns of fs_documents and fs_versions alike. */
+type RowShape = VersionShape;
 
 const rowColumns = 'parent, doc_id, collection_id, name_key, create_time, update_time, fields';
 
@@ -33,8 +26,10 @@ export class SqliteDocumentStore implements DocumentStore {
   private readonly statements;
   private readonly scans = new Map<string, Database.Statement>();
   private readonly lastCommit = new Map<string, number>();
+  private readonly history: SqliteDocumentHistory;
 
   constructor(private readonly db: Database.Database) {
+    this.history = new SqliteDocumentHistory(db);
     this.statements = {
       getByPath: db.prepare<[string, string, string], RowShape>(`SELECT ${rowColumns} FROM fs_documents WHERE db = ? AND parent = ? AND doc_id = ?`),
       upsert: db.prepare(
@@ -76,7 +71,12 @@ export class SqliteDocumentStore implements DocumentStore {
       const current = this.readRows(db, paths);
       const commitTime = Math.max(Math.floor(Date.now() * 1000), this.lastCommitTimeSync(db) + 1);
       const { changes, result } = decide(current, commitTime);
-      for (const change of changes) this.apply(db, change);
+      for (const change of changes) {
+        // The version this commit replaces or deletes is kept, for reads at a past time.
+        const before = current.get(change.path);
+        if (before && before.updateTime !== change.row?.updateTime) this.history.keep(db, toShape(before), commitTime);
+        this.apply(db, change);
+      }
       this.statements.setLastCommit.run(db, commitTime);
       return { result, commitTime };
     });
@@ -149,10 +149,11 @@ export class SqliteDocumentStore implements DocumentStore {
     return (this.prepared(sql).all(...params) as RowShape[]).map(toRow);
   }
 
-  async collectionPaths(db: string, prefix: string): Promise<string[]> {
+  async collectionPaths(db: string, prefix: string, readTime?: number): Promise<string[]> {
     // Parents sharing the prefix sort together; '0' is the character after '/'.
     const lower = prefix === '' ? '' : `${prefix}/`;
     const upper = prefix === '' ? '\u{10FFFF}' : `${prefix}0`;
+    if (readTime !== undefined) return this.history.collectionPathsAt(db, lower, upper, readTime);
     return this.statements.collectionPaths.all(db, lower, upper).map((row) => row.parent);
   }
 
@@ -185,7 +186,31 @@ export class SqliteDocumentStore implements DocumentStore {
     this.db.transaction(() => {
       this.statements.clearDocuments.run(db);
       this.statements.clearIndex.run(db);
+      this.history.clear(db, Math.max(Math.floor(Date.now() * 1000), this.lastCommitTimeSync(db)));
     }).immediate();
+  }
+
+  async getDocumentsAt(db: string, paths: readonly string[], readTime: number): Promise<Map<string, DocumentRow>> {
+    const rows = new Map<string, DocumentRow>();
+    for (const path of paths) {
+      if (rows.has(path)) continue;
+      const slash = path.lastIndexOf('/');
+      const shape = this.history.rowAt(db, path.slice(0, Math.max(slash, 0)), storedId(path.slice(slash + 1)), readTime);
+      if (shape) rows.set(path, toRow(shape));
+    }
+    return rows;
+  }
+
+  async scanDocumentsAt(db: string, scan: DocumentScan, readTime: number): Promise<DocumentRow[]> {
+    return this.history.scanAt(db, scan, readTime, storedId).map(toRow);
+  }
+
+  async historyStart(db: string): Promise<number> {
+    return this.history.historyStart(db);
+  }
+
+  async pruneVersions(before: number, limit: number): Promise<number> {
+    return this.history.prune(before, limit);
   }
 
   private lastCommitTimeSync(db: string): number {
@@ -252,6 +277,18 @@ function addBound(conditions: string[], params: unknown[], bound: IndexPosition 
     conditions.push(`(value, doc_id) ${op} (?, ?)`);
     params.push(bound.value, storedId(bound.docId));
   }
+}
+
+function toShape(row: DocumentRow): VersionShape {
+  return {
+    parent: row.parent,
+    doc_id: storedId(row.id),
+    collection_id: row.collectionId,
+    name_key: row.nameKey,
+    create_time: row.createTime,
+    update_time: row.updateTime,
+    fields: row.fields,
+  };
 }
 
 function toRow(shape: RowShape): DocumentRow {
