@@ -183,9 +183,7 @@ function implementation(options: GrpcOptions): grpc.UntypedServiceImplementation
     Rollback: verb('rollback', 'database'),
     BatchWrite: verb('batchWrite', 'database'),
     ListCollectionIds: verb('listCollectionIds', 'parent'),
-    PartitionQuery: async () => {
-      throw firestoreErrors.unimplemented('PartitionQuery is not supported by Hearth.');
-    },
+    PartitionQuery: verb('partitionQuery', 'parent'),
   };
   const serverStreaming: Record<string, Handler> = {
     BatchGetDocuments: verb('batchGet', 'database'),

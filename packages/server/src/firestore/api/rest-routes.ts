@@ -145,6 +145,8 @@ export async function callVerb(database: DocumentDatabase, access: FirestoreAcce
       return runAggregationQuery(database, judge, db, path, body);
     case 'batchWrite':
       return batchWrite(database, judge, db, body);
+    case 'partitionQuery':
+      return partitionQuery(database, judge, db, path, body);
     default:
       throw firestoreErrors.unimplemented(`${verb} is not supported over REST by Hearth.`);
   }
@@ -271,6 +273,40 @@ async function runAggregationQuery(database: DocumentDatabase, judge: RequestJud
   const answer: Record<string, unknown> = { result: { aggregateFields }, readTime: await answerTime(database, db, consistency), done: true };
   if (isNew && transaction) answer.transaction = transaction.id;
   return [answer];
+}
+
+/**
+ * Split points of a collection group, `pageSize` at a time (all when 0 or absent); the page token
+ * is the index of the next point. Judged as a `list` of the query, which it reveals the names of.
+ */
+async function partitionQuery(database: DocumentDatabase, judge: RequestJudge, db: DatabaseId, parent: string, body: Body): Promise<unknown> {
+  onlyFields(body, ['structuredQuery', 'partitionCount', 'pageToken', 'pageSize', 'readTime', 'parent']);
+  if (body.structuredQuery === undefined) throw firestoreErrors.invalidArgument('A query must be set.');
+  const query = database.parseQuery(db, parent, body.structuredQuery);
+  const partitionCount = wholeNumber(body.partitionCount, 'partition_count', Number.MAX_SAFE_INTEGER);
+  if (partitionCount < 1) throw firestoreErrors.invalidArgument('partition_count must be positive.');
+  const pageSize = body.pageSize === undefined ? 0 : wholeNumber(body.pageSize, 'page_size', 2 ** 31 - 1);
+  const token = body.pageToken === undefined || body.pageToken === '' ? 0 : Number(/^p(\d{1,9})$/.exec(Buffer.from(String(body.pageToken), 'base64url').toString())?.[1] ?? NaN);
+  if (!Number.isInteger(token)) throw firestoreErrors.invalidArgument('Invalid page token.');
+  await judge.list(query);
+  const readTime = body.readTime === undefined ? undefined : await checkedReadTime(database, db, body.readTime);
+  const points = await database.partitionPoints(db, query, partitionCount, readTime);
+  const end = pageSize > 0 ? Math.min(points.length, token + pageSize) : points.length;
+  const answer: { partitions: unknown[]; nextPageToken?: string } = {
+    partitions: points.slice(token, end).map((path) => ({ values: [{ referenceValue: fullName(db, path) }] })),
+  };
+  if (end < points.length) answer.nextPageToken = Buffer.from(`p${end}`).toString('base64url');
+  return answer;
+}
+
+/** An int64 or int32 field of proto3 JSON: a number or a decimal string, not negative. */
+function wholeNumber(raw: unknown, name: string, max: number): number {
+  const value = typeof raw === 'string' && /^-?\d{1,20}$/.test(raw) ? Number(raw) : raw;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value > max) {
+    throw firestoreErrors.invalidArgument(`Invalid JSON payload received. Invalid value at '${name}'.`);
+  }
+  if (value < 0) throw firestoreErrors.invalidArgument(`${name} must not be negative.`);
+  return value;
 }
 
 /** Query explain: the plan only, or (analyze) the results with what running them took. */

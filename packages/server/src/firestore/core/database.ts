@@ -2,6 +2,7 @@ import type { DocumentStore } from '../../storage/document-store.js';
 import { compositeEntries, indexSetText, type CompositeIndex } from './composite-indexes.js';
 import { changeFor, docFromRow, singleFieldEntries, type Doc } from './documents.js';
 import { firestoreErrors } from './errors.js';
+import { checkPartitionable, partitionPoints } from './partitions.js';
 import { executeQuery, type QueryResult } from './planner.js';
 import { documentKey, type DatabaseId } from './paths.js';
 import { defaultQueryLimits, type Query, type QueryLimits } from './query.js';
@@ -182,6 +183,12 @@ export class DocumentDatabase {
     const result = await executeQuery({ store: this.store, dbKey, db, query, composites: this.options.compositeIndexes, ...(readTime !== undefined ? { readTime } : {}) });
     if (consistency.transaction) for (const doc of result.docs) this.transactions.recordRead(consistency.transaction, doc.key.path, doc.updateTime);
     return result;
+  }
+
+  /** PartitionQuery's split points (relative paths), now or at a past read time. */
+  async partitionPoints(db: DatabaseId, query: Query, partitionCount: number, readTime?: number): Promise<string[]> {
+    checkPartitionable(query);
+    return partitionPoints(this.store, await this.ready(db), query, partitionCount, readTime);
   }
 
   /**
