@@ -1,10 +1,11 @@
 import type { DocumentStore, IndexHit, IndexPosition } from '../../storage/document-store.js';
+import { sortTies, sortWhole } from './candidate-order.js';
 import { pastCandidates } from './past-reads.js';
 import { compositeIndexFor, groupIndexParent, type CompositeIndex, type IndexFit } from './composite-indexes.js';
 import { arrayElementKind, compositeKind, docFromRow, valueKind, type Doc } from './documents.js';
 import { encodeSegments, encodeValue } from './index-encoding.js';
 import { relativeName, type DatabaseId } from './paths.js';
-import { comparable, compareDocs, conjuncts, isRangeOp, matchesQuery, queryCollection, type Filter, type Query } from './query.js';
+import { comparable, conjuncts, isRangeOp, matchesQuery, queryCollection, type Filter, type Query } from './query.js';
 import { nullValue, type Value } from './values.js';
 
 /**
@@ -359,30 +360,6 @@ async function* fetchPaths(context: PlanContext, paths: string[]): AsyncGenerato
     const row = rows.get(path);
     if (row) yield docFromRow(row);
   }
-}
-
-// ---- ordering -------------------------------------------------------------------------------
-
-/** A source in order on the first field: documents tied on it are sorted by the rest. */
-async function* sortTies(context: PlanContext, source: AsyncGenerator<Doc>): AsyncGenerator<Doc> {
-  const { db, query } = context;
-  const first = query.orderBy.slice(0, 1);
-  let group: Doc[] = [];
-  const flush = () => group.sort((a, b) => compareDocs(db, query.orderBy, a, b));
-  for await (const doc of source) {
-    if (group.length && compareDocs(db, first, group[0]!, doc) !== 0) {
-      yield* flush();
-      group = [];
-    }
-    group.push(doc);
-  }
-  yield* flush();
-}
-
-async function* sortWhole(context: PlanContext, source: AsyncGenerator<Doc>): AsyncGenerator<Doc> {
-  const all: Doc[] = [];
-  for await (const doc of source) all.push(doc);
-  yield* all.sort((a, b) => compareDocs(context.db, context.query.orderBy, a, b));
 }
 
 export function firstPage(query: Query): number {
