@@ -35,6 +35,8 @@ export interface HearthOptions {
   indexesFile?: string;
   /** Values allowed in an `in` / `array-contains-any` filter (30 today; 10 for old clients). */
   maxInValues: number;
+  /** How long replaced and deleted document versions stay readable at a past `readTime` (Firestore: 1 hour). */
+  versionRetentionSeconds: number;
   /** Also serve gRPC (the Node SDKs' transport) on this port; it is always served on `port` too. */
   grpcPort?: number;
   /** `--rules FILE`: the default project's Firestore security rules, released at start and on every change. */
@@ -83,6 +85,7 @@ export function defaultOptions(overrides: Partial<HearthOptions> = {}): HearthOp
     smsOutbox: false,
     smsCodes: defaultSmsCodeOptions,
     smsLimits: defaultSmsLimits,
+    versionRetentionSeconds: 3600,
     ...overrides,
   };
 }

@@ -207,7 +207,12 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   const database = new DocumentDatabase(sqlite.documents(), {
     queryLimits: { ...defaultQueryLimits, maxInValues: options.maxInValues },
     compositeIndexes: options.indexesFile ? loadIndexFile(options.indexesFile) : [],
+    versionRetentionMs: options.versionRetentionSeconds * 1000,
   });
+  // Versions older than any allowed read time go, in small batches, once a minute.
+  let pruningStopped = false;
+  const pruning = setInterval(() => void database.pruneHistory(() => pruningStopped).catch((err: unknown) => logger.error({ err }, 'pruning document versions failed')), 60_000);
+  pruning.unref();
   const rulesRegistry = new RulesRegistry(sqlite.rules(), logger);
   const rulesSummary = await prepareRules(rulesRegistry, options, logger);
   const stopFollowingRules = options.rulesFile ? await followRulesFile(rulesRegistry, options.defaultProjectId, options.rulesFile, logger) : () => undefined;
@@ -257,6 +262,8 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       closed = true;
       clearInterval(rotation);
       clearInterval(sweep);
+      clearInterval(pruning);
+      pruningStopped = true;
       stopFollowingRules();
       await demoIdp?.close();
       // gRPC first: the HTTP server's close waits for the connections it handed over.
