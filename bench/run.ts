@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: each Hearth throughput beside a physical baseline measured in the same process
  * run, as a ratio. Settings: BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (1), BENCH_CONNECTIONS (10),
- * BENCH_USERS (50). `npm run bench -- auth`, `-- firestore`, `-- listeners` or `-- rules` runs one part only
+ * BENCH_USERS (50), BENCH_MFA_USERS (300). `npm run bench -- auth`, `-- firestore`, `-- listeners` or `-- rules` runs one part only
  * (firestore/index.ts and listeners/index.ts list their own settings); with no name, every part runs in turn.
  */
 import { loadavg } from 'node:os';
@@ -9,6 +9,7 @@ import { defaultScryptParams } from '../packages/server/src/auth/core/passwords.
 import { jwtBaseline, scryptOnce, startTrivialServer, type TrivialServer } from './baselines.js';
 import { bodies, createUsers, paths, post, smokeTest, startBenchHearth, type BenchHearth } from './hearth-setup.js';
 import { customTokenBodies, customTokenPath } from './custom-tokens.js';
+import { smokeTestTotpSignIn, totpSignInPath, TotpSignInLoad } from './mfa.js';
 import { measureEnumerationTiming } from './enumeration.js';
 import { envCount, envNumber, machineLine, progress } from './env.js';
 import { runFirestoreBench } from './firestore/index.js';
@@ -30,6 +31,11 @@ const settings: LoadSettings = {
   connections: envCount('BENCH_CONNECTIONS', 10),
 };
 const userCount = envCount('BENCH_USERS', 50);
+/**
+ * Accounts with five TOTP factors each for the second-factor step. A factor takes eight codes per
+ * run (replays are refused, and the window is five steps), so 300 accounts carry 12,000 requests.
+ */
+const mfaUserCount = envCount('BENCH_MFA_USERS', 300);
 
 function header(): string {
   const { N, r, p } = defaultScryptParams;
@@ -121,6 +127,11 @@ async function runAuthBench(): Promise<void> {
     progress('baseline: raw RS256 verifications');
     const verify = await baselineLoop(jwt.verify);
     rows.push({ name: 'custom token sign-in', hearth: customToken, baselineName: 'raw RS256 verifications', baseline: verify });
+    progress(`TOTP second factor (mfaSignIn:finalize); enrolling ${mfaUserCount * 5} factors`);
+    const totp = await TotpSignInLoad.prepare(target, mfaUserCount, settings.connections);
+    await smokeTestTotpSignIn(target, totp);
+    const totpSignIn = await measureLoad({ title: 'mfaSignIn:finalize (TOTP)', url, method: 'POST', path: totpSignInPath(apiKey), headers: json, bodies: totp.bodies() }, settings);
+    rows.push({ name: 'TOTP sign-in step', hearth: totpSignIn, baselineName: 'trivial Fastify POST', baseline: floor });
     // A custom-token sign-in writes the account and a refresh token in one durable commit, as a
     // sign-up does: this row separates that write from the token check.
     progress('context: anonymous sign-up (the same durable commit, no token to check)');

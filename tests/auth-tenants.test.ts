@@ -2,8 +2,8 @@
  * The official client SDK in a tenant (`auth.tenantId`), --dev: sign-up and sign-in with the
  * tenant's own settings, `firebase.tenant` in every ID token (refreshed ones too), the tenant's
  * password policy, email actions through the tenant's outbox (links carry the tenant), a federated
- * sign-in through the hosted handler with the tenant's own provider, a disabled tenant, and
- * `hearth users export|import --tenant`.
+ * sign-in through the hosted handler with the tenant's own provider, a TOTP second factor under the
+ * tenant's own multi-factor settings, a disabled tenant, and `hearth users export|import --tenant`.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -18,6 +18,8 @@ import {
   createUserWithEmailAndPassword,
   deleteUser,
   getIdTokenResult,
+  getMultiFactorResolver,
+  multiFactor,
   reload,
   sendEmailVerification,
   sendPasswordResetEmail,
@@ -25,15 +27,18 @@ import {
   signInAnonymously,
   signInWithEmailAndPassword,
   signInWithEmailLink,
+  TotpMultiFactorGenerator,
   updateProfile,
   validatePassword,
   type Auth,
+  type MultiFactorError,
 } from 'firebase/auth';
 import { uniqueEmail } from './helpers/admin-http.js';
 import { SdkClients, errorCodeOf } from './helpers/client.js';
 import { freePort, postJson, repoRoot, startHearth, type TestHearth } from './helpers/hearth.js';
 import { CookieBrowser, runHandlerFlow } from './helpers/idp-flow.js';
 import { oobCodes } from './helpers/outbox.js';
+import { TotpDevice } from './helpers/totp-device.js';
 import { call, claimsOf, createTenant, tenantOobCodes, tenantsPath, waitForTenantMail, type TenantResource } from './helpers/tenants.js';
 
 let server: TestHearth;
@@ -267,5 +272,58 @@ describe('hearth users --tenant', () => {
     const { user } = await signInWithEmailAndPassword(clientIn(to.tenantId), email, 'moving-pass');
     assert.equal(user.tenantId, to.tenantId);
     await assert.rejects(cli('import', file, '--tenant', 'Missing-abcde', '--hash-algo', 'HEARTH_SCRYPT'), /has no tenant Missing-abcde/);
+  });
+});
+
+describe('multi-factor authentication in a tenant', () => {
+  test("the tenant's mfaConfig decides; a TOTP factor is asked for in the tenant, and its pending credential works nowhere else", async () => {
+    const totpOn = { mfaConfig: { state: 'ENABLED', providerConfigs: [{ state: 'ENABLED', totpProviderConfig: { adjacentIntervals: 5 } }] } };
+    const secure = await createTenant(server, { displayName: 'Secure', ...totpOn });
+    const other = await createTenant(server, { displayName: 'Secure-Too', ...totpOn });
+    assert.equal(secure.mfaConfig && (secure.mfaConfig as { state: string }).state, 'ENABLED');
+    assert.equal((tenant.mfaConfig as { state: string }).state, 'DISABLED', 'a new tenant has multi-factor off, as Google makes them');
+
+    const enrolled = async (tenantId: string) => {
+      const email = uniqueEmail('tenant-mfa');
+      const { user } = await createUserWithEmailAndPassword(clientIn(tenantId), email, 'secret12');
+      const verified = await call(server, 'POST', `/identitytoolkit.googleapis.com/v1/projects/${server.projectId}/tenants/${tenantId}/accounts:update`, { localId: user.uid, emailVerified: true });
+      assert.equal(verified.status, 200, JSON.stringify(verified.body));
+      await reload(user);
+      return { user, email };
+    };
+    const off = await enrolled(tenant.tenantId);
+    assert.equal(await errorCodeOf(multiFactor(off.user).getSession().then((session) => TotpMultiFactorGenerator.generateSecret(session))), 'auth/operation-not-allowed');
+
+    const { user, email } = await enrolled(secure.tenantId);
+    const secret = await TotpMultiFactorGenerator.generateSecret(await multiFactor(user).getSession());
+    const device = new TotpDevice(secret.secretKey, { algorithm: secret.hashingAlgorithm, digits: secret.codeLength, period: secret.codeIntervalSeconds });
+    await multiFactor(user).enroll(TotpMultiFactorGenerator.assertionForEnrollment(secret, device.next()), 'Phone app');
+
+    const auth = clientIn(secure.tenantId);
+    const refused = await signInWithEmailAndPassword(auth, email, 'secret12').then(
+      () => assert.fail('a second factor is asked for'),
+      (error: MultiFactorError) => error,
+    );
+    assert.equal(refused.code, 'auth/multi-factor-auth-required');
+    const pending = (refused.customData as unknown as { _serverResponse: { mfaPendingCredential: string } })._serverResponse.mfaPendingCredential;
+    const resolver = getMultiFactorResolver(auth, refused);
+    const factor = resolver.hints[0]!;
+
+    // The pending credential is sealed for its tenant: the project and another tenant cannot finish it.
+    for (const elsewhere of [other.tenantId, undefined]) {
+      const answer = await postJson(`${server.url}/identitytoolkit.googleapis.com/v2/accounts/mfaSignIn:finalize?key=${server.apiKey}`, {
+        mfaPendingCredential: pending,
+        mfaEnrollmentId: factor.uid,
+        totpVerificationInfo: { verificationCode: device.codeFromNow(0) },
+        ...(elsewhere ? { tenantId: elsewhere } : {}),
+      });
+      assert.equal(answer.body.error?.message.split(' : ')[0], 'INVALID_MFA_PENDING_CREDENTIAL', JSON.stringify(answer.body));
+    }
+
+    const signedIn = await resolver.resolveSignIn(TotpMultiFactorGenerator.assertionForSignIn(factor.uid, device.next()));
+    const claims = claimsOf(await signedIn.user.getIdToken());
+    assert.equal(claims.firebase.tenant, secure.tenantId);
+    assert.equal(claims.firebase.sign_in_second_factor, 'totp');
+    assert.equal(signedIn.user.tenantId, secure.tenantId);
   });
 });

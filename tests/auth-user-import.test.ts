@@ -211,7 +211,7 @@ describe('what importUsers carries and refuses', () => {
       [5, 'auth/invalid-user-import'],
     ]);
     assert.match(result.errors[1]!.error.message, /email exists/);
-    assert.match(result.errors[2]!.error.message, /multi-factor/);
+    assert.match(result.errors[2]!.error.message, /Second factor account requires email/);
     for (const uid of fine) assert.equal((await admin.getUser(uid)).uid, uid);
     assert.equal((await admin.getUser(taken.uid)).email, taken.email, 'the holder of the email is untouched');
   });

@@ -107,6 +107,25 @@ describe('the firebase SDK (firebase/firestore) in Node over gRPC', () => {
     await rejectsWith(updateDoc(doc(db, `client-${run}/missing`), { a: 1 }), 'not-found', 'updateDoc of a missing document');
   });
 
+  test('numeric document ids (__id7__) are written, read and listened to, ordered by number before string ids', async () => {
+    const c = collection(db, `client-numeric-${run}`);
+    const batch = writeBatch(db);
+    for (const [i, id] of ['b', '__id10__', 'A', '__id-3__', '__id7__'].entries()) batch.set(doc(c, id), { n: i % 2 });
+    await within(batch.commit(), 'writeBatch with numeric ids');
+    const ids = async (q: Query) => (await within(getDocs(q), 'getDocs')).docs.map((d) => d.id);
+    assert.deepEqual(await ids(c), ['__id-3__', '__id7__', '__id10__', 'A', 'b']);
+    assert.deepEqual(await ids(query(c, where('n', '==', 0))), ['__id7__', 'A', 'b']);
+    assert.equal((await within(getDoc(doc(c, '__id-3__')), 'getDoc of a numeric id')).get('n'), 1);
+    const listened = new Snapshots<string[]>();
+    listened.stop = onSnapshot(query(c, orderBy('n'), limit(3)), (snapshot) => listened.push(snapshot.docs.map((d) => d.id)), listened.fail);
+    await listened.until((seen) => JSON.stringify(seen) === JSON.stringify(['__id7__', 'A', 'b']), 'the three n = 0 in id order');
+    await within(setDoc(doc(c, '__id-9223372036854775808__'), { n: 0 }), 'setDoc of the smallest numeric id');
+    await listened.until((seen) => JSON.stringify(seen) === JSON.stringify(['__id-9223372036854775808__', '__id7__', 'A']), 'the new smallest id first');
+    listened.stop();
+    await rejectsWith(setDoc(doc(c, '__id0__'), { n: 0 }), 'invalid-argument', 'setDoc of __id0__ (not a numeric id: reserved)');
+    await rejectsWith(setDoc(doc(c, '__id9223372036854775808__'), { n: 0 }), 'invalid-argument', 'setDoc of an id out of the int64 range');
+  });
+
   test('getDocs, counts and aggregations', async () => {
     const batch = writeBatch(db);
     for (let i = 0; i < 6; i++) batch.set(doc(db, `client-query-${run}/d${i}`), { n: i, even: i % 2 === 0 });

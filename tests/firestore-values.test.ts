@@ -53,6 +53,16 @@ const edges: Value[] = [
   { type: 'bytes', value: Buffer.of(0) },
   { type: 'bytes', value: Buffer.of(1) },
   { type: 'bytes', value: Buffer.of(1, 2) },
+  // Numeric ids (`__id<int64>__`) sort first, by number; then string ids by UTF-8 bytes, NUL first.
+  ref('c/__id-9223372036854775808__'),
+  ref('c/__id-2__'),
+  ref('c/__id7__'),
+  ref('c/__id7__/x/__id1__'),
+  ref('c/__id7__/x/a'),
+  ref('c/__id10__'),
+  ref('c/__id9223372036854775807__'),
+  ref('c/\u0000'),
+  ref('c/__id7__x'),
   ref('c/a'),
   ref('c/a/x/y'),
   ref('c/b'),
@@ -105,7 +115,7 @@ function randomValue(next: () => number, depth = 0): Value {
     case 6:
       return { type: 'bytes', value: Buffer.from(Array.from({ length: Math.floor(next() * 3) }, () => Math.floor(next() * 3))) };
     case 7:
-      return ref(Array.from({ length: 2 * (1 + Math.floor(next() * 2)) }, () => ['a', 'b', 'a\u0000'][Math.floor(next() * 3)]).join('/'));
+      return ref(Array.from({ length: 2 * (1 + Math.floor(next() * 2)) }, () => ['a', 'b', 'a\u0000', '\u0000', '__id7__', '__id-3__', '__id10__'][Math.floor(next() * 7)]).join('/'));
     case 8:
       return { type: 'array', values: Array.from({ length: Math.floor(next() * 3) }, () => randomValue(next, depth + 1)).filter((v) => v.type !== 'array') };
     default:

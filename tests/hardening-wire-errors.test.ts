@@ -103,7 +103,7 @@ describe('wire errors', () => {
 
   test('a 501 answer is logged at info, without a stack trace', async () => {
     const before = logs.length;
-    const response = await fetch(`${hearth.url}/v1/projects/${hearth.projectId}/databases/(default)/documents:partitionQuery`, {
+    const response = await fetch(`${hearth.url}/v1/projects/${hearth.projectId}/databases/(default)/documents:executePipeline`, {
       method: 'POST',
       headers: { authorization: 'Bearer owner', 'content-type': 'application/json' },
       body: '{}',

@@ -1,5 +1,5 @@
 /**
- * The bounded fuzz, one corpus per endpoint family: identity v1 and v3, securetoken, admin,
+ * The bounded fuzz, one corpus per endpoint family: identity v1, v2 (multi-factor) and v3, securetoken, admin,
  * Firestore REST, WebChannel, gRPC and the hosted pages. Bodies come from the identity API's own
  * JSON schemas and from Firestore request shapes, mutated; seeds are fixed, so a finding names the
  * request that reproduces it. No answer may be a 5xx, take over 5 s, or (JSON APIs) leave Google's
@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { mfaBodySchemas } from '../packages/server/src/auth/api/mfa-routes.js';
 import * as schemas from '../packages/server/src/auth/api/schemas.js';
 import { startHearth, type TestHearth } from './helpers/hearth.js';
 import { bodyFromSchema, check, checkGrpc, mutateJson, randomJson, seeded, type Finding, type Probe, type Rand } from './helpers/soak-fuzz.js';
@@ -38,6 +39,11 @@ const families: Record<string, { paths: string[]; headers?: Record<string, strin
     paths: ['signupNewUser', 'verifyPassword', 'getAccountInfo', 'setAccountInfo', 'deleteAccount', 'createAuthUri', 'getOobConfirmationCode', 'resetPassword', 'emailLinkSignin', 'verifyAssertion', 'getProjectConfig'].map((m) => `${v3}/${m}?key=any`),
     shape: true,
     body: (rand) => JSON.stringify(bodyFromSchema(rand, pickSchema(rand))),
+  },
+  'identity v2 (multi-factor)': {
+    paths: Object.keys(mfaBodySchemas).map((call) => `/identitytoolkit.googleapis.com/v2/accounts/${call}?key=any`),
+    shape: true,
+    body: (rand) => JSON.stringify(bodyFromSchema(rand, pick(rand, Object.values(mfaBodySchemas)) as Schema)),
   },
   securetoken: {
     paths: ['/securetoken.googleapis.com/v1/token?key=any'],

@@ -12,30 +12,39 @@ import { parseWrite } from '../../packages/server/src/firestore/core/writes.js';
 import { SqliteStore } from '../../packages/server/src/storage/sqlite/sqlite-store.js';
 import { measureConcurrent, type Rate } from '../stats.js';
 import { checkCommit, commitBody, fieldsFor, layoutFor } from './data.js';
-import { settings, type CommitShape } from './settings.js';
+import { overwritePool, settings, type CommitShape } from './settings.js';
 import { post, type Target } from './targets.js';
 
-/** A commit workload of fresh documents (inserts) shaped like the query collection's. */
-function commitOp(target: Target, batch: number): () => Promise<unknown> {
+/**
+ * A commit workload shaped like the query collection's documents: fresh documents (inserts), or with
+ * `overwrite` new values for a pool of documents written before (updates: the previous version is
+ * replaced), each writer its own pool.
+ */
+function commitOp(target: Target, batch: number, overwrite: boolean): () => Promise<unknown> {
   const layout = layoutFor(1_000_000, 'unused');
   let next = 0;
   const run = `r${Math.random().toString(36).slice(2, 8)}b${batch}`;
   return async () => {
     const docs = Array.from({ length: batch }, () => {
       const i = next++;
-      return { id: `${run}-${i}`, fields: fieldsFor(layout, i) };
+      return { id: `${run}-${overwrite ? i % overwritePool : i}`, fields: fieldsFor(layout, i) };
     });
     checkCommit(target, await post(target, ':commit', commitBody(target, 'commits', docs)), batch);
   };
 }
 
 export async function measureCommits(target: Target, shape: CommitShape): Promise<Rate> {
-  return measureConcurrent(shape.clients, settings.warmupSeconds, settings.seconds, commitOp(target, shape.batch));
+  const op = commitOp(target, shape.batch, shape.overwrite === true);
+  // Each writer of an overwriting shape runs its own pool, written once before the clock starts.
+  const ops = Array.from({ length: shape.clients }, () => (shape.overwrite ? commitOp(target, shape.batch, true) : op));
+  if (shape.overwrite) for (const each of ops) for (let i = 0; i < overwritePool / shape.batch; i++) await each();
+  let client = 0;
+  return measureConcurrent(shape.clients, settings.warmupSeconds, settings.seconds, ops.length === 1 ? ops[0]! : () => ops[client++ % ops.length]!());
 }
 
 /** A commit workload run in this process, one writer, beside the HTTP one. */
 export interface InProcessCommits {
-  op: (batch: number) => () => Promise<unknown>;
+  op: (batch: number, overwrite: boolean) => () => Promise<unknown>;
   close(): Promise<void> | void;
 }
 
@@ -60,10 +69,10 @@ function hearthCoreCommits(): InProcessCommits {
   const layout = layoutFor(1_000_000, 'unused');
   let next = 0;
   return {
-    op: (batch) => async () => {
+    op: (batch, overwrite) => async () => {
       const writes = Array.from({ length: batch }, (_, k) => {
         const i = next++;
-        const update = { name: `projects/${db.projectId}/databases/(default)/documents/commits/core-${i}`, fields: fieldsFor(layout, i) };
+        const update = { name: `projects/${db.projectId}/databases/(default)/documents/commits/core-${overwrite ? `u${i % overwritePool}` : i}`, fields: fieldsFor(layout, i) };
         return parseWrite(db, { update }, `writes[${k}]`);
       });
       await database.commit(db, writes);
@@ -75,14 +84,14 @@ function hearthCoreCommits(): InProcessCommits {
   };
 }
 
-/** Raw better-sqlite3: the same document name and fields JSON per row, one transaction per batch. */
+/** Raw better-sqlite3: the same document name and fields JSON per row (replaced when overwriting), one transaction per batch. */
 function rawSqliteBaseline(): InProcessCommits {
   const dir = mkdtempSync(join(tmpdir(), 'hearth-bench-raw-'));
   const db = new Database(join(dir, 'raw.sqlite'));
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.exec('CREATE TABLE docs (name TEXT PRIMARY KEY, fields TEXT NOT NULL)');
-  const insert = db.prepare<[string, string]>('INSERT INTO docs (name, fields) VALUES (?, ?)');
+  const insert = db.prepare<[string, string]>('INSERT OR REPLACE INTO docs (name, fields) VALUES (?, ?)');
   const write = db.transaction((rows: [string, string][]) => {
     for (const row of rows) insert.run(...row);
   });
@@ -90,10 +99,10 @@ function rawSqliteBaseline(): InProcessCommits {
   const prefix = 'projects/demo-hearth/databases/(default)/documents/commits/';
   let next = 0;
   return {
-    op: (batch) => async () => {
+    op: (batch, overwrite) => async () => {
       const rows = Array.from({ length: batch }, (): [string, string] => {
         const i = next++;
-        return [`${prefix}raw-${i}`, JSON.stringify(fieldsFor(layout, i))];
+        return [`${prefix}raw-${overwrite ? `u${i % overwritePool}` : i}`, JSON.stringify(fieldsFor(layout, i))];
       });
       write.immediate(rows);
     },

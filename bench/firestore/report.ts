@@ -5,7 +5,7 @@ import { count, ms, renderTable, seconds, type Rate } from '../stats.js';
 import { layoutFor } from './data.js';
 import { queryKinds, type Latency } from './queries.js';
 import type { BaselineRates, SizeResult, TargetResult } from './run-target.js';
-import { commitShapes, minimumQueries, peerSizes, settings, shapeKey } from './settings.js';
+import { baselineKey, commitShapes, minimumQueries, overwritePool, peerSizes, settings, shapeKey } from './settings.js';
 
 const docsPerSecond = (rate: Rate | undefined, batch: number) => (rate ? (rate.perSecond * batch).toFixed(0) : '—');
 const latencyCell = (rate: Rate | undefined) => (rate ? `${ms(rate.p50)} / ${ms(rate.p99)}` : '—');
@@ -16,11 +16,11 @@ function commitTable(hearth: TargetResult | undefined, peer: TargetResult | unde
   const body = commitShapes.map((shape) => {
     const h = hearth?.commits.get(shapeKey(shape));
     const e = peer?.commits.get(shapeKey(shape));
-    const raw = baselineRates.raw.get(shape.batch);
-    const core = baselineRates.core.get(shape.batch);
+    const raw = baselineRates.raw.get(baselineKey(shape));
+    const core = baselineRates.core.get(baselineKey(shape));
     const ratio = (x: Rate | undefined, y: Rate | undefined) => (x && y ? (x.perSecond / y.perSecond).toFixed(3) : '—');
     return [
-      `${plural(shape.batch, 'write')}/commit, ${plural(shape.clients, 'client')}`,
+      `${plural(shape.batch, shape.overwrite ? 'overwrite' : 'write')}/commit, ${plural(shape.clients, 'client')}`,
       docsPerSecond(h, shape.batch),
       latencyCell(h),
       docsPerSecond(raw, shape.batch),
@@ -42,6 +42,8 @@ export function report(hearth: TargetResult | undefined, peer: TargetResult | un
   console.log(commitTable(hearth, peer, baselineRates));
   console.log('raw SQLite: better-sqlite3 in this process, WAL, synchronous=FULL, one transaction per batch of the same rows');
   console.log('(document name, the same fields JSON), one writer (SQLite serialises writers anyway), no index but the name key.');
+  console.log('overwrite: each writer cycles through ' + overwritePool + ' documents it wrote before the clock started, so every write replaces');
+  console.log('a version (raw SQLite: INSERT OR REPLACE of the row).');
   console.log('core: Hearth\'s DocumentDatabase.commit called in this process, one writer: the same documents, index entries and');
   console.log('fsync as :commit without HTTP and JSON; Hearth÷core is what the HTTP layer costs.');
   console.log('Hearth÷emulator: above 1 when Hearth writes faster. The emulator keeps everything in memory and never syncs');

@@ -4,7 +4,7 @@ import { count, measureConcurrent, seconds, type Rate } from '../stats.js';
 import { measureCommits, type InProcessBaselines } from './commits.js';
 import { layoutFor, load, type LoadResult } from './data.js';
 import { measureQueries, queryKinds, type Latency } from './queries.js';
-import { commitShapes, settings, shapeKey } from './settings.js';
+import { baselineKey, commitShapes, settings, shapeKey } from './settings.js';
 import type { Target } from './targets.js';
 
 export interface SizeResult {
@@ -16,10 +16,10 @@ export interface SizeResult {
   footprint?: string;
 }
 
-/** The in-process rates by writes per commit: raw SQLite, and Hearth's database without HTTP. */
+/** The in-process rates by writes per commit and overwriting (baselineKey): raw SQLite, and Hearth's database without HTTP. */
 export interface BaselineRates {
-  raw: Map<number, Rate>;
-  core: Map<number, Rate>;
+  raw: Map<string, Rate>;
+  core: Map<string, Rate>;
 }
 
 export interface TargetResult {
@@ -39,13 +39,16 @@ export async function runTarget(
   budgetSeconds: number,
 ): Promise<void> {
   for (const shape of commitShapes) {
-    progress(`${target.name}: commits of ${shape.batch} write${shape.batch > 1 ? 's' : ''} from ${shape.clients} client${shape.clients > 1 ? 's' : ''}`);
+    const what = `${shape.batch} ${shape.overwrite ? 'overwrite' : 'write'}${shape.batch > 1 ? 's' : ''}`;
+    progress(`${target.name}: commits of ${what} from ${shape.clients} client${shape.clients > 1 ? 's' : ''}`);
     result.commits.set(shapeKey(shape), await measureCommits(target, shape));
-    if (baselines && !baselineRates.raw.has(shape.batch)) {
-      progress(`baseline: raw better-sqlite3 transactions of ${shape.batch} insert${shape.batch > 1 ? 's' : ''}`);
-      baselineRates.raw.set(shape.batch, await measureConcurrent(1, settings.warmupSeconds, settings.seconds, baselines.raw.op(shape.batch)));
-      progress(`reference: Hearth's database commits of ${shape.batch} write${shape.batch > 1 ? 's' : ''} in this process, no HTTP`);
-      baselineRates.core.set(shape.batch, await measureConcurrent(1, settings.warmupSeconds, settings.seconds, baselines.core.op(shape.batch)));
+    const key = baselineKey(shape);
+    if (baselines && !baselineRates.raw.has(key)) {
+      const overwrite = shape.overwrite === true;
+      progress(`baseline: raw better-sqlite3 transactions of ${what}`);
+      baselineRates.raw.set(key, await measureConcurrent(1, settings.warmupSeconds, settings.seconds, baselines.raw.op(shape.batch, overwrite)));
+      progress(`reference: Hearth's database commits of ${what} in this process, no HTTP`);
+      baselineRates.core.set(key, await measureConcurrent(1, settings.warmupSeconds, settings.seconds, baselines.core.op(shape.batch, overwrite)));
     }
   }
   let lastRate: number | undefined;

@@ -31,15 +31,23 @@ export interface CommitShape {
   batch: number;
   /** Concurrent clients. */
   clients: number;
+  /** Writes replace documents that exist (updates) rather than create new ones. */
+  overwrite?: boolean;
 }
 
 export const commitShapes: CommitShape[] = [
   { batch: 1, clients: 1 },
   { batch: 1, clients: settings.clients },
   { batch: 100, clients: settings.clients },
+  { batch: 1, clients: 1, overwrite: true },
+  { batch: 100, clients: settings.clients, overwrite: true },
 ];
 
-export const shapeKey = (shape: CommitShape) => `${shape.batch}x${shape.clients}`;
+export const shapeKey = (shape: CommitShape) => `${shape.batch}x${shape.clients}${shape.overwrite ? 'u' : ''}`;
+/** The in-process references depend on the writes per commit and whether they overwrite. */
+export const baselineKey = (shape: CommitShape) => `${shape.batch}${shape.overwrite ? 'u' : ''}`;
+/** Overwriting shapes cycle through this many documents per writer. */
+export const overwritePool = 1000;
 
 /** A slow target stops at the time cap once it has this many measured queries. */
 export const minimumQueries = 3;

@@ -35,6 +35,8 @@ export interface HearthOptions {
   indexesFile?: string;
   /** Values allowed in an `in` / `array-contains-any` filter (30 today; 10 for old clients). */
   maxInValues: number;
+  /** How long replaced and deleted document versions stay readable at a past `readTime` (Firestore: 1 hour). */
+  versionRetentionSeconds: number;
   /** Also serve gRPC (the Node SDKs' transport) on this port; it is always served on `port` too. */
   grpcPort?: number;
   /** `--rules FILE`: the default project's Firestore security rules, released at start and on every change. */
@@ -54,6 +56,11 @@ export interface HearthOptions {
   smsCodes: SmsCodeOptions;
   /** Texts per phone number and per client address. */
   smsLimits: SmsLimits;
+  /**
+   * Milliseconds since the epoch for multi-factor sign-in (pending credentials, TOTP enrolments and
+   * codes); tests pass a shifted one to reach an expiry without waiting. Date.now by default.
+   */
+  clock?: () => number;
 }
 
 export const defaultWebRoot = resolve(import.meta.dirname, '../../web/dist');
@@ -78,6 +85,7 @@ export function defaultOptions(overrides: Partial<HearthOptions> = {}): HearthOp
     smsOutbox: false,
     smsCodes: defaultSmsCodeOptions,
     smsLimits: defaultSmsLimits,
+    versionRetentionSeconds: 3600,
     ...overrides,
   };
 }

@@ -48,6 +48,7 @@ interface StartFlags {
   demoIdp?: boolean | string;
   indexes?: string;
   maxInValues: number;
+  versionRetention: number;
   grpcPort?: number;
   rules?: string;
   captchaWork: number;
@@ -99,6 +100,7 @@ program
   .option('--sms-outbox', 'keep texts in the SMS outbox outside --dev too (codes readable by the admin; for trials without a provider)', false)
   .option('--recent-login <seconds>', 'how recent a sign-in must be to change email or password or delete the account', count, 300)
   .option('--captcha-work <tries>', "the reCAPTCHA stand-in's proof of work: at most this many tries of 1000 PBKDF2 iterations per check (a browser does 1000 in about 0.1 s)", count, 1000)
+  .option('--version-retention <seconds>', 'how long replaced and deleted documents stay readable at a past readTime (Firestore: one hour)', count, 3600)
   .action(async (flags: StartFlags) => {
     const defaults = defaultOptions();
     let sms: HearthOptions['sms'];
@@ -120,6 +122,7 @@ program
       ...(flags.publicUrl ? { publicUrl: flags.publicUrl } : {}),
       ...(flags.indexes ? { indexesFile: resolve(flags.indexes) } : {}),
       maxInValues: flags.maxInValues,
+      versionRetentionSeconds: flags.versionRetention,
       ...(flags.grpcPort !== undefined ? { grpcPort: flags.grpcPort } : {}),
       ...(flags.rules ? { rulesFile: resolve(flags.rules) } : {}),
       shippedRulesFile: defaultShippedRulesFile,

@@ -9,6 +9,8 @@ import { registerIdentityRoutes } from './auth/api/identity-routes.js';
 import { registerActionRoutes } from './auth/api/action-routes.js';
 import { registerTokenRoutes } from './auth/api/token-routes.js';
 import { registerServiceAccountRoutes } from './auth/api/service-account-routes.js';
+import { registerMfaRoutes } from './auth/api/mfa-routes.js';
+import { createMfa } from './auth/mfa/mfa-setup.js';
 import { registerCaptchaRoutes } from './auth/api/captcha-routes.js';
 import { loadOrCreateCaptchaKey } from './auth/captcha/challenges.js';
 import { HumanChecks } from './auth/captcha/human-check.js';
@@ -166,6 +168,9 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     options.smsCodes,
   );
   const phoneSignIn = new PhoneSignIn(deps, sessions, smsCodes, humanCheck);
+  // Every first-factor sign-in asks accounts with second factors for one (SessionService.startSession).
+  const mfa = await createMfa({ auth: deps, sessions, store, dataDir: options.dataDir, clock: options.clock ?? Date.now, sms: { codes: smsCodes, humanCheck } });
+  deps.secondFactors = mfa.gate;
   const sweepAll = async () => {
     await oobCodes.sweep();
     await humanCheck.sweep();
@@ -199,12 +204,18 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   });
   registerIdpConfigRoutes(app, projects, callers);
   registerTenantRoutes(app, new TenantAdmin(projects), callers);
+  registerMfaRoutes(app, { enrollment: mfa.enrollment, signIn: mfa.signIn, callers });
   registerAdminRoutes(app, { sessions, accounts, admin, projects, callers, imports: new UserImportService(store), sessionCookies: new SessionCookies(deps, sessionCookieKeys), accountQuery: new AccountQuery(store) });
   registerTokenRoutes(app, sessions, callers, keys);
   const database = new DocumentDatabase(sqlite.documents(), {
     queryLimits: { ...defaultQueryLimits, maxInValues: options.maxInValues },
     compositeIndexes: options.indexesFile ? loadIndexFile(options.indexesFile) : [],
+    versionRetentionMs: options.versionRetentionSeconds * 1000,
   });
+  // Versions older than any allowed read time go, in small batches, once a minute.
+  let pruningStopped = false;
+  const pruning = setInterval(() => void database.pruneHistory(() => pruningStopped).catch((err: unknown) => logger.error({ err }, 'pruning document versions failed')), 60_000);
+  pruning.unref();
   const rulesRegistry = new RulesRegistry(sqlite.rules(), logger);
   const rulesSummary = await prepareRules(rulesRegistry, options, logger);
   const stopFollowingRules = options.rulesFile ? await followRulesFile(rulesRegistry, options.defaultProjectId, options.rulesFile, logger) : () => undefined;
@@ -255,6 +266,8 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       closed = true;
       clearInterval(rotation);
       clearInterval(sweep);
+      clearInterval(pruning);
+      pruningStopped = true;
       stopFollowingRules();
       await demoIdp?.close();
       // gRPC first: the HTTP server's close waits for the connections it handed over.

@@ -84,7 +84,7 @@ const catalogue = {
   PROJECT_DISABLED: 400, // auth/project-disabled: a tenant with disableAuth
   // throttling
   TOO_MANY_ATTEMPTS_TRY_LATER: 400, // auth/too-many-requests
-  // phone numbers and SMS codes
+  // phone numbers and SMS codes (TOTP codes too)
   INVALID_PHONE_NUMBER: 400, // auth/invalid-phone-number (firebase-admin: the same)
   MISSING_PHONE_NUMBER: 400, // auth/missing-phone-number
   PHONE_NUMBER_EXISTS: 400, // firebase-admin auth/phone-number-already-exists
@@ -97,6 +97,21 @@ const catalogue = {
   // proof of a person (Hearth's reCAPTCHA stand-in)
   MISSING_RECAPTCHA_TOKEN: 400, // auth/missing-recaptcha-token
   CAPTCHA_CHECK_FAILED: 400, // auth/captcha-check-failed
+  // multi-factor authentication
+  INVALID_ARGUMENT: 400, // auth/invalid-argument
+  UNVERIFIED_EMAIL: 400, // auth/unverified-email
+  UNSUPPORTED_FIRST_FACTOR: 400, // auth/unsupported-first-factor
+  SECOND_FACTOR_EXISTS: 400, // auth/second-factor-already-in-use
+  SECOND_FACTOR_LIMIT_EXCEEDED: 400, // auth/maximum-second-factor-count-exceeded
+  MISSING_MFA_PENDING_CREDENTIAL: 400, // auth/missing-multi-factor-session
+  MISSING_CREDENTIAL: 400, // (mfaSignIn:finalize without a pending credential, as Google answers)
+  INVALID_MFA_PENDING_CREDENTIAL: 400, // auth/invalid-multi-factor-session
+  MISSING_MFA_ENROLLMENT_ID: 400, // auth/missing-multi-factor-info
+  MFA_ENROLLMENT_NOT_FOUND: 400, // auth/multi-factor-info-not-found
+  INVALID_MFA_PHONE_NUMBER: 400, // firebase-admin auth/invalid-phone-number (admin-set factors)
+  INVALID_MFA_ENROLLMENT_ID: 400, // firebase-admin auth/invalid-uid
+  DUPLICATE_MFA_ENROLLMENT_ID: 400,
+  INVALID_ENROLLMENT_TIME: 400, // firebase-admin auth/invalid-enrollment-time
 } as const;
 
 export type AuthErrorCode = keyof typeof catalogue;

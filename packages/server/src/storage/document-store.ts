@@ -96,14 +96,28 @@ export interface DocumentStore {
   ): Promise<{ result: T; commitTime: number }>;
   scanIndex(db: string, scan: IndexScan): Promise<IndexHit[]>;
   scanDocuments(db: string, scan: DocumentScan): Promise<DocumentRow[]>;
-  /** Collection paths at or under `prefix` (every collection holding a document). */
-  collectionPaths(db: string, prefix: string): Promise<string[]>;
+  /** Collection paths at or under `prefix` (every collection holding a document), now or at `readTime` (µs). */
+  collectionPaths(db: string, prefix: string, readTime?: number): Promise<string[]>;
   /** The latest commit time of a database (µs), 0 if none. */
   lastCommitTime(db: string): Promise<number>;
   /** The composite indexes a database's entries were built for (opaque text), if any. */
   indexSet(db: string): Promise<string | undefined>;
   /** Replaces every kind-2 entry of a database and records the index set they were built for. */
   rebuildComposite(db: string, indexSet: string, entriesOf: (row: DocumentRow) => IndexEntry[]): Promise<void>;
-  /** Deletes every document of a database (the emulator's clear endpoint). */
+  /** Deletes every document of a database (the emulator's clear endpoint), and its history. */
   clear(db: string): Promise<void>;
+
+  // ---- the past: superseded versions, kept by every commit that replaces or deletes a document ----
+
+  /** The named documents as they were at `readTime` (µs). */
+  getDocumentsAt(db: string, paths: readonly string[], readTime: number): Promise<Map<string, DocumentRow>>;
+  /**
+   * The documents of a scope as they were at `readTime`, ascending (ids in one collection, name
+   * keys otherwise); `parent` or `collectionId`, `afterId`, name-key bounds and `limit` apply.
+   */
+  scanDocumentsAt(db: string, scan: DocumentScan, readTime: number): Promise<DocumentRow[]>;
+  /** The earliest time (µs) whose documents the kept versions can tell: earlier reads are refused. */
+  historyStart(db: string): Promise<number>;
+  /** Drops versions that stopped being current before `before` (µs), at most `limit`; how many went. */
+  pruneVersions(before: number, limit: number): Promise<number>;
 }

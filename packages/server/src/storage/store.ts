@@ -39,10 +39,51 @@ export interface UserRecord {
   emailLinkSignin?: boolean;
   /** The tenant the account belongs to (set when it is made in a tenant's realm). */
   tenantId?: string;
+  /** Second factors (multi-factor authentication), in enrolment order. */
+  mfaInfo?: MfaEnrollmentRecord[];
+  /** Pending credentials already turned into a session: each works once (see auth/mfa/pending-credentials.ts). */
+  usedMfaPendingCredentials?: UsedPendingCredential[];
   /** Seconds since the epoch; tokens issued before it are revoked. */
   validSince: number;
   /** Optimistic concurrency: bumped on every write. */
   version: number;
+}
+
+/** One enrolled second factor: an SMS number or a TOTP authenticator. */
+export interface MfaEnrollmentRecord {
+  /** Opaque, unique within the account (the SDK's `MultiFactorInfo.uid`). */
+  mfaEnrollmentId: string;
+  displayName?: string;
+  /** Milliseconds since the epoch. */
+  enrolledAt: number;
+  /** SMS factor: the E.164 number codes are sent to. */
+  phoneInfo?: string;
+  /** TOTP factor. */
+  totpInfo?: TotpFactorRecord;
+}
+
+export interface TotpFactorRecord {
+  /** The shared secret sealed with the data folder's MFA key (never stored or logged in the clear). */
+  sealedSecret: string;
+  hashingAlgorithm: 'SHA1' | 'SHA256' | 'SHA512';
+  verificationCodeLength: number;
+  periodSec: number;
+  /** The time step of the last accepted code: it and earlier ones are refused (RFC 6238 section 5.2). */
+  lastUsedStep?: number;
+}
+
+export interface UsedPendingCredential {
+  id: string;
+  /** Milliseconds since the epoch: after it the credential is dead anyway and the entry is dropped. */
+  expiresAt: number;
+}
+
+/** The second factor a session passed, carried into every ID token of that session. */
+export interface SecondFactorClaim {
+  /** `firebase.sign_in_second_factor`: 'phone' or 'totp'. */
+  factorId: string;
+  /** `firebase.second_factor_identifier`: the enrolment's mfaEnrollmentId. */
+  enrollmentId: string;
 }
 
 export interface RefreshTokenRecord {
@@ -59,6 +100,8 @@ export interface RefreshTokenRecord {
   signInProvider: string;
   /** JSON object text: a custom token's developer claims, carried into every ID token of the session. */
   developerClaims?: string;
+  /** The second factor the session passed (multi-factor sign-in or enrolment). */
+  secondFactor?: SecondFactorClaim;
 }
 
 /** The public half of a service-account key; the private key is never stored. */

@@ -7,6 +7,7 @@ import type { CreateSessionCookieRequest, SessionCookies } from '../core/session
 import { toAccountInfo } from '../core/account-view.js';
 import type { AccountService } from '../core/accounts.js';
 import type { ProjectConfig, ProjectDirectory } from '../core/project-config.js';
+import { applyMfaPatch, checkMfaConfig, mfaConfigPatchSchema, mfaConfigPaths, type MfaConfigPatch } from '../mfa/mfa-config.js';
 import type { BatchDeleteRequest, DeleteRequest, LookupRequest, SignUpRequest, UpdateRequest } from '../core/requests.js';
 import type { SessionService } from '../core/sessions.js';
 import type { BatchCreateRequest, UserImportService } from '../core/user-import.js';
@@ -204,6 +205,7 @@ type ConfigPatch = Partial<{
   apiKeys: string[];
   mail: Partial<ProjectConfig['mail']>;
   passwordPolicyConfig: Partial<PasswordPolicyConfig>;
+  mfa: MfaConfigPatch;
 }>;
 
 const boolean = { type: 'boolean' };
@@ -256,6 +258,7 @@ const configPatchBody = {
     authorizedDomains: { type: 'array', items: { type: 'string', maxLength: 253 }, maxItems: 100 },
     emailPrivacyConfig: { type: 'object', additionalProperties: false, properties: { enableImprovedEmailPrivacy: boolean } },
     apiKeys: { type: 'array', items: { type: 'string', minLength: 8, maxLength: 128 }, maxItems: 20 },
+    mfa: mfaConfigPatchSchema,
     mail: {
       type: 'object',
       additionalProperties: false,
@@ -283,6 +286,7 @@ function applyConfigPatch(current: ProjectConfig, patch: ConfigPatch, updateMask
     'passwordPolicyConfig.passwordPolicyEnforcementState',
     'passwordPolicyConfig.forceUpgradeOnSignin',
     'passwordPolicyConfig.passwordPolicyVersions',
+    ...mfaConfigPaths,
   ];
   for (const path of paths ?? []) {
     if (!known.some((k) => k === path || k.startsWith(`${path}.`))) throw requestErrors.invalidArgument(`Unknown field in updateMask: ${path}`);
@@ -306,7 +310,8 @@ function applyConfigPatch(current: ProjectConfig, patch: ConfigPatch, updateMask
   if (wanted('passwordPolicyConfig.passwordPolicyVersions') && policy?.passwordPolicyVersions !== undefined) {
     next.passwordPolicyConfig.passwordPolicyVersions = policy.passwordPolicyVersions.map((v) => ({ customStrengthOptions: { ...v.customStrengthOptions } }));
   }
-  const refusal = checkPasswordPolicy(next.passwordPolicyConfig);
+  next.mfa = applyMfaPatch(next.mfa, patch.mfa, wanted);
+  const refusal = checkPasswordPolicy(next.passwordPolicyConfig) ?? checkMfaConfig(next.mfa);
   if (refusal) throw requestErrors.invalidArgument(refusal);
   return next;
 }

@@ -26,9 +26,20 @@ const common = {
   tenantProjectNumber: ignored,
 };
 
-function body(properties: Record<string, JsonSchema>): JsonSchema {
+export function body(properties: Record<string, JsonSchema>): JsonSchema {
   return { type: 'object', properties: { ...common, ...properties }, additionalProperties: false };
 }
+
+/** A second factor as firebase-admin sends it (createUser's mfaInfo, updateUser's mfa.enrollments). */
+const adminEnrollments: JsonSchema = {
+  type: ['array', 'null'],
+  maxItems: 20,
+  items: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { mfaEnrollmentId: { type: 'string' }, displayName: { type: 'string' }, phoneInfo: { type: 'string' }, enrolledAt: { type: 'string' } },
+  },
+};
 
 export const signUpBody = body({
   email: string,
@@ -41,6 +52,7 @@ export const signUpBody = body({
   emailVerified: boolean,
   disabled: boolean,
   phoneNumber: string,
+  mfaInfo: adminEnrollments,
 });
 
 export const signInWithPasswordBody = body({
@@ -75,6 +87,7 @@ export const updateBody = body({
   customAttributes: string,
   validSince: { type: ['string', 'integer', 'null'] },
   phoneNumber: string,
+  mfa: { type: ['object', 'null'], additionalProperties: false, properties: { enrollments: adminEnrollments } },
 });
 
 export const deleteBody = body({ idToken: string, localId: string });

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TenantAdmin, TenantPatch } from '../tenants/tenant-admin.js';
+import { mfaConfigPatchSchema } from '../mfa/mfa-config.js';
 import { passwordPolicyConfigSchema } from './admin-routes.js';
 import type { CallerResolver } from './caller.js';
 import { projectPathParams, tenantPathParams } from './schemas.js';
@@ -17,6 +18,7 @@ const tenantBody = {
     enableAnonymousUser: boolean,
     passwordPolicyConfig: passwordPolicyConfigSchema,
     emailPrivacyConfig: { type: 'object', additionalProperties: false, properties: { enableImprovedEmailPrivacy: boolean } },
+    mfaConfig: mfaConfigPatchSchema,
     authorizedDomains: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9.:-]+$' }, maxItems: 100 },
     mail: {
       type: 'object',

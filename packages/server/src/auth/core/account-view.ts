@@ -1,4 +1,5 @@
 import type { ProviderUserInfo, UserRecord } from '../../storage/store.js';
+import { enrollmentsForWire, type MfaEnrollmentWire } from '../mfa/enrollments.js';
 
 /** What a caller learns about an account: everything but secrets (no password hash, no salt). */
 export interface AccountInfo {
@@ -18,6 +19,8 @@ export interface AccountInfo {
   lastRefreshAt?: string;
   /** The SDK takes the user's tenant from here (and refuses a user of another tenant). */
   tenantId?: string;
+  /** Second factors: to the owner and administrators in full (numbers unmasked, TOTP secrets never). */
+  mfaInfo?: MfaEnrollmentWire[];
 }
 
 export function toAccountInfo(user: UserRecord): AccountInfo {
@@ -38,6 +41,7 @@ export function toAccountInfo(user: UserRecord): AccountInfo {
   if (user.customAttributes) info.customAttributes = user.customAttributes;
   if (user.lastRefreshAt) info.lastRefreshAt = new Date(user.lastRefreshAt).toISOString();
   if (user.tenantId) info.tenantId = user.tenantId;
+  if (user.mfaInfo?.length) info.mfaInfo = enrollmentsForWire(user.mfaInfo, { obfuscatePhone: false });
   return info;
 }
 

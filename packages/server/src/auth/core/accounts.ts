@@ -1,4 +1,4 @@
-import type { UserRecord } from '../../storage/store.js';
+import type { SecondFactorClaim, UserRecord } from '../../storage/store.js';
 import { requestErrors } from '../../http/api-error.js';
 import { authError } from '../errors.js';
 import { phoneLookupKey, requirePhoneNumber } from '../phone/numbers.js';
@@ -7,7 +7,8 @@ import { authenticate, requireAdmin, requireRecentLogin, type AuthDeps } from '.
 import { hashPassword } from './passwords.js';
 import type { Caller, CreateAuthUriRequest, DeleteRequest, LookupRequest, UpdateRequest } from './requests.js';
 import type { SessionService, SessionTokens } from './sessions.js';
-import { reservedClaims } from './tokens.js';
+import { enrollmentsFromAdmin } from '../mfa/enrollments.js';
+import { reservedClaims, secondFactorOf } from './tokens.js';
 import { checkDisplayName, checkLocalId, checkPhotoUrl, isValidEmail, normalizeEmail, requireEmail, requireNewPassword } from './validation.js';
 
 const maxClaimsLength = 1000;
@@ -56,12 +57,14 @@ export class AccountService {
       request.customAttributes !== undefined ||
       request.validSince !== undefined ||
       request.phoneNumber !== undefined ||
+      request.mfa !== undefined ||
       (request.localId !== undefined && request.idToken === undefined);
     if (adminFields) requireAdmin(caller);
     if (request.oobCode !== undefined) throw authError('INVALID_OOB_CODE'); // applied by ActionCodeService
 
     let localId: string;
     let signInProvider = 'password';
+    let secondFactor: SecondFactorClaim | undefined;
     let owner: UserRecord | undefined;
     if (request.idToken !== undefined) {
       const { claims, user: current } = await authenticate(this.deps, caller, request.idToken);
@@ -70,6 +73,7 @@ export class AccountService {
       if (sensitive && !caller.isAdmin && claims.firebase.sign_in_provider !== 'anonymous') requireRecentLogin(this.deps, claims);
       localId = claims.sub;
       signInProvider = claims.firebase.sign_in_provider;
+      secondFactor = secondFactorOf(claims);
     } else if (request.localId !== undefined) {
       localId = checkLocalId(request.localId);
     } else {
@@ -91,7 +95,8 @@ export class AccountService {
     const now = Date.now();
     const revokes = passwordHash !== undefined || validSince !== undefined;
     const issuesTokens = owner !== undefined && !caller.isAdmin && (request.returnSecureToken === true || email !== undefined || passwordHash !== undefined);
-    const refresh = issuesTokens ? this.deps.tokens.newRefreshToken(caller.realm, owner!, Math.floor(now / 1000), signInProvider) : undefined;
+    // The owner's session goes on with fresh tokens, still naming the second factor it passed.
+    const refresh = issuesTokens ? this.deps.tokens.newRefreshToken(caller.realm, owner!, Math.floor(now / 1000), signInProvider, undefined, secondFactor) : undefined;
 
     let previousEmail: string | undefined;
     const user = await this.deps.users.update(
@@ -140,6 +145,11 @@ export class AccountService {
           else next.customAttributes = customAttributes;
         }
         if (phoneNumber !== undefined) next.phoneNumber = phoneNumber;
+        if (request.mfa !== undefined) {
+          const enrollments = enrollmentsFromAdmin(request.mfa.enrollments ?? [], current.mfaInfo ?? [], now);
+          if (enrollments.length) next.mfaInfo = enrollments;
+          else delete next.mfaInfo;
+        }
         if (revokes) next.validSince = validSince ?? Math.floor(now / 1000);
         return next;
       },
@@ -147,7 +157,7 @@ export class AccountService {
     );
     if (owner && !caller.isAdmin && previousEmail && user.email && previousEmail !== user.email) this.deps.onEmailChanged(caller, user, previousEmail);
     if (!refresh) return { user };
-    const tokens = await this.sessions.tokensFor(caller.realm, user, Math.floor(now / 1000), signInProvider, refresh.token);
+    const tokens = await this.sessions.tokensFor(caller.realm, user, Math.floor(now / 1000), signInProvider, refresh.token, undefined, secondFactor);
     return { user, tokens };
   }
 

@@ -6,7 +6,8 @@ import type { OobCodes } from './oob-codes.js';
 import { hashPassword } from './passwords.js';
 import { enforcePasswordPolicy } from './password-policy.js';
 import type { Caller, EmailLinkSignInRequest, ResetPasswordRequest } from './requests.js';
-import type { SessionService, SessionTokens } from './sessions.js';
+import type { SessionService, SignInResult } from './sessions.js';
+import { secondFactorOf } from './tokens.js';
 import { newLocalId } from './user-repository.js';
 import { requireEmail, requireNewPassword } from './validation.js';
 
@@ -18,7 +19,7 @@ export interface CodeInfo {
 
 export interface EmailLinkResult {
   user: UserRecord;
-  tokens: SessionTokens;
+  tokens: SignInResult['tokens'];
   isNewUser: boolean;
 }
 
@@ -105,26 +106,27 @@ export class ActionCodeService {
     if (config.signIn.email.passwordRequired || !config.signIn.email.enabled) throw authError('OPERATION_NOT_ALLOWED');
     const now = Date.now();
     const authTime = Math.floor(now / 1000);
-    const verified = (u: UserRecord): UserRecord => ({ ...u, email, emailVerified: true, emailLinkSignin: true, lastLoginAt: now });
+    const verified = (u: UserRecord): UserRecord => ({ ...u, email, emailVerified: true, emailLinkSignin: true });
 
-    let account: UserRecord | undefined;
-    let replacedEmail: string | undefined;
     if (request.idToken !== undefined) {
+      // Linking the address to the signed-in account: its session goes on (with its second factor).
       const { user: current, claims } = await authenticate(this.deps, caller, request.idToken);
-      account = current;
       const owner = await this.deps.users.getByEmail(caller.realm, email);
-      if (owner && owner.localId !== account.localId) throw authError('EMAIL_EXISTS');
-      if (guardEmailReplacement(this.deps, claims, current, email)) replacedEmail = current.email;
-    } else {
-      account = await this.deps.users.getByEmail(caller.realm, email);
-      if (account?.disabled) throw authError('USER_DISABLED');
+      if (owner && owner.localId !== current.localId) throw authError('EMAIL_EXISTS');
+      const replacedEmail = guardEmailReplacement(this.deps, claims, current, email) ? current.email : undefined;
+      const secondFactor = secondFactorOf(claims);
+      const refresh = this.deps.tokens.newRefreshToken(caller.realm, current, authTime, 'password', undefined, secondFactor);
+      const change = (u: UserRecord) => ({ ...verified(u), lastLoginAt: now });
+      const user = await this.deps.users.update(caller.realm, current.localId, change, () => [this.codes.consume(record), refresh.mutation]);
+      if (replacedEmail) this.deps.onEmailChanged(caller, user, replacedEmail);
+      return { user, tokens: await this.sessions.tokensFor(caller.realm, user, authTime, 'password', refresh.token, undefined, secondFactor), isNewUser: false };
     }
 
+    const account = await this.deps.users.getByEmail(caller.realm, email);
+    if (account?.disabled) throw authError('USER_DISABLED');
     if (account) {
-      const refresh = this.deps.tokens.newRefreshToken(caller.realm, account, authTime, 'password');
-      const user = await this.deps.users.update(caller.realm, account.localId, verified, () => [this.codes.consume(record), refresh.mutation]);
-      if (replacedEmail) this.deps.onEmailChanged(caller, user, replacedEmail);
-      return { user, tokens: await this.sessions.tokensFor(caller.realm, user, authTime, 'password', refresh.token), isNewUser: false };
+      const { user, tokens } = await this.sessions.startSession(caller.realm, account, 'password', { change: verified, alongside: [this.codes.consume(record)] });
+      return { user, tokens, isNewUser: false };
     }
     const fresh = verified({
       localId: newLocalId(),
@@ -132,6 +134,7 @@ export class ActionCodeService {
       providerUserInfo: [],
       disabled: false,
       createdAt: now,
+      lastLoginAt: now,
       validSince: authTime,
       version: 1,
     });

@@ -1,5 +1,6 @@
 import type { UserRecord } from '../../storage/store.js';
 import { authError } from '../errors.js';
+import type { SecondFactorGate } from '../mfa/gate.js';
 import type { ProjectDirectory } from './project-config.js';
 import type { Caller } from './requests.js';
 import type { FailureThrottle, SignInThrottle } from './throttle.js';
@@ -25,6 +26,8 @@ export interface AuthDeps {
   signInThrottle?: SignInThrottle;
   options: AuthOptions;
   onEmailChanged: EmailChangedHook;
+  /** Multi-factor: asks accounts with second factors for one before a sign-in completes. */
+  secondFactors?: SecondFactorGate;
 }
 
 export interface Authenticated {

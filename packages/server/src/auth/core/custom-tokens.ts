@@ -167,6 +167,6 @@ export class CustomTokenSignIn {
 
   private async again(caller: Caller, account: UserRecord, developerClaims: string | undefined): Promise<CustomTokenSignInResult> {
     if (account.disabled) throw authError('USER_DISABLED');
-    return { ...(await this.sessions.startSession(caller.realm, account, 'custom', undefined, developerClaims)), isNewUser: false };
+    return { ...(await this.sessions.startSession(caller.realm, account, 'custom', developerClaims ? { developerClaims } : {})), isNewUser: false };
   }
 }

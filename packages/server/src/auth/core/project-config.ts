@@ -5,6 +5,7 @@ import { authError } from '../errors.js';
 import type { IdpConfig } from '../federation/idp-configs.js';
 import { isTenantRealm, projectOf, realmKey } from '../tenants/realm.js';
 import { effectiveConfig, tenantWithDefaults, withOwnSettings, type TenantRecord } from '../tenants/tenant-settings.js';
+import { defaultMfaConfig, mfaConfigWithDefaults, type MultiFactorConfig } from '../mfa/mfa-config.js';
 import { defaultPasswordPolicy, type PasswordPolicyConfig } from './password-policy.js';
 
 /**
@@ -28,6 +29,8 @@ export interface ProjectConfig {
   idps: Record<string, IdpConfig>;
   /** Password strength rules, served to the SDK at /v2/passwordPolicy and enforced when ENFORCE. */
   passwordPolicyConfig: PasswordPolicyConfig;
+  /** Multi-factor authentication: whether it is on, which second factors, TOTP settings. */
+  mfa: MultiFactorConfig;
 }
 
 /** Defaults that depend on how Hearth runs. */
@@ -51,6 +54,7 @@ export function defaultProjectConfig(projectId: string, defaults: ConfigDefaults
     mail: { projectName: projectId, from: `"${projectId}" <noreply@${projectId}.hearth.localhost>` },
     idps: {},
     passwordPolicyConfig: defaultPasswordPolicy(),
+    mfa: defaultMfaConfig(),
   };
 }
 
@@ -68,6 +72,7 @@ function withDefaults(stored: Partial<ProjectConfig>, defaults: ProjectConfig): 
     mail: { ...defaults.mail, ...stored.mail },
     idps: stored.idps ?? {},
     passwordPolicyConfig: stored.passwordPolicyConfig ?? defaults.passwordPolicyConfig,
+    mfa: mfaConfigWithDefaults(stored.mfa),
   };
 }
 

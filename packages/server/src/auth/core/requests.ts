@@ -1,3 +1,5 @@
+import type { AdminEnrollment } from '../mfa/enrollments.js';
+
 /**
  * Request bodies as the identity API receives them (v1 names; the v3 legacy calls use the same
  * fields). The HTTP layer validates types and unknown fields before these reach the core.
@@ -14,6 +16,8 @@ export interface SignUpRequest {
   emailVerified?: boolean;
   disabled?: boolean;
   phoneNumber?: string;
+  /** Second factors to create the account with (firebase-admin's createUser({multiFactor})). */
+  mfaInfo?: AdminEnrollment[];
 }
 
 export interface SignInWithPasswordRequest {
@@ -48,6 +52,8 @@ export interface UpdateRequest {
   customAttributes?: string;
   validSince?: string | number;
   phoneNumber?: string;
+  /** The account's second factors, replaced (firebase-admin's updateUser({multiFactor})); `{}` removes them all. */
+  mfa?: { enrollments?: AdminEnrollment[] };
 }
 
 export interface DeleteRequest {

@@ -1,12 +1,14 @@
-import type { UserRecord } from '../../storage/store.js';
+import type { Mutation, SecondFactorClaim, UserRecord } from '../../storage/store.js';
 import { authError } from '../errors.js';
+import { enrollmentsFromAdmin } from '../mfa/enrollments.js';
+import type { SecondFactorRequired } from '../mfa/gate.js';
 import { requirePhoneNumber } from '../phone/numbers.js';
 import { authenticate, guardEmailReplacement, requireAdmin, type AuthDeps } from './auth-context.js';
 import { enforcePasswordPolicy, unmetRequirements } from './password-policy.js';
 import { hashPassword, needsRehash, verifyAgainstDecoy, verifyPassword } from './passwords.js';
 import type { Caller, RefreshRequest, SignInWithPasswordRequest, SignUpRequest } from './requests.js';
 import { signInLimits, SignInThrottle } from './throttle.js';
-import { hashRefreshToken, idTokenLifetimeSeconds, type SignInProvider } from './tokens.js';
+import { hashRefreshToken, idTokenLifetimeSeconds, secondFactorOf, type SignInProvider } from './tokens.js';
 import { newLocalId } from './user-repository.js';
 import { projectOf, tenantOf } from '../tenants/realm.js';
 import { checkDisplayName, checkLocalId, checkPhotoUrl, requireEmail, requireNewPassword } from './validation.js';
@@ -22,9 +24,22 @@ export interface SignUpResult {
   tokens?: SessionTokens;
 }
 
+/** A sign-in's answer: a session's tokens, or (the account has second factors) a request for one. */
 export interface SignInResult {
   user: UserRecord;
-  tokens: SessionTokens;
+  tokens: SessionTokens | SecondFactorRequired;
+}
+
+/** What a sign-in of an existing account does besides starting the session, in the same commit. */
+export interface SessionStart {
+  /** Changes to the account (a provider's profile, a re-hashed password, a verified email, ...). */
+  change?: (user: UserRecord) => UserRecord;
+  /** Other writes (the action code the sign-in uses, ...). */
+  alongside?: Mutation[];
+  /** A custom token's claims, carried into every ID token of the session. */
+  developerClaims?: string;
+  /** The second factor passed (multi-factor sign-in), named in every ID token of the session. */
+  secondFactor?: SecondFactorClaim;
 }
 
 export interface RefreshResult {
@@ -45,7 +60,8 @@ export class SessionService {
   }
 
   async signUp(caller: Caller, request: SignUpRequest): Promise<SignUpResult> {
-    const adminFields = request.localId !== undefined || request.emailVerified !== undefined || request.disabled !== undefined || request.phoneNumber !== undefined;
+    const adminFields =
+      request.localId !== undefined || request.emailVerified !== undefined || request.disabled !== undefined || request.phoneNumber !== undefined || request.mfaInfo !== undefined;
     if (adminFields) requireAdmin(caller);
     if (request.idToken) return this.linkPassword(caller, request);
 
@@ -76,6 +92,7 @@ export class SessionService {
     if (request.displayName !== undefined) user.displayName = checkDisplayName(request.displayName);
     if (request.photoUrl !== undefined) user.photoUrl = checkPhotoUrl(request.photoUrl);
     if (request.phoneNumber !== undefined) user.phoneNumber = requirePhoneNumber(request.phoneNumber);
+    if (request.mfaInfo?.length) user.mfaInfo = enrollmentsFromAdmin(request.mfaInfo, [], now);
 
     const wantsTokens = !caller.isAdmin || request.returnSecureToken === true;
     if (!wantsTokens) return { user: await this.deps.users.insert(caller.realm, user) };
@@ -100,7 +117,9 @@ export class SessionService {
     const passwordHash = await hashPassword(password);
     const now = Date.now();
     const authTime = Math.floor(now / 1000);
-    const refresh = this.deps.tokens.newRefreshToken(caller.realm, current, authTime, 'password');
+    // Linking keeps the session's second factor: the caller passed it when signing in.
+    const secondFactor = secondFactorOf(claims);
+    const refresh = this.deps.tokens.newRefreshToken(caller.realm, current, authTime, 'password', undefined, secondFactor);
     const user = await this.deps.users.update(
       caller.realm,
       current.localId,
@@ -112,7 +131,7 @@ export class SessionService {
       () => [refresh.mutation],
     );
     if (replacesEmail) this.deps.onEmailChanged(caller, user, current.email!);
-    return { user, tokens: await this.tokensFor(caller.realm, user, authTime, 'password', refresh.token) };
+    return { user, tokens: await this.tokensFor(caller.realm, user, authTime, 'password', refresh.token, undefined, secondFactor) };
   }
 
   async signInWithPassword(caller: Caller, request: SignInWithPasswordRequest): Promise<SignInResult> {
@@ -139,22 +158,37 @@ export class SessionService {
     }
     // An imported (or older) hash that matched is replaced by Hearth's scrypt in the sign-in's own commit.
     const rehash = needsRehash(found.passwordHash!) ? { from: found.passwordHash!, to: await hashPassword(request.password) } : undefined;
-    return this.startSession(caller.realm, found, 'password', rehash);
+    // Only the hash that was checked is replaced: a password changed meanwhile stays.
+    const change = rehash ? (u: UserRecord) => (u.passwordHash === rehash.from ? { ...u, passwordHash: rehash.to } : u) : undefined;
+    return this.startSession(caller.realm, found, 'password', change ? { change } : {});
   }
 
-  /** Records a sign-in and issues a fresh ID token and refresh token for it (with a custom token's claims, if any). */
-  async startSession(projectId: string, account: UserRecord, provider: SignInProvider, rehash?: { from: string; to: string }, developerClaims?: string): Promise<SignInResult> {
+  /**
+   * Every first-factor sign-in of an existing account comes here. An account with second factors
+   * gets a pending credential instead of a session (what the first factor changes is kept); the
+   * others get a session at once.
+   */
+  async startSession(projectId: string, account: UserRecord, provider: SignInProvider, start: SessionStart = {}): Promise<SignInResult> {
+    const required = await this.deps.secondFactors?.challenge(projectId, account, provider, start.developerClaims);
+    if (!required) return this.completeSignIn(projectId, account, provider, start);
+    const changes = start.change !== undefined || (start.alongside?.length ?? 0) > 0;
+    const user = changes ? await this.deps.users.update(projectId, account.localId, start.change ?? ((u) => u), () => start.alongside ?? []) : account;
+    return { user, tokens: required };
+  }
+
+  /** Records a sign-in and issues its ID token and refresh token (the multi-factor finalize ends here too). */
+  async completeSignIn(projectId: string, account: UserRecord, provider: SignInProvider, start: SessionStart = {}): Promise<{ user: UserRecord; tokens: SessionTokens }> {
     const now = Date.now();
     const authTime = Math.floor(now / 1000);
-    const refresh = this.deps.tokens.newRefreshToken(projectId, account, authTime, provider, developerClaims);
+    const { developerClaims, secondFactor } = start;
+    const refresh = this.deps.tokens.newRefreshToken(projectId, account, authTime, provider, developerClaims, secondFactor);
     const user = await this.deps.users.update(
       projectId,
       account.localId,
-      // Only the hash that was checked is replaced: a password changed meanwhile stays.
-      (u) => ({ ...u, lastLoginAt: now, ...(rehash && u.passwordHash === rehash.from ? { passwordHash: rehash.to } : {}) }),
-      () => [refresh.mutation],
+      (u) => ({ ...(start.change ? start.change(u) : u), lastLoginAt: now }),
+      () => [refresh.mutation, ...(start.alongside ?? [])],
     );
-    return { user, tokens: await this.tokensFor(projectId, user, authTime, provider, refresh.token, developerClaims) };
+    return { user, tokens: await this.tokensFor(projectId, user, authTime, provider, refresh.token, developerClaims, secondFactor) };
   }
 
   async refresh(request: RefreshRequest): Promise<RefreshResult> {
@@ -179,12 +213,20 @@ export class SessionService {
       throw authError('TOKEN_EXPIRED');
     }
     if (user.disabled) throw authError('USER_DISABLED');
-    const idToken = await this.deps.tokens.signIdToken(record.projectId, user, record.authTime, record.signInProvider, record.developerClaims);
+    const idToken = await this.deps.tokens.signIdToken(record.projectId, user, record.authTime, record.signInProvider, record.developerClaims, record.secondFactor);
     return { projectId: projectOf(record.projectId), user, idToken, refreshToken: request.refresh_token, expiresIn: String(idTokenLifetimeSeconds) };
   }
 
-  async tokensFor(projectId: string, user: UserRecord, authTime: number, provider: SignInProvider, refreshToken: string, developerClaims?: string): Promise<SessionTokens> {
-    const idToken = await this.deps.tokens.signIdToken(projectId, user, authTime, provider, developerClaims);
+  async tokensFor(
+    projectId: string,
+    user: UserRecord,
+    authTime: number,
+    provider: SignInProvider,
+    refreshToken: string,
+    developerClaims?: string,
+    secondFactor?: SecondFactorClaim,
+  ): Promise<SessionTokens> {
+    const idToken = await this.deps.tokens.signIdToken(projectId, user, authTime, provider, developerClaims, secondFactor);
     return { idToken, refreshToken, expiresIn: String(idTokenLifetimeSeconds) };
   }
 }

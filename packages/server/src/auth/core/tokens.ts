@@ -1,6 +1,6 @@
 import { SignJWT, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { createHash, randomBytes } from 'node:crypto';
-import type { Mutation, RefreshTokenRecord, Store, UserRecord } from '../../storage/store.js';
+import type { Mutation, RefreshTokenRecord, SecondFactorClaim, Store, UserRecord } from '../../storage/store.js';
 import { authError } from '../errors.js';
 import { projectOf, tenantOf } from '../tenants/realm.js';
 import type { SigningKeyRing } from './signing-keys.js';
@@ -21,8 +21,22 @@ export interface IdTokenClaims extends JWTPayload {
   name?: string;
   picture?: string;
   phone_number?: string;
-  /** `tenant`: the tenant the account belongs to (absent for the project's own accounts). */
-  firebase: { identities: Record<string, string[]>; sign_in_provider: SignInProvider; tenant?: string };
+  firebase: {
+    identities: Record<string, string[]>;
+    sign_in_provider: SignInProvider;
+    /** The tenant the account belongs to (absent for the project's own accounts). */
+    tenant?: string;
+    /** Set when the session passed a second factor: 'phone' or 'totp'. */
+    sign_in_second_factor?: string;
+    /** The enrolment (mfaEnrollmentId) of that second factor. */
+    second_factor_identifier?: string;
+  };
+}
+
+/** The second factor an ID token's session passed, to carry into tokens issued for the same session. */
+export function secondFactorOf(claims: IdTokenClaims): SecondFactorClaim | undefined {
+  const { sign_in_second_factor: factorId, second_factor_identifier: enrollmentId } = claims.firebase;
+  return typeof factorId === 'string' && typeof enrollmentId === 'string' ? { factorId, enrollmentId } : undefined;
 }
 
 /** Claims firebase-admin refuses as custom claims, because the token already uses them. */
@@ -59,9 +73,18 @@ export class TokenService {
   /**
    * An ID token for an account of `realm`: audience and issuer name its project, and a tenant's
    * accounts carry `firebase.tenant`. `developerClaims`: a custom token's claims (JSON object
-   * text), over the user's own custom claims.
+   * text), over the user's own custom claims; `secondFactor`: the second factor the session passed
+   * (firebase.sign_in_second_factor).
    */
-  async signIdToken(realm: string, user: UserRecord, authTime: number, signInProvider: SignInProvider, developerClaims?: string, now = nowSeconds()): Promise<string> {
+  async signIdToken(
+    realm: string,
+    user: UserRecord,
+    authTime: number,
+    signInProvider: SignInProvider,
+    developerClaims?: string,
+    secondFactor?: SecondFactorClaim,
+    now = nowSeconds(),
+  ): Promise<string> {
     const identities: Record<string, string[]> = {};
     if (user.email) identities.email = [user.email];
     if (user.phoneNumber) identities.phone = [user.phoneNumber];
@@ -80,11 +103,12 @@ export class TokenService {
       claims.email_verified = user.emailVerified;
     }
     const tenant = tenantOf(realm);
-    Object.assign(claims, {
-      auth_time: authTime,
-      user_id: user.localId,
-      firebase: { identities, sign_in_provider: signInProvider, ...(tenant !== undefined ? { tenant } : {}) },
-    });
+    const firebase: IdTokenClaims['firebase'] = { identities, sign_in_provider: signInProvider, ...(tenant !== undefined ? { tenant } : {}) };
+    if (secondFactor) {
+      firebase.sign_in_second_factor = secondFactor.factorId;
+      firebase.second_factor_identifier = secondFactor.enrollmentId;
+    }
+    Object.assign(claims, { auth_time: authTime, user_id: user.localId, firebase });
     const projectId = projectOf(realm);
     const key = this.keys.signingKey();
     return new SignJWT(claims)
@@ -137,6 +161,7 @@ export class TokenService {
     authTime: number,
     signInProvider: SignInProvider,
     developerClaims?: string,
+    secondFactor?: SecondFactorClaim,
   ): { token: string; mutation: Mutation } {
     const token = `${randomBytes(32).toString('base64url')}`;
     const record: RefreshTokenRecord = {
@@ -148,6 +173,7 @@ export class TokenService {
       authTime,
       signInProvider,
       ...(developerClaims ? { developerClaims } : {}),
+      ...(secondFactor ? { secondFactor } : {}),
     };
     return { token, mutation: { kind: 'insertRefreshToken', token: record } };
   }

@@ -37,6 +37,8 @@ export interface ExportedAccount {
   disabled: boolean;
   customAttributes?: string;
   providerUserInfo: ExportedProviderInfo[];
+  /** Phone second factors (TOTP secrets are not exported, as Firebase's export leaves them out). */
+  mfaInfo?: Array<{ mfaEnrollmentId: string; displayName?: string; phoneInfo: string; enrolledAt: string }>;
 }
 
 export interface ExportedProviderInfo {
@@ -86,6 +88,12 @@ export function toExportedAccount(user: UserRecord): ExportedAccount {
   if (user.lastLoginAt) account.lastSignedInAt = String(user.lastLoginAt);
   if (user.phoneNumber) account.phoneNumber = user.phoneNumber;
   if (user.customAttributes) account.customAttributes = user.customAttributes;
+  const phoneFactors = (user.mfaInfo ?? []).flatMap((factor) =>
+    factor.phoneInfo
+      ? [{ mfaEnrollmentId: factor.mfaEnrollmentId, ...(factor.displayName ? { displayName: factor.displayName } : {}), phoneInfo: factor.phoneInfo, enrolledAt: new Date(factor.enrolledAt).toISOString() }]
+      : [],
+  );
+  if (phoneFactors.length) account.mfaInfo = phoneFactors;
   return account;
 }
 

@@ -24,6 +24,7 @@ const jsonKeys = new Set([
   'phoneNumber',
   'disabled',
   'customAttributes',
+  'mfaInfo',
 ]);
 const providerKeys = new Set(['providerId', 'rawId', 'email', 'displayName', 'photoUrl']);
 
@@ -98,6 +99,12 @@ function jsonAccount(user: unknown, index: number): ImportedAccount {
   if (providers !== undefined && providers !== null) {
     if (!Array.isArray(providers)) throw new AccountFileError(`${where}: providerUserInfo must be a list`);
     account.providerUserInfo = providers.map((info: unknown) => jsonProvider(info, where));
+  }
+  const mfaInfo = record.mfaInfo;
+  if (mfaInfo !== undefined && mfaInfo !== null) {
+    // Entries are checked by the import itself (phone factors on a verified email, as Google's).
+    if (!Array.isArray(mfaInfo)) throw new AccountFileError(`${where}: mfaInfo must be a list`);
+    account.mfaInfo = mfaInfo;
   }
   return account;
 }

@@ -1,5 +1,6 @@
-import { StoreConflict, type Mutation, type ProviderUserInfo, type Store, type UserRecord } from '../../storage/store.js';
-import { requestErrors } from '../../http/api-error.js';
+import { StoreConflict, type MfaEnrollmentRecord, type Mutation, type ProviderUserInfo, type Store, type UserRecord } from '../../storage/store.js';
+import { ApiError, requestErrors } from '../../http/api-error.js';
+import { enrollmentsFromAdmin, type AdminEnrollment } from '../mfa/enrollments.js';
 import { withDerivedProviders } from './account-view.js';
 import { requireAdmin } from './auth-context.js';
 import { isBcryptHash } from './bcrypt.js';
@@ -158,7 +159,6 @@ function withoutNulls<T extends object>(value: T): T {
 function toUserRecord(given: ImportedAccount, hashOptions: ImportHashOptions | undefined, now: number, realm: string): UserRecord {
   const account = withoutNulls(given);
   if (account.tenantId && account.tenantId !== tenantOf(realm)) throw new AccountRefused('Tenant id in userInfo does not match the tenant id in request.');
-  if (account.mfaInfo?.length) throw new AccountRefused('multi-factor enrollments are not supported by Hearth');
   const localId = account.localId;
   if (!localId) throw new AccountRefused('localId is missing');
   if (localId.length > maxLocalIdLength) throw new AccountRefused(`localId is longer than ${maxLocalIdLength} characters`);
@@ -179,6 +179,7 @@ function toUserRecord(given: ImportedAccount, hashOptions: ImportHashOptions | u
     if (!isValidEmail(email)) throw new AccountRefused(`invalid email: ${account.email}`);
     user.email = email;
   }
+  if (account.mfaInfo?.length) user.mfaInfo = importedEnrollments(account.mfaInfo, user, now);
   if (account.displayName) user.displayName = account.displayName.slice(0, 256);
   if (account.photoUrl) user.photoUrl = account.photoUrl;
   if (account.phoneNumber) {
@@ -194,6 +195,31 @@ function toUserRecord(given: ImportedAccount, hashOptions: ImportHashOptions | u
     user.passwordUpdatedAt = now;
   }
   return withDerivedProviders(user);
+}
+
+/** Phone second factors (TOTP secrets cannot be exported from Google, so none come in); as Google, only on a verified email. */
+function importedEnrollments(given: unknown[], user: UserRecord, now: number): MfaEnrollmentRecord[] {
+  if (!user.email) throw new AccountRefused('Second factor account requires email to be presented.');
+  if (!user.emailVerified) throw new AccountRefused('Second factor account requires email to be verified.');
+  const fields = ['mfaEnrollmentId', 'displayName', 'phoneInfo', 'enrolledAt'] as const;
+  const entries = given.map((item): AdminEnrollment => {
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) throw new AccountRefused('each mfaInfo entry must be an object');
+    const entry: AdminEnrollment = {};
+    for (const field of fields) {
+      const value = (item as Record<string, unknown>)[field];
+      if (value === undefined || value === null) continue;
+      if (typeof value !== 'string') throw new AccountRefused(`mfaInfo.${field} must be text`);
+      entry[field] = value;
+    }
+    if (entry.phoneInfo === undefined) throw new AccountRefused('Second factor not supported (a phone number is needed).');
+    return entry;
+  });
+  try {
+    return enrollmentsFromAdmin(entries, [], now);
+  } catch (error) {
+    if (error instanceof ApiError) throw new AccountRefused(error.wireMessage);
+    throw error;
+  }
 }
 
 function passwordHashOf(account: ImportedAccount, options: ImportHashOptions): string {

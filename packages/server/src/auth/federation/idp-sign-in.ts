@@ -1,7 +1,8 @@
-import type { ProviderUserInfo, Store, UserRecord } from '../../storage/store.js';
+import type { ProviderUserInfo, SecondFactorClaim, Store, UserRecord } from '../../storage/store.js';
 import { authenticate, type AuthDeps } from '../core/auth-context.js';
 import type { Caller } from '../core/requests.js';
-import type { SessionService, SessionTokens } from '../core/sessions.js';
+import type { SessionService, SignInResult } from '../core/sessions.js';
+import { secondFactorOf } from '../core/tokens.js';
 import { newLocalId } from '../core/user-repository.js';
 import { ApiError } from '../../http/api-error.js';
 import { authError } from '../errors.js';
@@ -24,7 +25,8 @@ export interface IdpSignInResult {
   providerId: string;
   profile: IdpProfile;
   user?: UserRecord;
-  tokens?: SessionTokens;
+  /** A session's tokens, or (the account has second factors) the request for one. */
+  tokens?: SignInResult['tokens'];
   isNewUser: boolean;
   /** The identity's email belongs to another account: the SDK's account-exists-with-different-credential. */
   needConfirmation?: boolean;
@@ -120,12 +122,12 @@ export class IdpSignIn {
     const info = providerInfo(providerId, profile);
 
     if (idToken !== undefined) {
-      const { user: current } = await authenticate(this.deps, caller, idToken);
+      const { user: current, claims } = await authenticate(this.deps, caller, idToken);
       if (linked && linked.localId !== current.localId) throw authError('FEDERATED_USER_ID_ALREADY_LINKED');
       if (current.providerUserInfo.some((p) => p.providerId === providerId && p.rawId !== profile.rawId)) {
         throw authError('PROVIDER_ALREADY_LINKED');
       }
-      return this.signInExisting(caller, current, providerId, profile, (u) => {
+      return this.link(caller, current, providerId, profile, secondFactorOf(claims), (u) => {
         const next: UserRecord = { ...u, providerUserInfo: [...u.providerUserInfo.filter((p) => p.providerId !== providerId), info], lastLoginAt: now };
         if (!next.email && profile.email && profile.emailVerified) {
           next.email = profile.email;
@@ -137,11 +139,9 @@ export class IdpSignIn {
 
     if (linked) {
       if (linked.disabled) throw authError('USER_DISABLED');
-      return this.signInExisting(caller, linked, providerId, profile, (u) => ({
-        ...u,
-        providerUserInfo: u.providerUserInfo.map((p) => (p.providerId === providerId ? info : p)),
-        lastLoginAt: now,
-      }));
+      const change = (u: UserRecord) => ({ ...u, providerUserInfo: u.providerUserInfo.map((p) => (p.providerId === providerId ? info : p)) });
+      const { user, tokens } = await this.sessions.startSession(caller.realm, linked, providerId, { change });
+      return { providerId, profile, user, tokens, isNewUser: false };
     }
 
     // Reauthentication proves who is already here; it never makes a stray new account.
@@ -172,11 +172,20 @@ export class IdpSignIn {
     return { providerId, profile, user, tokens: await this.sessions.tokensFor(caller.realm, user, authTime, providerId, refresh.token), isNewUser: true };
   }
 
-  private async signInExisting(caller: Caller, account: UserRecord, providerId: string, profile: IdpProfile, change: (u: UserRecord) => UserRecord): Promise<IdpSignInResult> {
+  /** Linking to the signed-in account: its session goes on, with the second factor it passed. */
+  private async link(
+    caller: Caller,
+    account: UserRecord,
+    providerId: string,
+    profile: IdpProfile,
+    secondFactor: SecondFactorClaim | undefined,
+    change: (u: UserRecord) => UserRecord,
+  ): Promise<IdpSignInResult> {
     const authTime = Math.floor(Date.now() / 1000);
-    const refresh = this.deps.tokens.newRefreshToken(caller.realm, account, authTime, providerId);
+    const refresh = this.deps.tokens.newRefreshToken(caller.realm, account, authTime, providerId, undefined, secondFactor);
     const user = await this.deps.users.update(caller.realm, account.localId, change, () => [refresh.mutation]);
-    return { providerId, profile, user, tokens: await this.sessions.tokensFor(caller.realm, user, authTime, providerId, refresh.token), isNewUser: false };
+    const tokens = await this.sessions.tokensFor(caller.realm, user, authTime, providerId, refresh.token, undefined, secondFactor);
+    return { providerId, profile, user, tokens, isNewUser: false };
   }
 }
 

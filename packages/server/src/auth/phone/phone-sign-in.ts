@@ -1,7 +1,8 @@
 import type { UserRecord } from '../../storage/store.js';
 import { authenticate, type AuthDeps, type Authenticated } from '../core/auth-context.js';
 import type { Caller } from '../core/requests.js';
-import type { SessionService, SessionTokens } from '../core/sessions.js';
+import type { SessionService, SignInResult } from '../core/sessions.js';
+import { secondFactorOf } from '../core/tokens.js';
 import { newLocalId } from '../core/user-repository.js';
 import type { HumanCheck } from '../core/verification.js';
 import { authError } from '../errors.js';
@@ -32,7 +33,7 @@ export interface SignInWithPhoneNumberRequest {
 }
 
 export type PhoneSignInResult =
-  | { kind: 'session'; user: UserRecord; tokens: SessionTokens; isNewUser: boolean; phoneNumber: string }
+  | { kind: 'session'; user: UserRecord; tokens: SignInResult['tokens']; isNewUser: boolean; phoneNumber: string }
   /** The number is verified but belongs to another account: the SDK offers to sign in there with the proof. */
   | { kind: 'proof'; phoneNumber: string; temporaryProof: string; temporaryProofExpiresIn: string };
 
@@ -125,14 +126,16 @@ export class PhoneSignIn {
     }
     const now = Date.now();
     const authTime = Math.floor(now / 1000);
-    const refresh = this.deps.tokens.newRefreshToken(caller.realm, owner.user, authTime, 'phone');
+    // The signed-in session goes on, still naming the second factor it passed.
+    const secondFactor = secondFactorOf(owner.claims);
+    const refresh = this.deps.tokens.newRefreshToken(caller.realm, owner.user, authTime, 'phone', undefined, secondFactor);
     const user = await this.deps.users.update(
       caller.realm,
       owner.user.localId,
       (current) => ({ ...current, phoneNumber, lastLoginAt: now }),
       () => [refresh.mutation],
     );
-    const tokens = await this.sessions.tokensFor(caller.realm, user, authTime, 'phone', refresh.token);
+    const tokens = await this.sessions.tokensFor(caller.realm, user, authTime, 'phone', refresh.token, undefined, secondFactor);
     return { kind: 'session', user, tokens, isNewUser: false, phoneNumber };
   }
 }

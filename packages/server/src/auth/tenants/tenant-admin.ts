@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import { requestErrors } from '../../http/api-error.js';
 import { authError } from '../errors.js';
 import { checkPasswordPolicy, type PasswordPolicyConfig } from '../core/password-policy.js';
+import { applyMfaPatch, checkMfaConfig, mfaConfigPaths, type MfaConfigPatch, type MultiFactorConfig } from '../mfa/mfa-config.js';
 import type { ProjectConfig, ProjectDirectory } from '../core/project-config.js';
 import { isValidTenantId, realmKey } from './realm.js';
 import { newTenantRecord, type TenantRecord } from './tenant-settings.js';
@@ -17,6 +18,8 @@ export interface TenantResource {
   enableAnonymousUser: boolean;
   passwordPolicyConfig: PasswordPolicyConfig;
   emailPrivacyConfig: { enableImprovedEmailPrivacy: boolean };
+  /** Identity Platform's MultiFactorConfig (with Hearth's totpCodeFormat, as in the project's `mfa`). */
+  mfaConfig: MultiFactorConfig;
   /** Hearth: domains allowed for this tenant's links and sign-in pages, besides the project's. */
   authorizedDomains: string[];
   /** Hearth: how the tenant's mails present it (over the project's sender). */
@@ -32,6 +35,7 @@ export type TenantPatch = Partial<{
   enableAnonymousUser: boolean;
   passwordPolicyConfig: Partial<PasswordPolicyConfig>;
   emailPrivacyConfig: Partial<TenantResource['emailPrivacyConfig']>;
+  mfaConfig: MfaConfigPatch;
   authorizedDomains: string[];
   mail: Partial<ProjectConfig['mail']>;
 }>;
@@ -52,6 +56,8 @@ const knownPaths = [
   'passwordPolicyConfig.forceUpgradeOnSignin',
   'passwordPolicyConfig.passwordPolicyVersions',
   'emailPrivacyConfig.enableImprovedEmailPrivacy',
+  // The tenant's mfaConfig is the project's `mfa` block under another name.
+  ...mfaConfigPaths.map((path) => path.replace(/^mfa\./, 'mfaConfig.')),
   'authorizedDomains',
   'mail.projectName',
   'mail.from',
@@ -141,6 +147,7 @@ export function tenantResource(projectId: string, tenant: TenantRecord): TenantR
     enableAnonymousUser: tenant.signIn.anonymous.enabled,
     passwordPolicyConfig: tenant.passwordPolicyConfig,
     emailPrivacyConfig: { ...tenant.emailPrivacyConfig },
+    mfaConfig: structuredClone(tenant.mfa),
     authorizedDomains: [...tenant.authorizedDomains],
     mail: { ...tenant.mail },
   };
@@ -177,7 +184,8 @@ export function applyTenantPatch(current: TenantRecord, patch: TenantPatch, upda
   if (wanted('authorizedDomains') && patch.authorizedDomains !== undefined) next.authorizedDomains = [...new Set(patch.authorizedDomains.map((d) => d.toLowerCase()))];
   if (wanted('mail.projectName') && patch.mail?.projectName !== undefined) next.mail.projectName = patch.mail.projectName;
   if (wanted('mail.from') && patch.mail?.from !== undefined) next.mail.from = patch.mail.from;
-  const refusal = checkPasswordPolicy(next.passwordPolicyConfig);
+  next.mfa = applyMfaPatch(next.mfa, patch.mfaConfig, (path) => wanted(path.replace(/^mfa\./, 'mfaConfig.')));
+  const refusal = checkPasswordPolicy(next.passwordPolicyConfig) ?? checkMfaConfig(next.mfa);
   if (refusal) throw requestErrors.invalidArgument(refusal);
   return next;
 }

@@ -1,4 +1,5 @@
 import type { IdpConfig } from '../federation/idp-configs.js';
+import { defaultMfaConfig, mfaConfigWithDefaults, type MultiFactorConfig } from '../mfa/mfa-config.js';
 import { defaultPasswordPolicy, type PasswordPolicyConfig } from '../core/password-policy.js';
 import type { ProjectConfig } from '../core/project-config.js';
 
@@ -24,6 +25,8 @@ export interface TenantRecord {
   passwordPolicyConfig: PasswordPolicyConfig;
   /** The tenant's own identity providers (OIDC, SAML, ...): a project's providers are not a tenant's. */
   idps: Record<string, IdpConfig>;
+  /** The tenant's multi-factor settings (its Tenant resource's mfaConfig). */
+  mfa: MultiFactorConfig;
   /** Domains allowed for this tenant's links and sign-in pages, besides the project's. */
   authorizedDomains: string[];
   /** The tenant's mail sender settings, over the project's (the name defaults to the display name). */
@@ -32,8 +35,8 @@ export interface TenantRecord {
 
 /**
  * A new tenant as Google makes one: every sign-in method off until enabled (firebase-admin's
- * createTenant({emailSignInConfig: {enabled: true}}) turns email on), no providers, the default
- * password policy; email enumeration protection on, as for Hearth projects.
+ * createTenant({emailSignInConfig: {enabled: true}}) turns email on), no providers, multi-factor
+ * off, the default password policy; email enumeration protection on, as for Hearth projects.
  */
 export function newTenantRecord(tenantId: string, now: number): TenantRecord {
   return {
@@ -44,9 +47,15 @@ export function newTenantRecord(tenantId: string, now: number): TenantRecord {
     emailPrivacyConfig: { enableImprovedEmailPrivacy: true },
     passwordPolicyConfig: defaultPasswordPolicy(),
     idps: {},
+    mfa: multiFactorOff(),
     authorizedDomains: [],
     mail: {},
   };
+}
+
+/** Google's tenant default: no second factors (TOTP's code format stays Hearth's default, for when it is turned on). */
+function multiFactorOff(): MultiFactorConfig {
+  return { ...defaultMfaConfig(), state: 'DISABLED', enabledProviders: [], providerConfigs: [] };
 }
 
 /** A stored tenant (possibly written by an older Hearth) with every field present. */
@@ -57,6 +66,7 @@ export function tenantWithDefaults(stored: Partial<TenantRecord> & { tenantId: s
     ...stored,
     signIn: { email: { ...defaults.signIn.email, ...stored.signIn?.email }, anonymous: { ...defaults.signIn.anonymous, ...stored.signIn?.anonymous } },
     emailPrivacyConfig: { ...defaults.emailPrivacyConfig, ...stored.emailPrivacyConfig },
+    mfa: stored.mfa ? mfaConfigWithDefaults(stored.mfa) : defaults.mfa,
   };
 }
 
@@ -73,6 +83,7 @@ export function effectiveConfig(project: ProjectConfig, tenant: TenantRecord): P
     mail: { ...project.mail, projectName: tenant.displayName ?? project.mail.projectName, ...tenant.mail },
     idps: tenant.idps,
     passwordPolicyConfig: tenant.passwordPolicyConfig,
+    mfa: tenant.mfa,
   };
 }
 
@@ -84,5 +95,6 @@ export function withOwnSettings(tenant: TenantRecord, config: ProjectConfig): Te
     emailPrivacyConfig: { ...config.emailPrivacyConfig },
     passwordPolicyConfig: config.passwordPolicyConfig,
     idps: config.idps,
+    mfa: config.mfa,
   };
 }

@@ -3,9 +3,10 @@ import type { DocumentDatabase } from '../core/database.js';
 import { docToWire } from '../core/documents.js';
 import { firestoreErrors } from '../core/errors.js';
 import { documentKey, fullName, parseFieldPath, type DatabaseId } from '../core/paths.js';
-import { compareUtf8 } from '../core/values.js';
+import { compareSegment } from '../core/values.js';
 import { parsePrecondition, parseWrite, type Write } from '../core/writes.js';
 import type { RequestJudge } from '../security/guard.js';
+import { readConsistency, type Consistency } from './read-consistency.js';
 
 /** Single-document REST calls: GET (get or list), POST (create), PATCH, and the URL parameters they take. */
 export type QueryParams = Record<string, string | string[] | undefined>;
@@ -42,9 +43,8 @@ export function preconditionFrom(query: QueryParams): Pick<Write, 'precondition'
 
 export async function getDocument(database: DocumentDatabase, judge: RequestJudge, db: DatabaseId, path: string, query: QueryParams): Promise<unknown> {
   const key = documentKey(path);
-  const transactionId = single(query.transaction, 'transaction');
-  const transaction = transactionId === undefined ? undefined : database.transactions.use(database.dbKey(db), transactionId);
-  const docs = await database.getDocuments(db, [key.path], transaction ? { transaction } : {});
+  const consistency = await consistencyFrom(database, db, query);
+  const docs = await database.getDocuments(db, [key.path], consistency);
   await judge.get([key.path], docs);
   const doc = docs.get(key.path);
   if (!doc) throw firestoreErrors.notFound(`Document "${fullName(db, key.path)}" not found.`);
@@ -75,15 +75,16 @@ export async function listDocuments(database: DocumentDatabase, judge: RequestJu
     if (orderBy.length) throw firestoreErrors.invalidArgument('showMissing cannot be combined with orderBy.');
     const everything = database.parseQuery(db, parent, { from: [{ collectionId }] });
     await judge.list(everything);
-    const { docs } = await database.runQuery(db, everything);
+    const consistency = await consistencyFrom(database, db, query);
+    const { docs } = await database.runQuery(db, everything, consistency);
     const collection = segments.join('/');
-    const missing = (await database.missingDocumentIds(db, collection)).map((id) => ({ id, wire: { name: fullName(db, `${collection}/${id}`) } as unknown }));
+    const missing = (await database.missingDocumentIds(db, collection, consistency.readTime)).map((id) => ({ id, wire: { name: fullName(db, `${collection}/${id}`) } as unknown }));
     const present = docs.map((doc) => ({ id: doc.key.id, wire: docToWire(db, doc, mask) as unknown }));
-    entries = [...present, ...missing].sort((a, b) => compareUtf8(a.id, b.id)).slice(offset, offset + pageSize + 1).map((entry) => entry.wire);
+    entries = [...present, ...missing].sort((a, b) => compareSegment(a.id, b.id)).slice(offset, offset + pageSize + 1).map((entry) => entry.wire);
   } else {
     const parsed = database.parseQuery(db, parent, { from: [{ collectionId }], orderBy, offset, limit: pageSize + 1 });
     await judge.list(parsed);
-    entries = (await database.runQuery(db, parsed)).docs.map((doc) => docToWire(db, doc, mask));
+    entries = (await database.runQuery(db, parsed, await consistencyFrom(database, db, query))).docs.map((doc) => docToWire(db, doc, mask));
   }
   const answer: { documents?: unknown[]; nextPageToken?: string } = {};
   if (entries.length) answer.documents = entries.slice(0, pageSize);
@@ -107,6 +108,13 @@ export async function createDocument(database: DocumentDatabase, judge: RequestJ
   const key = documentKey([...segments, id].join('/'));
   const write = parseWrite(db, { update: { ...body, name: fullName(db, key.path) }, currentDocument: { exists: false } }, 'document');
   return writtenDocument(database, judge, db, write, query);
+}
+
+/** `transaction` or `readTime` in the URL: which snapshot a GET reads. */
+function consistencyFrom(database: DocumentDatabase, db: DatabaseId, query: QueryParams): Promise<Consistency> {
+  const transaction = single(query.transaction, 'transaction');
+  const readTime = single(query.readTime, 'readTime');
+  return readConsistency(database, db, { ...(transaction !== undefined ? { transaction } : {}), ...(readTime !== undefined ? { readTime } : {}) });
 }
 
 /** Commits one update and answers with the document exactly as that commit left it. */

@@ -134,7 +134,11 @@ function implementation(options: GrpcOptions): grpc.UntypedServiceImplementation
   };
   const unary: Record<string, Handler> = {
     GetDocument: documentCall(async ({ db, request }, judge) => {
-      return getDocument(database, judge, db, documentPath(db, request.name), { ...maskParam(request.mask, 'mask'), ...stringParam('transaction', request.transaction) });
+      return getDocument(database, judge, db, documentPath(db, request.name), {
+        ...maskParam(request.mask, 'mask'),
+        ...stringParam('transaction', request.transaction),
+        ...stringParam('readTime', request.readTime),
+      });
     }),
     ListDocuments: documentCall(async ({ db, request }, judge) => {
       return listDocuments(database, judge, db, collectionSegments(db, request), {
@@ -142,6 +146,8 @@ function implementation(options: GrpcOptions): grpc.UntypedServiceImplementation
         ...stringParam('pageToken', request.pageToken),
         ...stringParam('orderBy', request.orderBy),
         ...stringParam('showMissing', request.showMissing),
+        ...stringParam('transaction', request.transaction),
+        ...stringParam('readTime', request.readTime),
         ...maskParam(request.mask, 'mask'),
       });
     }),
@@ -177,9 +183,7 @@ function implementation(options: GrpcOptions): grpc.UntypedServiceImplementation
     Rollback: verb('rollback', 'database'),
     BatchWrite: verb('batchWrite', 'database'),
     ListCollectionIds: verb('listCollectionIds', 'parent'),
-    PartitionQuery: async () => {
-      throw firestoreErrors.unimplemented('PartitionQuery is not supported by Hearth.');
-    },
+    PartitionQuery: verb('partitionQuery', 'parent'),
   };
   const serverStreaming: Record<string, Handler> = {
     BatchGetDocuments: verb('batchGet', 'database'),

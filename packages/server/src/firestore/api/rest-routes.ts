@@ -4,13 +4,13 @@ import type { DocumentDatabase } from '../core/database.js';
 import { docToWire } from '../core/documents.js';
 import { firestoreErrors } from '../core/errors.js';
 import { checkDatabase, documentKey, documentKeyFromName, fullName, pathSegments, type DatabaseId } from '../core/paths.js';
-import type { ServerTransaction } from '../core/transactions.js';
 import { formatMicros, toWire } from '../core/value-wire.js';
 import { parseWrites, writeResultToWire, type Write } from '../core/writes.js';
 import type { FirestoreAccess, FirestoreCaller } from './access.js';
 import type { RequestJudge } from '../security/guard.js';
 import { createDocument, getDocument, listDocuments, maskFrom, patchDocument, preconditionFrom, type Body, type QueryParams } from './document-handlers.js';
 import { onlyKeys } from '../core/wire-checks.js';
+import { answerTime, beginWith, checkedReadTime, readConsistency } from './read-consistency.js';
 import { toApiError } from '../../http/error-handler.js';
 
 /** Firestore allows 10 MiB per request. */
@@ -145,6 +145,8 @@ export async function callVerb(database: DocumentDatabase, access: FirestoreAcce
       return runAggregationQuery(database, judge, db, path, body);
     case 'batchWrite':
       return batchWrite(database, judge, db, body);
+    case 'partitionQuery':
+      return partitionQuery(database, judge, db, path, body);
     default:
       throw firestoreErrors.unimplemented(`${verb} is not supported over REST by Hearth.`);
   }
@@ -169,30 +171,11 @@ function bodyMask(body: Body): string[][] | undefined {
 
 // ---- transactions in read requests ------------------------------------------------------------
 
-/** `transaction`, `newTransaction` or `readTime`: which snapshot a read sees. */
-function readConsistency(database: DocumentDatabase, db: DatabaseId, body: Body): { transaction?: ServerTransaction; isNew: boolean } {
-  const selectors = ['transaction', 'newTransaction', 'readTime'].filter((key) => body[key] !== undefined);
-  if (selectors.length > 1) throw firestoreErrors.invalidArgument('Only one of transaction, newTransaction and readTime may be set.');
-  if (body.transaction !== undefined) return { transaction: database.transactions.use(database.dbKey(db), body.transaction), isNew: false };
-  if (body.newTransaction !== undefined) return { transaction: beginWith(database, db, body.newTransaction), isNew: true };
-  // No history is kept: a readTime reads the current data (it must not lie in the future).
-  return { isNew: false };
-}
-
-function beginWith(database: DocumentDatabase, db: DatabaseId, options: unknown): ServerTransaction {
-  const wire = (options ?? {}) as { readOnly?: unknown; readWrite?: { retryTransaction?: unknown } };
-  if (typeof wire !== 'object') throw firestoreErrors.invalidArgument('Invalid transaction options.');
-  if (wire.readOnly !== undefined && wire.readWrite !== undefined) throw firestoreErrors.invalidArgument('Transaction options must set one of readOnly and readWrite.');
-  const dbKey = database.dbKey(db);
-  const retrying = wire.readWrite?.retryTransaction === undefined ? undefined : database.transactions.find(dbKey, wire.readWrite.retryTransaction);
-  if (retrying) database.transactions.end(retrying);
-  return database.transactions.begin(dbKey, wire.readOnly !== undefined, retrying);
-}
-
-function beginTransaction(database: DocumentDatabase, db: DatabaseId, body: Body): { transaction: string } {
+async function beginTransaction(database: DocumentDatabase, db: DatabaseId, body: Body): Promise<{ transaction: string }> {
   onlyFields(body, ['options']);
-  return { transaction: beginWith(database, db, body.options).id };
+  return { transaction: (await beginWith(database, db, body.options)).id };
 }
+
 
 // ---- verbs ----------------------------------------------------------------------------------
 
@@ -201,18 +184,17 @@ async function batchGet(database: DocumentDatabase, judge: RequestJudge, db: Dat
   if (!Array.isArray(body.documents)) throw firestoreErrors.invalidArgument('documents must be a list of document names.');
   const keys = body.documents.map((name, i) => documentKeyFromName(db, name, `documents[${i}]`));
   const mask = bodyMask(body);
-  const { transaction, isNew } = readConsistency(database, db, body);
-  const docs = await database.getDocuments(db, keys.map((key) => key.path), transaction ? { transaction } : {});
+  const consistency = await readConsistency(database, db, body);
+  const { transaction, isNew } = consistency;
+  const docs = await database.getDocuments(db, keys.map((key) => key.path), consistency);
   await judge.get(keys.map((key) => key.path), docs);
-  const readTime = formatMicros(await database.readTime(db));
+  const readTime = await answerTime(database, db, consistency);
   const answers: unknown[] = keys.map((key) => {
     const doc = docs.get(key.path);
     return doc ? { found: docToWire(db, doc, mask), readTime } : { missing: fullName(db, key.path), readTime };
   });
-  if (isNew && transaction) {
-    if (answers.length) Object.assign(answers[0] as object, { transaction: transaction.id });
-    else answers.push({ transaction: transaction.id, readTime });
-  }
+  // The transaction begun goes first, on its own, as Google's emulator sends it.
+  if (isNew && transaction) answers.unshift({ transaction: transaction.id });
   return answers;
 }
 
@@ -243,13 +225,13 @@ async function batchWrite(database: DocumentDatabase, judge: RequestJudge, db: D
 async function runQuery(database: DocumentDatabase, judge: RequestJudge, db: DatabaseId, parent: string, body: Body): Promise<unknown[]> {
   onlyFields(body, ['structuredQuery', 'transaction', 'newTransaction', 'readTime', 'parent', 'explainOptions']);
   if (body.structuredQuery === undefined) throw firestoreErrors.invalidArgument('A query must be set.');
-  checkParent(parent);
   const query = database.parseQuery(db, parent, body.structuredQuery);
   const explain = parseExplainOptions(body.explainOptions);
   await judge.list(query);
-  const { transaction, isNew } = readConsistency(database, db, body);
-  const result = await database.runQuery(db, query, transaction ? { transaction } : {});
-  const readTime = formatMicros(await database.readTime(db));
+  const consistency = await readConsistency(database, db, body);
+  const { transaction, isNew } = consistency;
+  const result = await database.runQuery(db, query, consistency);
+  const readTime = await answerTime(database, db, consistency);
   const planSummary = { indexesUsed: result.indexesUsed };
   if (explain && !explain.analyze) return [{ explainMetrics: { planSummary } }];
   const answers: Array<Record<string, unknown>> = [];
@@ -257,7 +239,8 @@ async function runQuery(database: DocumentDatabase, judge: RequestJudge, db: Dat
   for (const doc of result.docs) answers.push({ document: docToWire(db, doc, query.select), readTime });
   if (!answers.length || (isNew && answers.length === 1)) answers.push({ readTime });
   const last = answers[answers.length - 1]!;
-  if (result.skipped) last.skippedResults = result.skipped;
+  // Results skipped by the offset before a response are counted on it: the first after the skip.
+  if (result.skipped) answers.find((answer) => answer.document !== undefined || answer === last)!.skippedResults = result.skipped;
   last.done = true;
   if (explain) {
     last.explainMetrics = {
@@ -278,18 +261,52 @@ async function runAggregationQuery(database: DocumentDatabase, judge: RequestJud
   if (typeof aggregationQuery !== 'object' || aggregationQuery === null || aggregationQuery.structuredQuery === undefined) {
     throw firestoreErrors.invalidArgument('A structuredAggregationQuery with a structuredQuery must be set.');
   }
-  checkParent(parent);
   const query = database.parseQuery(db, parent, aggregationQuery.structuredQuery);
   const aggregations = parseAggregations(aggregationQuery.aggregations);
   await judge.list(query);
-  const { transaction, isNew } = readConsistency(database, db, body);
-  const { docs } = await database.runQuery(db, query, transaction ? { transaction } : {});
+  const consistency = await readConsistency(database, db, body);
+  const { transaction, isNew } = consistency;
+  const { docs } = await database.runQuery(db, query, consistency);
   const results = aggregate(db, aggregations, docs);
   const aggregateFields: Record<string, unknown> = {};
   for (const [alias, value] of results) Object.defineProperty(aggregateFields, alias, { value: toWire(value), enumerable: true });
-  const answer: Record<string, unknown> = { result: { aggregateFields }, readTime: formatMicros(await database.readTime(db)), done: true };
+  const answer: Record<string, unknown> = { result: { aggregateFields }, readTime: await answerTime(database, db, consistency), done: true };
   if (isNew && transaction) answer.transaction = transaction.id;
   return [answer];
+}
+
+/**
+ * Split points of a collection group, `pageSize` at a time (all when 0 or absent); the page token
+ * is the index of the next point. Judged as a `list` of the query, which it reveals the names of.
+ */
+async function partitionQuery(database: DocumentDatabase, judge: RequestJudge, db: DatabaseId, parent: string, body: Body): Promise<unknown> {
+  onlyFields(body, ['structuredQuery', 'partitionCount', 'pageToken', 'pageSize', 'readTime', 'parent']);
+  if (body.structuredQuery === undefined) throw firestoreErrors.invalidArgument('A query must be set.');
+  const query = database.parseQuery(db, parent, body.structuredQuery);
+  const partitionCount = wholeNumber(body.partitionCount, 'partition_count', Number.MAX_SAFE_INTEGER);
+  if (partitionCount < 1) throw firestoreErrors.invalidArgument('partition_count must be positive.');
+  const pageSize = body.pageSize === undefined ? 0 : wholeNumber(body.pageSize, 'page_size', 2 ** 31 - 1);
+  const token = body.pageToken === undefined || body.pageToken === '' ? 0 : Number(/^p(\d{1,9})$/.exec(Buffer.from(String(body.pageToken), 'base64url').toString())?.[1] ?? NaN);
+  if (!Number.isInteger(token)) throw firestoreErrors.invalidArgument('Invalid page token.');
+  await judge.list(query);
+  const readTime = body.readTime === undefined ? undefined : await checkedReadTime(database, db, body.readTime);
+  const points = await database.partitionPoints(db, query, partitionCount, readTime);
+  const end = pageSize > 0 ? Math.min(points.length, token + pageSize) : points.length;
+  const answer: { partitions: unknown[]; nextPageToken?: string } = {
+    partitions: points.slice(token, end).map((path) => ({ values: [{ referenceValue: fullName(db, path) }] })),
+  };
+  if (end < points.length) answer.nextPageToken = Buffer.from(`p${end}`).toString('base64url');
+  return answer;
+}
+
+/** An int64 or int32 field of proto3 JSON: a number or a decimal string, not negative. */
+function wholeNumber(raw: unknown, name: string, max: number): number {
+  const value = typeof raw === 'string' && /^-?\d{1,20}$/.test(raw) ? Number(raw) : raw;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value > max) {
+    throw firestoreErrors.invalidArgument(`Invalid JSON payload received. Invalid value at '${name}'.`);
+  }
+  if (value < 0) throw firestoreErrors.invalidArgument(`${name} must not be negative.`);
+  return value;
 }
 
 /** Query explain: the plan only, or (analyze) the results with what running them took. */
@@ -301,14 +318,10 @@ function parseExplainOptions(raw: unknown): { analyze: boolean } | undefined {
   return { analyze: analyze === true };
 }
 
-/** A query's parent is the root or a document. */
-function checkParent(parent: string): void {
-  if (parent !== '') documentKey(parent);
-}
-
 async function listCollectionIds(database: DocumentDatabase, db: DatabaseId, parent: string, body: Body): Promise<unknown> {
   onlyFields(body, ['pageSize', 'pageToken', 'readTime']);
-  const ids = await database.listCollectionIds(db, parent);
+  const readTime = body.readTime === undefined ? undefined : await checkedReadTime(database, db, body.readTime);
+  const ids = await database.listCollectionIds(db, parent, readTime);
   const pageSize = typeof body.pageSize === 'number' && body.pageSize > 0 ? body.pageSize : ids.length;
   const start = typeof body.pageToken === 'string' && body.pageToken ? ids.findIndex((id) => id > Buffer.from(body.pageToken as string, 'base64url').toString()) : 0;
   const page = start < 0 ? [] : ids.slice(start, start + pageSize);

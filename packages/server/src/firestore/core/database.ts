@@ -2,16 +2,22 @@ import type { DocumentStore } from '../../storage/document-store.js';
 import { compositeEntries, indexSetText, type CompositeIndex } from './composite-indexes.js';
 import { changeFor, docFromRow, singleFieldEntries, type Doc } from './documents.js';
 import { firestoreErrors } from './errors.js';
+import { checkPartitionable, partitionPoints } from './partitions.js';
 import { executeQuery, type QueryResult } from './planner.js';
 import { documentKey, type DatabaseId } from './paths.js';
 import { defaultQueryLimits, type Query, type QueryLimits } from './query.js';
 import { parseStructuredQuery } from './query-parse.js';
 import { contention, TransactionManager, type ServerTransaction } from './transactions.js';
+import { checkWriteSequence } from './write-sequence.js';
 import { applyWrite, type Write, type WriteResult } from './writes.js';
 import { timestampFromMicros } from './value-wire.js';
 
-/** How a read sees the data: now, or inside a server transaction (which locks what it reads). */
-export type ReadConsistency = { transaction?: ServerTransaction };
+/**
+ * How a read sees the data: now, inside a server transaction (a read-write one locks what it
+ * reads; a read-only one reads at its snapshot time), or as it was at a past time (µs, checked
+ * with `checkReadTime` first).
+ */
+export type ReadConsistency = { transaction?: ServerTransaction; readTime?: number };
 
 export interface CommitOutcome {
   writeResults: WriteResult[];
@@ -62,7 +68,13 @@ const maxAuthorizationAttempts = 5;
 export interface DatabaseOptions {
   queryLimits: QueryLimits;
   compositeIndexes: readonly CompositeIndex[];
+  /** How long replaced and deleted versions stay readable at a past time (Firestore: one hour). */
+  versionRetentionMs?: number;
 }
+
+export const defaultVersionRetentionMs = 3600_000;
+/** Versions pruned per statement: a prune never holds the database for long. */
+const pruneBatch = 2_000;
 
 /**
  * The document database: reads, atomic commits and queries over the DocumentStore. Protocol
@@ -120,9 +132,37 @@ export class DocumentDatabase {
     return Math.max(Math.floor(Date.now() * 1000), await this.store.lastCommitTime(await this.ready(db)));
   }
 
+  /**
+   * A read time a request asked for: past the epoch, not in the future, and within the versions
+   * kept (the retention, and no earlier than the history began). Google's errors (its emulator's
+   * texts; production refuses what is older than its retention the same way).
+   */
+  async checkReadTime(db: DatabaseId, readTime: number): Promise<void> {
+    if (!(readTime > 0)) throw firestoreErrors.invalidArgument('Only timestamps past epoch are supported.');
+    if (readTime > (await this.readTime(db))) throw firestoreErrors.invalidArgument("The requested 'read_time' cannot be in the future.");
+    const retention = this.options.versionRetentionMs ?? defaultVersionRetentionMs;
+    const oldest = Math.max(Math.floor((Date.now() - retention) * 1000), await this.store.historyStart(await this.ready(db)));
+    if (readTime < oldest) throw firestoreErrors.failedPrecondition("The requested 'read_time' is too old.");
+  }
+
+  /** Drops the versions no allowed read time can see any more; how many went. */
+  async pruneHistory(shouldStop: () => boolean = () => false): Promise<number> {
+    const before = Math.floor((Date.now() - (this.options.versionRetentionMs ?? defaultVersionRetentionMs)) * 1000);
+    let pruned = 0;
+    while (!shouldStop()) {
+      const count = await this.store.pruneVersions(before, pruneBatch);
+      pruned += count;
+      if (count < pruneBatch) break;
+      // Let requests run between batches.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return pruned;
+  }
+
   async getDocuments(db: DatabaseId, paths: readonly string[], consistency: ReadConsistency = {}): Promise<Map<string, Doc>> {
     const key = await this.ready(db);
-    const rows = await this.store.getDocuments(key, paths);
+    const readTime = readTimeOf(consistency);
+    const rows = readTime === undefined ? await this.store.getDocuments(key, paths) : await this.store.getDocumentsAt(key, paths, readTime);
     const docs = new Map<string, Doc>();
     for (const path of paths) {
       const row = rows.get(path);
@@ -139,16 +179,30 @@ export class DocumentDatabase {
 
   async runQuery(db: DatabaseId, query: Query, consistency: ReadConsistency = {}): Promise<QueryResult> {
     const dbKey = await this.ready(db);
-    const result = await executeQuery({ store: this.store, dbKey, db, query, composites: this.options.compositeIndexes });
+    const readTime = readTimeOf(consistency);
+    const result = await executeQuery({ store: this.store, dbKey, db, query, composites: this.options.compositeIndexes, ...(readTime !== undefined ? { readTime } : {}) });
     if (consistency.transaction) for (const doc of result.docs) this.transactions.recordRead(consistency.transaction, doc.key.path, doc.updateTime);
     return result;
+  }
+
+  /** PartitionQuery's split points (relative paths), now or at a past read time. */
+  async partitionPoints(db: DatabaseId, query: Query, partitionCount: number, readTime?: number): Promise<string[]> {
+    checkPartitionable(query);
+    return partitionPoints(this.store, await this.ready(db), query, partitionCount, readTime);
   }
 
   /**
    * Applies the writes atomically and in order at one commit time. With a transaction, its
    * locks are honoured and released, and what it read must be unchanged.
    */
-  async commit(db: DatabaseId, writes: readonly Write[], transaction?: ServerTransaction, authorize?: CommitAuthorizer): Promise<CommitOutcome> {
+  async commit(db: DatabaseId, requested: readonly Write[], transaction?: ServerTransaction, authorize?: CommitAuthorizer): Promise<CommitOutcome> {
+    let writes: readonly Write[];
+    try {
+      writes = checkWriteSequence(requested);
+    } catch (error) {
+      if (transaction) this.transactions.end(transaction);
+      throw error;
+    }
     if (!authorize) return this.commitOnce(db, writes, transaction);
     for (let attempt = 1; ; attempt++) {
       let plan: CommitPlan;
@@ -262,10 +316,10 @@ export class DocumentDatabase {
   }
 
   /** Collection ids directly under a document (or the root). */
-  async listCollectionIds(db: DatabaseId, parent: string): Promise<string[]> {
+  async listCollectionIds(db: DatabaseId, parent: string, readTime?: number): Promise<string[]> {
     const dbKey = await this.ready(db);
     if (parent !== '') documentKey(parent);
-    const paths = await this.store.collectionPaths(dbKey, parent);
+    const paths = await this.store.collectionPaths(dbKey, parent, readTime);
     const depth = parent === '' ? 0 : parent.split('/').length;
     const ids = new Set<string>();
     // Every path the store returns lies under the parent.
@@ -274,12 +328,13 @@ export class DocumentDatabase {
   }
 
   /** Ids in a collection that name no document but have subcollections (ListDocuments' showMissing). */
-  async missingDocumentIds(db: DatabaseId, collection: string): Promise<string[]> {
+  async missingDocumentIds(db: DatabaseId, collection: string, readTime?: number): Promise<string[]> {
     const dbKey = await this.ready(db);
     const depth = collection.split('/').length;
     const ids = new Set<string>();
-    for (const path of await this.store.collectionPaths(dbKey, collection)) ids.add(path.split('/')[depth]!);
-    const existing = await this.store.getDocuments(dbKey, [...ids].map((id) => `${collection}/${id}`));
+    for (const path of await this.store.collectionPaths(dbKey, collection, readTime)) ids.add(path.split('/')[depth]!);
+    const paths = [...ids].map((id) => `${collection}/${id}`);
+    const existing = readTime === undefined ? await this.store.getDocuments(dbKey, paths) : await this.store.getDocumentsAt(dbKey, paths, readTime);
     return [...ids].filter((id) => !existing.has(`${collection}/${id}`));
   }
 
@@ -299,6 +354,11 @@ export class DocumentDatabase {
     const single = singleFieldEntries(doc.fields);
     return this.options.compositeIndexes.length ? [...single, ...compositeEntries(this.options.compositeIndexes, doc)] : single;
   }
+}
+
+/** A read's snapshot time: the one asked for, or its read-only transaction's. */
+function readTimeOf(consistency: ReadConsistency): number | undefined {
+  return consistency.readTime ?? consistency.transaction?.readTime;
 }
 
 function checkReadsUnchanged(transaction: ServerTransaction, current: Map<string, { updateTime: number }>): void {

@@ -1,4 +1,4 @@
-import { isVector, sortedKeys, type Value } from './values.js';
+import { isVector, numericIdValue, sortedKeys, type Value } from './values.js';
 
 /**
  * An order-preserving binary form of values: `Buffer.compare(encode(a), encode(b))` has the sign
@@ -42,12 +42,23 @@ export function complement(bytes: Buffer): Buffer {
   return out;
 }
 
-/** Document names as segments, so that a parent sorts before its descendants. */
+/**
+ * Document names as segments, so that a parent sorts before its descendants. A numeric id
+ * (`__id7__`) is 00 00 and its int64 as offset binary: below every string, whose escaped bytes
+ * start 00 FF (a NUL) or anything above, and in numeric order among themselves.
+ */
 export function encodeSegments(segments: readonly string[]): Buffer {
   const parts: Buffer[] = [];
   for (const segment of segments) {
     parts.push(Buffer.of(segmentMarker));
-    writeEscaped(Buffer.from(segment, 'utf8'), parts);
+    const number = numericIdValue(segment);
+    if (number === undefined) {
+      writeEscaped(Buffer.from(segment, 'utf8'), parts);
+    } else {
+      const out = Buffer.alloc(10);
+      out.writeBigUInt64BE(BigInt.asUintN(64, number ^ (1n << 63n)), 2);
+      parts.push(out);
+    }
   }
   parts.push(Buffer.of(entryMarker));
   return Buffer.concat(parts);

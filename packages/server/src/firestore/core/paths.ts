@@ -1,5 +1,6 @@
 import { firestoreErrors } from './errors.js';
-import { isWellFormed } from './value-wire.js';
+import { checkReservedId } from './resource-names.js';
+import { isWellFormed } from './values.js';
 
 /** `projects/{p}/databases/{d}`: data is kept per database. */
 export interface DatabaseId {
@@ -38,16 +39,16 @@ const maxNameBytes = 6 * 1024;
 
 /**
  * Splits a relative path (`users/u1/posts`) into checked segments: not empty, not `.` or `..`,
- * not reserved `__x__`, at most 1,500 bytes.
+ * not reserved `__x__` (numeric document ids excepted), at most 1,500 bytes.
  */
 export function pathSegments(relative: string): string[] {
   if (relative === '') return [];
   if (Buffer.byteLength(relative) > maxNameBytes) throw firestoreErrors.invalidArgument('Document name is longer than 6 KiB.');
   const segments = relative.split('/');
-  for (const segment of segments) {
+  for (const [index, segment] of segments.entries()) {
     if (segment === '') throw firestoreErrors.invalidArgument(`Invalid path "${relative}": a path cannot contain empty segments.`);
     if (segment === '.' || segment === '..') throw firestoreErrors.invalidArgument(`Invalid path "${relative}": "${segment}" is not a valid ID.`);
-    if (/^__.*__$/.test(segment)) throw firestoreErrors.invalidArgument(`Path ${relative} contains reserved ID "${segment}".`);
+    checkReservedId(segment, index % 2 === 1);
     if (Buffer.byteLength(segment) > maxIdBytes) throw firestoreErrors.invalidArgument(`ID "${segment.slice(0, 20)}…" is longer than 1500 bytes.`);
     if (!isWellFormed(segment)) throw firestoreErrors.invalidArgument(`Path ${relative} is not valid UTF-8.`);
   }

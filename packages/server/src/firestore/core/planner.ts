@@ -1,9 +1,11 @@
 import type { DocumentStore, IndexHit, IndexPosition } from '../../storage/document-store.js';
+import { sortTies, sortWhole } from './candidate-order.js';
+import { pastCandidates } from './past-reads.js';
 import { compositeIndexFor, groupIndexParent, type CompositeIndex, type IndexFit } from './composite-indexes.js';
 import { arrayElementKind, compositeKind, docFromRow, valueKind, type Doc } from './documents.js';
 import { encodeSegments, encodeValue } from './index-encoding.js';
 import { relativeName, type DatabaseId } from './paths.js';
-import { comparable, compareDocs, conjuncts, isRangeOp, matchesQuery, queryCollection, type Filter, type Query } from './query.js';
+import { comparable, conjuncts, isRangeOp, matchesQuery, queryCollection, type Filter, type Query } from './query.js';
 import { nullValue, type Value } from './values.js';
 
 /**
@@ -34,7 +36,7 @@ export interface IndexUsed {
   properties: string;
 }
 
-interface Plan {
+export interface Plan {
   /** Candidates, a superset of the answer. */
   source: AsyncGenerator<Doc>;
   /**
@@ -45,21 +47,37 @@ interface Plan {
   indexesUsed: IndexUsed[];
 }
 
-interface PlanContext {
+export interface PlanContext {
   store: DocumentStore;
   dbKey: string;
   db: DatabaseId;
   query: Query;
   composites: readonly CompositeIndex[];
+  /** Answer as the data was at this time (µs), not now. */
+  readTime?: number;
 }
 
+/**
+ * At a read time no commit has passed yet, the present is the answer and the indexes serve it;
+ * otherwise the documents of the query's scope as they were then are read and matched (the
+ * indexes hold only the present). A commit that lands while the present is read, past the read
+ * time, sends the query to the past.
+ */
 export async function executeQuery(context: PlanContext): Promise<QueryResult> {
+  const { readTime } = context;
+  if (readTime === undefined) return run(context, candidates(context));
+  if (readTime < (await context.store.lastCommitTime(context.dbKey))) return run(context, pastCandidates(context, readTime));
+  const result = await run(context, candidates(context));
+  if ((await context.store.lastCommitTime(context.dbKey)) <= readTime) return result;
+  return run(context, pastCandidates(context, readTime));
+}
+
+async function run(context: PlanContext, plan: Plan): Promise<QueryResult> {
   const { query, db } = context;
   const wanted = query.limit === undefined ? Infinity : query.offset + query.limit;
   const docs: Doc[] = [];
   let skipped = 0;
   let documentsScanned = 0;
-  const plan = candidates(context);
   const result = { docs, indexesUsed: plan.indexesUsed };
   if (query.limit === 0) return { ...result, skipped, documentsScanned };
   // Every candidate read is counted here, before the sorting steps (which read ahead).
@@ -344,31 +362,7 @@ async function* fetchPaths(context: PlanContext, paths: string[]): AsyncGenerato
   }
 }
 
-// ---- ordering -------------------------------------------------------------------------------
-
-/** A source in order on the first field: documents tied on it are sorted by the rest. */
-async function* sortTies(context: PlanContext, source: AsyncGenerator<Doc>): AsyncGenerator<Doc> {
-  const { db, query } = context;
-  const first = query.orderBy.slice(0, 1);
-  let group: Doc[] = [];
-  const flush = () => group.sort((a, b) => compareDocs(db, query.orderBy, a, b));
-  for await (const doc of source) {
-    if (group.length && compareDocs(db, first, group[0]!, doc) !== 0) {
-      yield* flush();
-      group = [];
-    }
-    group.push(doc);
-  }
-  yield* flush();
-}
-
-async function* sortWhole(context: PlanContext, source: AsyncGenerator<Doc>): AsyncGenerator<Doc> {
-  const all: Doc[] = [];
-  for await (const doc of source) all.push(doc);
-  yield* all.sort((a, b) => compareDocs(context.db, context.query.orderBy, a, b));
-}
-
-function firstPage(query: Query): number {
+export function firstPage(query: Query): number {
   const wanted = query.limit === undefined ? 100 : query.offset + query.limit;
   return Math.max(16, Math.min(wanted + 1, 1000));
 }

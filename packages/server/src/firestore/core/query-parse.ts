@@ -1,5 +1,5 @@
 import { firestoreErrors } from './errors.js';
-import { formatFieldPath, keyField, parseFieldPath, pathSegments, relativeName, type DatabaseId } from './paths.js';
+import { documentKey, formatFieldPath, keyField, parseFieldPath, pathSegments, relativeName, type DatabaseId } from './paths.js';
 import { comparable, defaultQueryLimits, isRangeOp, type Cursor, type FieldOp, type FieldRef, type Filter, type Order, type Query, type QueryLimits, type UnaryOp } from './query.js';
 import { fromWire } from './value-wire.js';
 import { compareSegments, maxDepth, type Value } from './values.js';
@@ -26,6 +26,9 @@ const negationOps = new Set<string>(['NOT_EQUAL', 'NOT_IN', 'IS_NOT_NAN', 'IS_NO
 // ---- parsing --------------------------------------------------------------------------------
 
 export function parseStructuredQuery(db: DatabaseId, parent: string, raw: unknown, limits: QueryLimits = defaultQueryLimits): Query {
+  // A query's parent is the root or a document, checked like any document name (reserved ids too),
+  // whichever protocol brought it: REST, gRPC or a Listen target.
+  if (parent !== '') documentKey(parent);
   const wire = object(raw, 'structured_query');
   onlyKeys(wire, ['select', 'from', 'where', 'orderBy', 'startAt', 'endAt', 'offset', 'limit', 'findNearest'], 'structured_query');
   if (wire.findNearest !== undefined) throw firestoreErrors.unimplemented('Vector search (findNearest) is not supported by Hearth yet.');

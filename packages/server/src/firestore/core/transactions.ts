@@ -12,6 +12,8 @@ export interface ServerTransaction {
   id: string;
   dbKey: string;
   readOnly: boolean;
+  /** A read-only transaction's snapshot: every read sees the data as of this time (µs). */
+  readTime?: number;
   /** Begin order; smaller is older. */
   age: number;
   startedAt: number;
@@ -48,12 +50,13 @@ export class TransactionManager {
 
   constructor(private readonly timeouts: TransactionTimeouts = defaultTransactionTimeouts) {}
 
-  begin(dbKey: string, readOnly: boolean, retrying?: ServerTransaction): ServerTransaction {
+  begin(dbKey: string, readOnly: boolean, retrying?: ServerTransaction, readTime?: number): ServerTransaction {
     this.sweep();
     const now = Date.now();
     // A retry keeps its age, so it cannot be starved by younger transactions.
     const age = retrying?.age ?? this.nextAge++;
     const transaction: ServerTransaction = { id: randomBytes(16).toString('base64'), dbKey, readOnly, age, startedAt: now, lastUsedAt: now, reads: new Map(), wounded: false };
+    if (readOnly && readTime !== undefined) transaction.readTime = readTime;
     this.live.set(this.keyOf(dbKey, transaction.id), transaction);
     return transaction;
   }

@@ -1,6 +1,9 @@
 import { firestoreErrors } from './errors.js';
-import { int64Max, int64Min, maxDepth, nullValue, type Fields, type Value, type WireFields, type WireValue } from './values.js';
+import { checkReferenceName } from './resource-names.js';
+import { int64Max, int64Min, isWellFormed, maxDepth, nullValue, type Fields, type Value, type WireFields, type WireValue } from './values.js';
 import { onlyKeys } from './wire-checks.js';
+
+export { isWellFormed };
 
 /**
  * The proto3 JSON form of values (int64 as strings, doubles' NaN/Infinity/-0 as strings, bytes
@@ -83,6 +86,7 @@ export function fromWire(wire: unknown, where: string, depth = 1, options: WireO
     }
     case 'referenceValue':
       if (typeof raw !== 'string') throw bad('TYPE_STRING');
+      checkReferenceName(raw);
       return { type: 'reference', value: raw };
     case 'geoPointValue': {
       if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw bad('type.googleapis.com/google.type.LatLng');
@@ -216,13 +220,6 @@ function setFullYear(millis: number, year: number): number {
   const date = new Date(millis);
   date.setUTCFullYear(year);
   return date.getTime();
-}
-
-const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-/** Strings must be valid UTF-8: no unpaired surrogates. */
-export function isWellFormed(text: string): boolean {
-  return !loneSurrogate.test(text);
 }
 
 // ---- engine → wire --------------------------------------------------------------------------

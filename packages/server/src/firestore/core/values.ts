@@ -156,10 +156,41 @@ export function compareResourceNames(left: string, right: string): number {
 export function compareSegments(left: readonly string[], right: readonly string[]): number {
   const length = Math.min(left.length, right.length);
   for (let i = 0; i < length; i++) {
-    const order = compareUtf8(left[i]!, right[i]!);
+    const order = compareSegment(left[i]!, right[i]!);
     if (order !== 0) return order;
   }
   return sign(left.length - right.length);
+}
+
+/**
+ * One segment of a name: numeric ids (`__id7__`, Datastore's integer ids) sort first, by their
+ * number; then every other id by UTF-8 bytes. The SDKs order their caches the same way.
+ */
+export function compareSegment(left: string, right: string): number {
+  const leftNumber = numericIdValue(left);
+  const rightNumber = numericIdValue(right);
+  if (leftNumber === undefined) return rightNumber === undefined ? compareUtf8(left, right) : 1;
+  if (rightNumber === undefined) return -1;
+  return leftNumber < rightNumber ? -1 : leftNumber > rightNumber ? 1 : 0;
+}
+
+const numericIdPattern = /^__id(-?[1-9][0-9]*)__$/;
+
+/**
+ * The number of a numeric id: `__id` + a non-zero int64 in canonical decimal + `__`. Anything
+ * else (`__id0__`, `__id007__`, out of range) is no numeric id (paths.ts refuses those as ids).
+ */
+export function numericIdValue(segment: string): bigint | undefined {
+  if (!segment.startsWith('__id')) return undefined;
+  const digits = numericIdPattern.exec(segment)?.[1];
+  if (digits === undefined || digits.length > 20) return undefined;
+  const value = BigInt(digits);
+  return value >= int64Min && value <= int64Max ? value : undefined;
+}
+
+/** The `__id<n>__` shape, whatever the range (Google says "not a 64 bit integer" when out of it). */
+export function hasNumericIdShape(segment: string): boolean {
+  return numericIdPattern.test(segment);
 }
 
 function compareArrays(left: Value[], right: Value[]): number {
@@ -197,6 +228,13 @@ function compareMaps(left: Fields, right: Fields): number {
     if (valueOrder !== 0) return valueOrder;
   }
   return sign(leftKeys.length - rightKeys.length);
+}
+
+const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Strings must be valid UTF-8: no unpaired surrogates. */
+export function isWellFormed(text: string): boolean {
+  return !loneSurrogate.test(text);
 }
 
 function sign(n: number): number {

@@ -1,5 +1,16 @@
 import type { Database } from 'better-sqlite3';
 
+/**
+ * Firestore document ids are stored so that byte order is Firestore's id order: numeric ids
+ * (__id7__) become 00 01 + hex and sort first; ids starting with NUL move behind 00 02 (storedId
+ * in sqlite-document-store.ts). Before this, numeric ids were refused, so only ids starting with
+ * NUL change. Exported for its test.
+ */
+export const storedIdsMigration = `
+  UPDATE fs_documents SET doc_id = char(0, 2) || doc_id WHERE doc_id < char(1);
+  UPDATE fs_index SET doc_id = char(0, 2) || doc_id WHERE doc_id < char(1);
+`;
+
 /** Schema steps, applied in order once each; `PRAGMA user_version` records how far a file is. */
 const migrations: string[] = [
   `
@@ -216,6 +227,33 @@ const migrations: string[] = [
                   WHERE first.project_id = users.project_id AND first.phone_number = users.phone_number AND first.local_id < users.local_id);
   DROP INDEX users_phone;
   CREATE UNIQUE INDEX users_phone ON users (project_id, phone_number) WHERE phone_number IS NOT NULL;
+  `,
+  `
+  -- The second factor a session passed (JSON {factorId, enrollmentId}), for refreshed ID tokens' claims.
+  ALTER TABLE refresh_tokens ADD COLUMN second_factor TEXT;
+  `,
+  storedIdsMigration,
+  `
+  -- Superseded versions of Firestore documents, for reads at a past time (readTime): the version a
+  -- commit replaced or deleted, with the time it stopped being current (until_time); pruned once
+  -- it ended before the retention window. history_start: reads before it are refused (versions
+  -- before this migration, or before a clear, were not kept).
+  CREATE TABLE fs_versions (
+    db TEXT NOT NULL,
+    parent TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    collection_id TEXT NOT NULL,
+    name_key BLOB NOT NULL,
+    create_time INTEGER NOT NULL,
+    update_time INTEGER NOT NULL,
+    until_time INTEGER NOT NULL,
+    fields TEXT NOT NULL
+  );
+  CREATE UNIQUE INDEX fs_versions_key ON fs_versions (db, parent, doc_id, update_time);
+  CREATE INDEX fs_versions_group ON fs_versions (db, collection_id, name_key);
+  CREATE INDEX fs_versions_until ON fs_versions (until_time);
+  ALTER TABLE fs_meta ADD COLUMN history_start INTEGER NOT NULL DEFAULT 0;
+  UPDATE fs_meta SET history_start = last_commit_time;
   `,
 ];
 

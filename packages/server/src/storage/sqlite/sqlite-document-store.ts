@@ -9,17 +9,11 @@ import type {
   IndexPosition,
   IndexScan,
 } from '../document-store.js';
+import { numericIdValue } from '../../firestore/core/values.js';
+import { SqliteDocumentHistory, type VersionShape } from './sqlite-document-history.js';
 
-interface RowShape {
-  path: string;
-  parent: string;
-  collection_id: string;
-  doc_id: string;
-  name_key: Buffer;
-  create_time: number;
-  update_time: number;
-  fields: string;
-}
+/** A row as SELECTed: the columns of fs_documents and fs_versions alike. */
+type RowShape = VersionShape;
 
 const rowColumns = 'parent, doc_id, collection_id, name_key, create_time, update_time, fields';
 
@@ -32,8 +26,10 @@ export class SqliteDocumentStore implements DocumentStore {
   private readonly statements;
   private readonly scans = new Map<string, Database.Statement>();
   private readonly lastCommit = new Map<string, number>();
+  private readonly history: SqliteDocumentHistory;
 
   constructor(private readonly db: Database.Database) {
+    this.history = new SqliteDocumentHistory(db);
     this.statements = {
       getByPath: db.prepare<[string, string, string], RowShape>(`SELECT ${rowColumns} FROM fs_documents WHERE db = ? AND parent = ? AND doc_id = ?`),
       upsert: db.prepare(
@@ -75,7 +71,12 @@ export class SqliteDocumentStore implements DocumentStore {
       const current = this.readRows(db, paths);
       const commitTime = Math.max(Math.floor(Date.now() * 1000), this.lastCommitTimeSync(db) + 1);
       const { changes, result } = decide(current, commitTime);
-      for (const change of changes) this.apply(db, change);
+      for (const change of changes) {
+        // The version this commit replaces or deletes is kept, for reads at a past time.
+        const before = current.get(change.path);
+        if (before && before.updateTime !== change.row?.updateTime) this.history.keep(db, toShape(before), commitTime);
+        this.apply(db, change);
+      }
       this.statements.setLastCommit.run(db, commitTime);
       return { result, commitTime };
     });
@@ -91,9 +92,9 @@ export class SqliteDocumentStore implements DocumentStore {
     }
     if (change.row) {
       const row = change.row;
-      statements.upsert.run(db, row.parent, row.id, row.collectionId, row.nameKey, row.createTime, row.updateTime, row.fields);
+      statements.upsert.run(db, row.parent, storedId(row.id), row.collectionId, row.nameKey, row.createTime, row.updateTime, row.fields);
     } else {
-      statements.delete.run(db, change.parent, change.id);
+      statements.delete.run(db, change.parent, storedId(change.id));
     }
     for (const entry of change.addEntries) {
       statements.insertEntry.run(...entryKey(db, change.parent, change.id, entry));
@@ -109,7 +110,7 @@ export class SqliteDocumentStore implements DocumentStore {
     const sql = `SELECT value, doc_id FROM fs_index WHERE ${conditions.join(' AND ')} ORDER BY value ${direction}, doc_id ${direction} LIMIT ?`;
     params.push(scan.limit);
     const rows = this.prepared(sql).all(...params) as Array<{ value: Buffer; doc_id: string }>;
-    return rows.map((row) => ({ value: row.value, docId: row.doc_id }));
+    return rows.map((row) => ({ value: row.value, docId: idFromStored(row.doc_id) }));
   }
 
   async scanDocuments(db: string, scan: DocumentScan): Promise<DocumentRow[]> {
@@ -125,15 +126,15 @@ export class SqliteDocumentStore implements DocumentStore {
     }
     if (scan.afterId !== undefined) {
       conditions.push('doc_id > ?');
-      params.push(scan.afterId);
+      params.push(storedId(scan.afterId));
     }
     if (scan.beforeId !== undefined) {
       conditions.push('doc_id < ?');
-      params.push(scan.beforeId);
+      params.push(storedId(scan.beforeId));
     }
     if (scan.fromId !== undefined) {
       conditions.push(scan.descending ? 'doc_id <= ?' : 'doc_id >= ?');
-      params.push(scan.fromId);
+      params.push(storedId(scan.fromId));
     }
     if (scan.afterNameKey) {
       conditions.push('name_key > ?');
@@ -148,10 +149,11 @@ export class SqliteDocumentStore implements DocumentStore {
     return (this.prepared(sql).all(...params) as RowShape[]).map(toRow);
   }
 
-  async collectionPaths(db: string, prefix: string): Promise<string[]> {
+  async collectionPaths(db: string, prefix: string, readTime?: number): Promise<string[]> {
     // Parents sharing the prefix sort together; '0' is the character after '/'.
     const lower = prefix === '' ? '' : `${prefix}/`;
     const upper = prefix === '' ? '\u{10FFFF}' : `${prefix}0`;
+    if (readTime !== undefined) return this.history.collectionPathsAt(db, lower, upper, readTime);
     return this.statements.collectionPaths.all(db, lower, upper).map((row) => row.parent);
   }
 
@@ -184,7 +186,31 @@ export class SqliteDocumentStore implements DocumentStore {
     this.db.transaction(() => {
       this.statements.clearDocuments.run(db);
       this.statements.clearIndex.run(db);
+      this.history.clear(db, Math.max(Math.floor(Date.now() * 1000), this.lastCommitTimeSync(db)));
     }).immediate();
+  }
+
+  async getDocumentsAt(db: string, paths: readonly string[], readTime: number): Promise<Map<string, DocumentRow>> {
+    const rows = new Map<string, DocumentRow>();
+    for (const path of paths) {
+      if (rows.has(path)) continue;
+      const slash = path.lastIndexOf('/');
+      const shape = this.history.rowAt(db, path.slice(0, Math.max(slash, 0)), storedId(path.slice(slash + 1)), readTime);
+      if (shape) rows.set(path, toRow(shape));
+    }
+    return rows;
+  }
+
+  async scanDocumentsAt(db: string, scan: DocumentScan, readTime: number): Promise<DocumentRow[]> {
+    return this.history.scanAt(db, scan, readTime, storedId).map(toRow);
+  }
+
+  async historyStart(db: string): Promise<number> {
+    return this.history.historyStart(db);
+  }
+
+  async pruneVersions(before: number, limit: number): Promise<number> {
+    return this.history.prune(before, limit);
   }
 
   private lastCommitTimeSync(db: string): number {
@@ -201,7 +227,7 @@ export class SqliteDocumentStore implements DocumentStore {
     for (const path of paths) {
       if (rows.has(path)) continue;
       const slash = path.lastIndexOf('/');
-      const shape = this.statements.getByPath.get(db, path.slice(0, Math.max(slash, 0)), path.slice(slash + 1));
+      const shape = this.statements.getByPath.get(db, path.slice(0, Math.max(slash, 0)), storedId(path.slice(slash + 1)));
       if (shape) rows.set(path, toRow(shape));
     }
     return rows;
@@ -217,9 +243,28 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 }
 
+/**
+ * Document ids as stored in the doc_id columns, whose byte order (SQLite's BINARY collation) must
+ * be Firestore's id order: numeric ids (`__id7__`) first, by number, then strings by UTF-8 bytes.
+ * A numeric id becomes 00 01 + its int64 in offset binary (16 hex digits); a string starting with
+ * NUL is kept behind 00 02; every other string is itself (its first byte is above 00). One-to-one,
+ * so any text (a group entry's whole path) round-trips.
+ */
+export function storedId(id: string): string {
+  if (id.charCodeAt(0) === 0) return `\u0000\u0002${id}`;
+  const number = numericIdValue(id);
+  return number === undefined ? id : `\u0000\u0001${BigInt.asUintN(64, number ^ (1n << 63n)).toString(16).padStart(16, '0')}`;
+}
+
+export function idFromStored(stored: string): string {
+  if (stored.charCodeAt(0) !== 0) return stored;
+  if (stored.charCodeAt(1) === 2) return stored.slice(2);
+  return `__id${BigInt.asIntN(64, BigInt(`0x${stored.slice(2)}`) ^ (1n << 63n))}__`;
+}
+
 /** An entry's key columns: under its document's collection and id unless it says where it is filed. */
 function entryKey(db: string, parent: string, id: string, entry: IndexEntry): [string, string, string, number, Buffer, string] {
-  return [db, entry.parent ?? parent, entry.field, entry.kind, entry.value, entry.docId ?? id];
+  return [db, entry.parent ?? parent, entry.field, entry.kind, entry.value, storedId(entry.docId ?? id)];
 }
 
 function addBound(conditions: string[], params: unknown[], bound: IndexPosition | undefined, direction: '>' | '<'): void {
@@ -230,17 +275,30 @@ function addBound(conditions: string[], params: unknown[], bound: IndexPosition 
     params.push(bound.value);
   } else {
     conditions.push(`(value, doc_id) ${op} (?, ?)`);
-    params.push(bound.value, bound.docId);
+    params.push(bound.value, storedId(bound.docId));
   }
 }
 
+function toShape(row: DocumentRow): VersionShape {
+  return {
+    parent: row.parent,
+    doc_id: storedId(row.id),
+    collection_id: row.collectionId,
+    name_key: row.nameKey,
+    create_time: row.createTime,
+    update_time: row.updateTime,
+    fields: row.fields,
+  };
+}
+
 function toRow(shape: RowShape): DocumentRow {
-  const path = shape.parent === '' ? shape.doc_id : `${shape.parent}/${shape.doc_id}`;
+  const id = idFromStored(shape.doc_id);
+  const path = shape.parent === '' ? id : `${shape.parent}/${id}`;
   return {
     path,
     parent: shape.parent,
     collectionId: shape.collection_id,
-    id: shape.doc_id,
+    id,
     nameKey: shape.name_key,
     createTime: shape.create_time,
     updateTime: shape.update_time,

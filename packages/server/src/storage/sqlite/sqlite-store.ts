@@ -9,6 +9,7 @@ import {
   type PhoneVerificationRecord,
   type ProjectRecord,
   type RefreshTokenRecord,
+  type SecondFactorClaim,
   type ServiceAccountKeyRecord,
   type ServiceAccountTokenRecord,
   type SmsOutboxMessage,
@@ -36,6 +37,7 @@ interface TokenRow {
   auth_time: number;
   sign_in_provider: string;
   developer_claims: string | null;
+  second_factor: string | null;
 }
 interface ServiceAccountKeyRow {
   project_id: string;
@@ -104,7 +106,7 @@ export class SqliteStore implements Store {
       deleteAllTokens: db.prepare('DELETE FROM refresh_tokens WHERE project_id = ?'),
       getToken: db.prepare<[string], TokenRow>('SELECT * FROM refresh_tokens WHERE token_hash = ?'),
       insertToken: db.prepare(
-        'INSERT INTO refresh_tokens (token_hash, project_id, local_id, user_created_at, issued_at, auth_time, sign_in_provider, developer_claims) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO refresh_tokens (token_hash, project_id, local_id, user_created_at, issued_at, auth_time, sign_in_provider, developer_claims, second_factor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       deleteToken: db.prepare('DELETE FROM refresh_tokens WHERE token_hash = ?'),
       listServiceAccountKeys: db.prepare<[string], ServiceAccountKeyRow>('SELECT * FROM service_account_keys WHERE project_id = ? ORDER BY created_at, key_id'),
@@ -183,6 +185,7 @@ export class SqliteStore implements Store {
       authTime: row.auth_time,
       signInProvider: row.sign_in_provider,
       ...(row.developer_claims !== null ? { developerClaims: row.developer_claims } : {}),
+      ...(row.second_factor !== null ? { secondFactor: JSON.parse(row.second_factor) as SecondFactorClaim } : {}),
     };
   }
 
@@ -288,7 +291,7 @@ export class SqliteStore implements Store {
         s.deleteAllTokens.run(m.projectId);
         return;
       case 'insertRefreshToken':
-        s.insertToken.run(m.token.tokenHash, m.token.projectId, m.token.localId, m.token.userCreatedAt, m.token.issuedAt, m.token.authTime, m.token.signInProvider, m.token.developerClaims ?? null);
+        s.insertToken.run(m.token.tokenHash, m.token.projectId, m.token.localId, m.token.userCreatedAt, m.token.issuedAt, m.token.authTime, m.token.signInProvider, m.token.developerClaims ?? null, m.token.secondFactor ? JSON.stringify(m.token.secondFactor) : null);
         return;
       case 'insertServiceAccountKey':
         s.insertServiceAccountKey.run(m.key.projectId, m.key.keyId, m.key.clientEmail, m.key.publicKey, m.key.createdAt);

@@ -1,0 +1,40 @@
+import { join } from 'node:path';
+import type { Store } from '../../storage/store.js';
+import type { AuthDeps } from '../core/auth-context.js';
+import type { SessionService } from '../core/sessions.js';
+import { BackoffThrottle } from '../core/throttle.js';
+import { MfaGate } from './gate.js';
+import type { MfaDeps } from './mfa-deps.js';
+import { MfaEnrollmentService } from './mfa-enrollment.js';
+import { MfaSignInService } from './mfa-sign-in.js';
+import { PendingCredentials } from './pending-credentials.js';
+import { SealingKeys } from './sealing.js';
+import { totpCodeLimits, TotpVerifier } from './totp.js';
+
+export interface MfaSetup {
+  auth: AuthDeps;
+  sessions: SessionService;
+  store: Store;
+  /** The sealing key lives here, as `mfa-key` (0600), beside the signing keys. */
+  dataDir: string;
+  clock: () => number;
+  sms?: MfaDeps['sms'];
+}
+
+export interface Mfa {
+  gate: MfaGate;
+  enrollment: MfaEnrollmentService;
+  signIn: MfaSignInService;
+  deps: MfaDeps;
+}
+
+/** The multi-factor services over one sealing key, one clock and the stored wrong-code counts. */
+export async function createMfa(setup: MfaSetup): Promise<Mfa> {
+  const keys = SealingKeys.open(join(setup.dataDir, 'mfa-key'));
+  const pending = new PendingCredentials(keys, setup.clock);
+  // Wrong codes are counted in the store: a restart does not forgive them.
+  const throttle = await BackoffThrottle.open(setup.store, 'mfa-totp', totpCodeLimits, setup.clock());
+  const deps: MfaDeps = { auth: setup.auth, sessions: setup.sessions, keys, pending, totp: new TotpVerifier(throttle, setup.clock), clock: setup.clock };
+  if (setup.sms) deps.sms = setup.sms;
+  return { gate: new MfaGate(setup.auth.projects, pending), enrollment: new MfaEnrollmentService(deps), signIn: new MfaSignInService(deps), deps };
+}
