@@ -48,7 +48,8 @@ const families: Record<string, { paths: string[]; headers?: Record<string, strin
   securetoken: {
     paths: ['/securetoken.googleapis.com/v1/token?key=any'],
     shape: true,
-    body: (rand) => (rand() < 0.5 ? JSON.stringify(bodyFromSchema(rand, schemas.tokenBody as Schema)) : `grant_type=${encodeURIComponent(String(randomJson(rand)))}&refresh_token=${encodeURIComponent(String(randomJson(rand)))}`),
+    // URLSearchParams, not encodeURIComponent: a random string may hold a lone surrogate, which the latter throws on.
+    body: (rand) => (rand() < 0.5 ? JSON.stringify(bodyFromSchema(rand, schemas.tokenBody as Schema)) : new URLSearchParams({ grant_type: String(randomJson(rand)), refresh_token: String(randomJson(rand)) }).toString()),
   },
   admin: {
     paths: ['accounts', 'accounts:lookup', 'accounts:update', 'accounts:delete', 'accounts:batchDelete', 'accounts:sendOobCode', 'accounts:query'].map((m) => `${v1}/projects/demo-test/${m}`).concat(['/identitytoolkit.googleapis.com/v2/projects/demo-test/oauthIdpConfigs?oauthIdpConfigId=oidc.fuzz']),
