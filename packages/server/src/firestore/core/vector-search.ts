@@ -148,7 +148,7 @@ export class NearestHeap {
     };
   }
 
-  /** Offers a candidate; answers whether it passed the threshold. */
+  /** Ranks a candidate: kept if it has a vector of the dimension, passes the threshold and is among the nearest so far. */
   offer(doc: Doc): void {
     const distance = distanceOf(this.nearest, doc);
     if (distance === undefined) return;
