@@ -3,7 +3,7 @@
  * ranking computed here over the same vectors: each distance measure, limit, distanceResultField,
  * distanceThreshold (a maximum, a minimum for DOT_PRODUCT), equality pre-filters, documents
  * without a vector of the query's dimension skipped, ties in name order, Google's errors; and
- * outside --dev, the vector index that firestore.indexes.json must declare (raw REST).
+ * a past readTime; and outside --dev, the vector index that firestore.indexes.json must declare (raw REST).
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -14,6 +14,8 @@ import { FieldValue, getFirestore, setLogFunction, type CollectionReference, typ
 import { postJson, startHearth, tempDataDir, type TestHearth } from './helpers/hearth.js';
 
 setLogFunction(null);
+// firebase-admin would otherwise probe the GCE metadata server.
+process.env.METADATA_SERVER_DETECTION ??= 'none';
 
 type VectorQuery = ReturnType<CollectionReference['findNearest']>;
 type Measure = 'EUCLIDEAN' | 'COSINE' | 'DOT_PRODUCT';
@@ -151,6 +153,25 @@ describe('findNearest through firebase-admin (--dev)', () => {
       return true;
     });
     assert.deepEqual(await answer(coll.findNearest({ vectorField: 'embedding', queryVector: [1, 0], limit: 5, distanceMeasure: 'EUCLIDEAN' })), []);
+  });
+
+  test('at a past readTime the vectors are ranked as they were', async () => {
+    const moving = db.collection('moving');
+    await moving.doc('stays').set({ embedding: FieldValue.vector([1, 1]) });
+    const written = await moving.doc('moves').set({ embedding: FieldValue.vector([0, 0]) });
+    await moving.doc('moves').set({ embedding: FieldValue.vector([9, 9]) });
+    const base = `${server.url}/v1/projects/${server.projectId}/databases/(default)/documents:runQuery`;
+    const vector = (xs: number[]) => ({ mapValue: { fields: { __type__: { stringValue: '__vector__' }, value: { arrayValue: { values: xs.map((x) => ({ doubleValue: x })) } } } } });
+    const search = async (extra: Record<string, unknown>) => {
+      const structuredQuery = { from: [{ collectionId: 'moving' }], findNearest: { vectorField: { fieldPath: 'embedding' }, queryVector: vector([0, 0]), distanceMeasure: 'EUCLIDEAN', limit: 1, distanceResultField: 'd' } };
+      const reply = await postJson(base, { structuredQuery, ...extra }, { authorization: 'Bearer owner' });
+      assert.equal(reply.status, 200, JSON.stringify(reply.body));
+      return (reply.body as Array<{ document?: { name: string; fields: { d: unknown } } }>).filter((a) => a.document).map((a) => [a.document!.name.split('/').pop(), a.document!.fields.d]);
+    };
+    assert.deepEqual(await search({}), [['stays', { doubleValue: Math.SQRT2 }]]);
+    const { seconds, nanoseconds } = written.writeTime;
+    const readTime = new Date(seconds * 1000).toISOString().replace('.000Z', `.${String(nanoseconds).padStart(9, '0')}Z`);
+    assert.deepEqual(await search({ readTime }), [['moves', { doubleValue: 0 }]]);
   });
 
   test('raw REST: limit and offset beside findNearest, wrong query vectors, reserved result field', async () => {
