@@ -2,8 +2,8 @@
  * Vector search (findNearest) through firebase-admin over gRPC, checked against a brute-force
  * ranking computed here over the same vectors: each distance measure, limit, distanceResultField,
  * distanceThreshold (a maximum, a minimum for DOT_PRODUCT), equality pre-filters, documents
- * without a vector of the query's dimension skipped, ties in name order, Google's errors; and
- * a past readTime; and outside --dev, the vector index that firestore.indexes.json must declare (raw REST).
+ * without a vector of the query's dimension skipped, ties in name order, Google's errors, a past
+ * readTime; and outside --dev, the vector index that firestore.indexes.json must declare (raw REST).
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
