@@ -6,11 +6,18 @@
  * readTime; and outside --dev, the vector index that firestore.indexes.json must declare (raw REST).
  */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { deleteApp, initializeApp, type App } from 'firebase-admin/app';
 import { FieldValue, getFirestore, setLogFunction, type CollectionReference, type Firestore } from 'firebase-admin/firestore';
+import pino from 'pino';
+import { FirestoreAccess } from '../packages/server/src/firestore/api/access.js';
+import { DocumentDatabase } from '../packages/server/src/firestore/core/database.js';
+import { FirestoreGuard } from '../packages/server/src/firestore/security/guard.js';
+import { RulesRegistry } from '../packages/server/src/firestore/security/rules-registry.js';
+import { FirestoreStreams } from '../packages/server/src/firestore/streams/streams.js';
+import { SqliteStore } from '../packages/server/src/storage/sqlite/sqlite-store.js';
 import { postJson, startHearth, tempDataDir, type TestHearth } from './helpers/hearth.js';
 
 setLogFunction(null);
@@ -244,6 +251,40 @@ describe('vector indexes outside --dev', () => {
       missing(await search(vector(1, 0), { fieldFilter: { field: { fieldPath: 'size' }, op: 'EQUAL', value: { integerValue: '1' } } }), 'a pre-filter no index has');
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('listeners', () => {
+  test('a Listen target with findNearest is refused (INVALID_ARGUMENT), as Google refuses it', async () => {
+    const dir = tempDataDir();
+    const store = new SqliteStore(join(dir, 'data.sqlite'));
+    try {
+      const database = new DocumentDatabase(store.documents());
+      const silent = pino({ level: 'silent' });
+      const guard = new FirestoreGuard(new RulesRegistry(store.rules(), silent), database, { dev: false, logger: silent });
+      const access = new FirestoreAccess({ isAdmin: (header) => header === 'admin', verifyIdToken: () => Promise.reject(new Error('no users here')), dev: false, guard });
+      const streams = new FirestoreStreams(database, access);
+      const db = { projectId: 'vector-listen', databaseId: '(default)' };
+      const messages: Array<Record<string, any>> = [];
+      const session = streams.open('Listen', { db, caller: { kind: 'admin' } }, { send: (message) => messages.push(message), fail: () => undefined });
+      const queryVector = { mapValue: { fields: { __type__: { stringValue: '__vector__' }, value: { arrayValue: { values: [{ doubleValue: 1 }] } } } } };
+      const structuredQuery = { from: [{ collectionId: 'c' }], findNearest: { vectorField: { fieldPath: 'e' }, queryVector, distanceMeasure: 'EUCLIDEAN', limit: 3 } };
+      session.receive({ addTarget: { targetId: 4, query: { parent: 'projects/vector-listen/databases/(default)/documents', structuredQuery } } });
+      // The target is either refused (REMOVE with its cause) or answered (CURRENT): wait for one, without a clock.
+      const settled = () => messages.find((m) => m.targetChange?.targetChangeType === 'REMOVE' || m.targetChange?.targetChangeType === 'CURRENT');
+      for (let turn = 0; !settled() && turn < 100_000; turn++) await new Promise((resolve) => setImmediate(resolve));
+      assert.ok(settled(), `the target was neither refused nor answered: ${JSON.stringify(messages)}`);
+      const removal = settled()!.targetChange;
+      assert.equal(removal.targetChangeType, 'REMOVE', JSON.stringify(messages));
+      assert.deepEqual(removal.targetIds, [4]);
+      assert.equal(removal.cause.code, 3);
+      assert.equal(removal.cause.message, 'FindNearest is not supported for real-time queries.');
+      assert.ok(!messages.some((m) => m.documentChange), 'no documents sent');
+      session.close();
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
