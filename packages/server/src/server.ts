@@ -56,7 +56,7 @@ import type { Store } from './storage/store.js';
 import { registerWebRoutes } from './web/web-routes.js';
 import { FirestoreAccess } from './firestore/api/access.js';
 import { registerFirestoreRestRoutes } from './firestore/api/rest-routes.js';
-import { loadIndexFile } from './firestore/core/index-file.js';
+import { loadIndexFile, loadVectorIndexFile } from './firestore/core/index-file.js';
 import { DocumentDatabase } from './firestore/core/database.js';
 import { FirestoreStreams } from './firestore/streams/streams.js';
 import { startGrpc, type FirestoreGrpc } from './firestore/api/grpc.js';
@@ -211,6 +211,8 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     queryLimits: { ...defaultQueryLimits, maxInValues: options.maxInValues },
     compositeIndexes: options.indexesFile ? loadIndexFile(options.indexesFile) : [],
     versionRetentionMs: options.versionRetentionSeconds * 1000,
+    vectorIndexes: options.indexesFile ? loadVectorIndexFile(options.indexesFile) : [],
+    anyVectorField: options.dev,
   });
   // Versions older than any allowed read time go, in small batches, once a minute.
   let pruningStopped = false;

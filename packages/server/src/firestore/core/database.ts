@@ -4,6 +4,8 @@ import { changeFor, docFromRow, singleFieldEntries, type Doc } from './documents
 import { firestoreErrors } from './errors.js';
 import { checkPartitionable, partitionPoints } from './partitions.js';
 import { executeQuery, type QueryResult } from './planner.js';
+import { executeFindNearest } from './nearest-query.js';
+import { requireVectorIndex, type VectorIndex } from './vector-indexes.js';
 import { documentKey, type DatabaseId } from './paths.js';
 import { defaultQueryLimits, type Query, type QueryLimits } from './query.js';
 import { parseStructuredQuery } from './query-parse.js';
@@ -70,6 +72,9 @@ export interface DatabaseOptions {
   compositeIndexes: readonly CompositeIndex[];
   /** How long replaced and deleted versions stay readable at a past time (Firestore: one hour). */
   versionRetentionMs?: number;
+  /** Declared vector indexes; findNearest needs one unless `anyVectorField` (--dev, as the emulator). */
+  vectorIndexes?: readonly VectorIndex[];
+  anyVectorField?: boolean;
 }
 
 export const defaultVersionRetentionMs = 3600_000;
@@ -180,7 +185,9 @@ export class DocumentDatabase {
   async runQuery(db: DatabaseId, query: Query, consistency: ReadConsistency = {}): Promise<QueryResult> {
     const dbKey = await this.ready(db);
     const readTime = readTimeOf(consistency);
-    const result = await executeQuery({ store: this.store, dbKey, db, query, composites: this.options.compositeIndexes, ...(readTime !== undefined ? { readTime } : {}) });
+    if (query.findNearest && !this.options.anyVectorField) requireVectorIndex(this.options.vectorIndexes ?? [], db.projectId, query);
+    const run = query.findNearest ? executeFindNearest : executeQuery;
+    const result = await run({ store: this.store, dbKey, db, query, composites: this.options.compositeIndexes, ...(readTime !== undefined ? { readTime } : {}) });
     if (consistency.transaction) for (const doc of result.docs) this.transactions.recordRead(consistency.transaction, doc.key.path, doc.updateTime);
     return result;
   }

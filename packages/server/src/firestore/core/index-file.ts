@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { CompositeIndex, CompositeIndexField } from './composite-indexes.js';
 import { formatFieldPath, parseFieldPath } from './paths.js';
+import { isVectorIndexDeclaration, parseVectorIndex, type VectorIndex } from './vector-indexes.js';
 
 /**
  * The declared indexes of a `firestore.indexes.json` file (the Firebase CLI's format), as apps
@@ -13,10 +14,20 @@ import { formatFieldPath, parseFieldPath } from './paths.js';
  */
 export function loadIndexFile(file: string): CompositeIndex[] {
   const parsed = JSON.parse(readFileSync(file, 'utf8')) as { indexes?: unknown; fieldOverrides?: unknown };
-  const composites = Array.isArray(parsed.indexes) ? parsed.indexes.map((raw, i) => parseIndex(raw, `${file}: indexes[${i}]`)) : [];
+  // Vector indexes are read by loadVectorIndexFile: they have no entries to build.
+  const composites = Array.isArray(parsed.indexes)
+    ? parsed.indexes.flatMap((raw, i) => (isVectorIndexDeclaration(raw) ? [] : [parseIndex(raw, `${file}: indexes[${i}]`)]))
+    : [];
   const overrides = Array.isArray(parsed.fieldOverrides) ? parsed.fieldOverrides.flatMap((raw, i) => parseOverride(raw, `${file}: fieldOverrides[${i}]`)) : [];
   // An index declared twice (say, as a one-field group index and as an override) is one index.
   return [...new Map([...composites, ...overrides].map((index) => [index.id, index])).values()];
+}
+
+/** The file's vector indexes (fields ending with a `vectorConfig`), for findNearest. */
+export function loadVectorIndexFile(file: string): VectorIndex[] {
+  const parsed = JSON.parse(readFileSync(file, 'utf8')) as { indexes?: unknown };
+  if (!Array.isArray(parsed.indexes)) return [];
+  return parsed.indexes.flatMap((raw, i) => (isVectorIndexDeclaration(raw) ? [parseVectorIndex(raw, `${file}: indexes[${i}]`)] : []));
 }
 
 function parseIndex(raw: unknown, where: string): CompositeIndex {

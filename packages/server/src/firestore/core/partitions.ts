@@ -16,8 +16,8 @@ import type { Query } from './query.js';
 export function checkPartitionable(query: Query): void {
   if (!query.allDescendants) throw firestoreErrors.invalidArgument('PartitionQuery requires a query over all descendants (a collection group).');
   const onlyByName = query.orderBy.length === 1 && query.orderBy[0]!.field.isKey && !query.orderBy[0]!.descending;
-  if (query.filter || !onlyByName || query.startAt || query.endAt || query.offset > 0 || query.limit !== undefined || query.select) {
-    throw firestoreErrors.invalidArgument('PartitionQuery supports only a query ordered by __name__ ascending, without filters, cursors, offset, limit or projection.');
+  if (query.filter || !onlyByName || query.startAt || query.endAt || query.offset > 0 || query.limit !== undefined || query.select || query.findNearest) {
+    throw firestoreErrors.invalidArgument('PartitionQuery supports only a query ordered by __name__ ascending, without filters, cursors, offset, limit, projection or findNearest.');
   }
 }
 

@@ -367,3 +367,26 @@ export function firstPage(query: Query): number {
   return Math.max(16, Math.min(wanted + 1, 1000));
 }
 
+
+/**
+ * Hands every document the query matches to `visit`, in no particular order (vector search
+ * ranks them itself, so nothing is sorted or kept here). At a read time, as executeQuery: a
+ * commit landing past it while the present is read sends the scan to the past, with a fresh
+ * visitor.
+ */
+export async function visitMatches(context: PlanContext, visitor: () => (doc: Doc) => void): Promise<{ indexesUsed: IndexUsed[]; documentsScanned: number }> {
+  const { readTime } = context;
+  const drain = async (plan: Plan) => {
+    const visit = visitor();
+    let documentsScanned = 0;
+    for await (const doc of plan.source) {
+      documentsScanned++;
+      if (matchesQuery(context.db, context.query, doc)) visit(doc);
+    }
+    return { indexesUsed: plan.indexesUsed, documentsScanned };
+  };
+  if (readTime !== undefined && readTime < (await context.store.lastCommitTime(context.dbKey))) return drain(pastCandidates(context, readTime));
+  const present = await drain(candidates(context));
+  if (readTime === undefined || (await context.store.lastCommitTime(context.dbKey)) <= readTime) return present;
+  return drain(pastCandidates(context, readTime));
+}

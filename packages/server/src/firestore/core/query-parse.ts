@@ -2,6 +2,7 @@ import { firestoreErrors } from './errors.js';
 import { documentKey, formatFieldPath, keyField, parseFieldPath, pathSegments, relativeName, type DatabaseId } from './paths.js';
 import { comparable, defaultQueryLimits, isRangeOp, type Cursor, type FieldOp, type FieldRef, type Filter, type Order, type Query, type QueryLimits, type UnaryOp } from './query.js';
 import { fromWire } from './value-wire.js';
+import { parseFindNearest } from './vector-search.js';
 import { compareSegments, maxDepth, type Value } from './values.js';
 import { onlyKeys, wireObject as object } from './wire-checks.js';
 
@@ -31,7 +32,6 @@ export function parseStructuredQuery(db: DatabaseId, parent: string, raw: unknow
   if (parent !== '') documentKey(parent);
   const wire = object(raw, 'structured_query');
   onlyKeys(wire, ['select', 'from', 'where', 'orderBy', 'startAt', 'endAt', 'offset', 'limit', 'findNearest'], 'structured_query');
-  if (wire.findNearest !== undefined) throw firestoreErrors.unimplemented('Vector search (findNearest) is not supported by Hearth yet.');
   if (!Array.isArray(wire.from) || wire.from.length !== 1) throw firestoreErrors.invalidArgument('A query must name exactly one collection in "from".');
   const from = object(wire.from[0], 'structured_query.from[0]');
   onlyKeys(from, ['collectionId', 'allDescendants'], 'structured_query.from[0]');
@@ -55,6 +55,15 @@ export function parseStructuredQuery(db: DatabaseId, parent: string, raw: unknow
   if (wire.offset !== undefined) query.offset = parseCount(wire.offset, 'offset');
   if (wire.limit !== undefined) query.limit = parseCount(wire.limit, 'limit');
   if (wire.select !== undefined) query.select = parseSelect(wire.select);
+  if (wire.findNearest !== undefined) {
+    // The nearest are the answer: no limit or offset beside them; cursors may only name the explicit orders.
+    if (wire.limit !== undefined) throw firestoreErrors.invalidArgument('A query limit cannot be used with FindNearest');
+    if (wire.offset !== undefined) throw firestoreErrors.invalidArgument('A query offset cannot be used with FindNearest');
+    for (const cursor of [query.startAt, query.endAt]) {
+      if (cursor && cursor.values.length > explicit.length) throw firestoreErrors.invalidArgument('Cursor has too many values.');
+    }
+    query.findNearest = parseFindNearest(wire.findNearest, parseFieldRef);
+  }
   return query;
 }
 

@@ -1,5 +1,6 @@
 import { getField, type Doc } from './documents.js';
 import { fullName, type DatabaseId, type DocumentKey } from './paths.js';
+import type { FindNearest } from './vector-search.js';
 import { compareSegments, compareValues, isNaNValue, typeOrder, valuesEqual, type Value } from './values.js';
 
 /**
@@ -58,6 +59,8 @@ export interface Query {
   limit?: number;
   /** Field paths to return; an empty list returns names only. */
   select?: string[][];
+  /** Vector search: the rest of the query is its pre-filter (core/vector-search.ts). */
+  findNearest?: FindNearest;
 }
 
 export interface QueryLimits {

@@ -138,6 +138,7 @@ export class ListenSession implements StreamSession {
       onlyKeys(query, ['parent', 'structuredQuery'], 'addTarget.query');
       const parent = relativeName(db, String(query.parent ?? ''), 'Parent');
       target.query = this.database.parseQuery(db, parent, query.structuredQuery);
+      if (target.query.findNearest) throw firestoreErrors.invalidArgument('FindNearest is not supported for real-time queries.');
       if (target.query.select) throw firestoreErrors.invalidArgument("'select' clauses are not supported for real-time queries.");
       target.rerun = target.query.limit !== undefined || target.query.offset > 0;
       return;
