@@ -15,8 +15,6 @@ export interface WireBloomFilter {
 /** The false-positive rate Hearth sizes its filters for: a removed document kept by mistake costs the SDK a full re-listen. */
 export const BLOOM_FALSE_POSITIVE_RATE = 0.01;
 
-const UINT64_MASK = (1n << 64n) - 1n;
-
 /** Sizes a filter for `count` names: the optimal bit count and hash count for the rate. */
 export function bloomFilterSize(count: number, falsePositiveRate = BLOOM_FALSE_POSITIVE_RATE): { bitCount: number; hashCount: number } {
   if (count === 0) return { bitCount: 0, hashCount: 0 };
@@ -32,11 +30,13 @@ export function buildBloomFilter(names: Iterable<string>, bitCount: number, hash
   const bits = BigInt(bitCount);
   for (const name of names) {
     const digest = createHash('md5').update(name, 'utf8').digest();
-    const h1 = digest.readBigUInt64LE(0);
     const h2 = digest.readBigUInt64LE(8);
-    for (let i = 0n; i < BigInt(hashCount); i++) {
-      const index = Number(((h1 + i * h2) & UINT64_MASK) % bits);
+    // h1 + i·h2 (mod 2^64), one addition per hash.
+    let hash = digest.readBigUInt64LE(0);
+    for (let i = 0; i < hashCount; i++) {
+      const index = Number(hash % bits);
       bitmap[index >> 3]! |= 1 << (index & 7);
+      hash = BigInt.asUintN(64, hash + h2);
     }
   }
   return { bits: { bitmap: bitmap.toString('base64'), padding: bitmap.length * 8 - bitCount }, hashCount };
