@@ -52,6 +52,12 @@ test("firebase-admin: 'other' holds its own documents beside (default)", async (
   assert.deepEqual((await adminOther.collection('shared').get()).docs.map((d) => d.id), ['one', 'two']);
   const counted = await adminOther.runTransaction(async (tx) => (await tx.get(adminOther.collection('shared'))).size);
   assert.equal(counted, 2);
+  // Its past is its own too: a read-only transaction at a read time before a change in 'other'.
+  const before = (await adminOther.doc('shared/two').get()).readTime;
+  await adminOther.doc('shared/two').set({ where: 'other, later' });
+  const then = await adminOther.runTransaction(async (tx) => (await tx.get(adminOther.doc('shared/two'))).get('where'), { readOnly: true, readTime: before });
+  assert.equal(then, 'other');
+  assert.equal((await adminOther.doc('shared/two').get()).get('where'), 'other, later');
 });
 
 test("the web SDK reads and listens in 'other'; writes to (default) do not reach its listener", async () => {
