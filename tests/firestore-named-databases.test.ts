@@ -109,5 +109,6 @@ test('database ids are checked as Google checks them: 4 to 63 lowercase letters,
     assert.equal(answer.status, 400, bad);
     const body = (await answer.json()) as { error: { status: string; message: string } };
     assert.equal(body.error.status, 'INVALID_ARGUMENT', bad);
+    assert.equal(body.error.message, `Invalid database id ${bad}`, bad);
   }
 });

@@ -31,7 +31,8 @@ export function parseDatabaseName(text: string, underDocuments: boolean): Databa
 
 export function checkDatabase(projectId: string, databaseId: string): DatabaseId {
   if (!projectPattern.test(projectId)) throw firestoreErrors.invalidArgument(`Invalid project ID: ${projectId}`);
-  if (!databasePattern.test(databaseId)) throw firestoreErrors.invalidArgument(`Invalid database ID: ${databaseId}`);
+  // Google's message, as its servers answer it (e.g. "Invalid database id [object Object]", firebase-js-sdk issue 7104).
+  if (!databasePattern.test(databaseId)) throw firestoreErrors.invalidArgument(`Invalid database id ${databaseId}`);
   return { projectId, databaseId };
 }
 
