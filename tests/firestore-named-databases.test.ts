@@ -112,3 +112,20 @@ test('database ids are checked as Google checks them: 4 to 63 lowercase letters,
     assert.equal(body.error.message, `Invalid database id ${bad}`, bad);
   }
 });
+
+test("outside --dev a named database works on first use too, closed to users until rules are released for it", async () => {
+  const production = await startHearth({ dev: false });
+  try {
+    const base = `${production.url}/v1/projects/${production.projectId}/databases/reports/documents`;
+    const created = await postJson(`${base}:commit`, { writes: [{ update: { name: `projects/${production.projectId}/databases/reports/documents/r/1`, fields: { ok: { booleanValue: true } } } }] }, { authorization: `Bearer ${production.adminKey}` });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const asAdmin = await fetch(`${base}/r/1`, { headers: { authorization: `Bearer ${production.adminKey}` } });
+    assert.equal(asAdmin.status, 200);
+    const asNobody = await fetch(`${base}/r/1`);
+    assert.equal(asNobody.status, 403);
+    const inDefault = await fetch(`${production.url}/v1/projects/${production.projectId}/databases/(default)/documents/r/1`, { headers: { authorization: `Bearer ${production.adminKey}` } });
+    assert.equal(inDefault.status, 404);
+  } finally {
+    await production.close();
+  }
+});
