@@ -1,8 +1,9 @@
 /**
  * The Listen stream's exact message sequences, below any transport (the SDK suites over
  * WebChannel and gRPC judge the same engine end to end): first listens, deltas per commit in
- * commit order, resuming from a token with only what changed plus an existence filter, RESET when
- * the history cannot serve a resume, limit targets, removal, and errors.
+ * commit order, resuming from a token with only what changed plus an existence filter, a bloom filter
+ * of the names when the hub no longer remembers the changes, RESET for tokens that are not ours,
+ * limit targets, removal, and errors.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
