@@ -4,7 +4,9 @@
  * default settings, and `experimentalForceLongPolling: true`); for both transports at once, listeners live after a
  * quick server restart (no reload); and offline persistence (`persistentLocalCache()`) across a server restart on
  * the same port and data: writes made while the server is down survive a page reload and are synced when it is
- * back, and the listeners resync, including changes made while they were disconnected.
+ * back, and the listeners resync, including changes made while they were disconnected. A query resumed after a
+ * restart learns which documents left it from the existence filter's bloom filter (the SDK's testing hook says it
+ * applied it, so it did not listen again from scratch).
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -158,6 +160,30 @@ test('a quick restart under live listeners: both transports reconnect and resync
     }
   } finally {
     await Promise.all(pages.map(({ context }) => context.close()));
+  }
+});
+
+test('offline across a restart: the resumed query learns what left it from the bloom filter, and does not listen again', { timeout: 120_000 }, async () => {
+  const col = `rt-bloom-${Date.now()}`;
+  await commit({ set: `${col}/a`, data: { n: 1 } }, { set: `${col}/b`, data: { n: 2 } }, { set: `${col}/c`, data: { n: 3 } });
+  const { context, page } = await openPage('bloom');
+  harness.activity.pagesThatLostTheServer.add('bloom');
+  try {
+    await call(page, 'init', 'bloom', clientOptions({ signIn: true }, 'user-bloom'));
+    await call(page, 'listenQuery', 'bloom', 'bloom-query', { collection: col, where: [['n', '<', 10]] });
+    await waitFor(page, 'bloom-query', 'a server snapshot', (e) => e.some((x) => x.kind === 'query' && !x.fromCache && JSON.stringify(ids(x.docs)) === '["a","b","c"]'));
+    await call(page, 'setNetwork', 'bloom', false);
+    await harness.target.stop();
+    await harness.target.restart();
+    // While the client is offline, after the restart (the new server remembers no change): one deleted, one moved out.
+    await commit({ delete: `${col}/a` }, { update: `${col}/b`, data: { n: 50 } }, { set: `${col}/d`, data: { n: 4 } });
+    const before = (await call(page, 'existenceFilterMismatches')).length;
+    await call(page, 'setNetwork', 'bloom', true);
+    await waitFor(page, 'bloom-query', 'c and d only', (e) => e.some((x) => x.kind === 'query' && !x.fromCache && JSON.stringify(ids(x.docs)) === '["c","d"]'), RECONNECT_MS);
+    const reports = (await call(page, 'existenceFilterMismatches')).slice(before);
+    assert.deepEqual(reports, [{ localCacheCount: 4, existenceFilterCount: 2, bloomApplied: true }]);
+  } finally {
+    await context.close();
   }
 });
 

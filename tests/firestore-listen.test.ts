@@ -1,8 +1,9 @@
 /**
  * The Listen stream's exact message sequences, below any transport (the SDK suites over
  * WebChannel and gRPC judge the same engine end to end): first listens, deltas per commit in
- * commit order, resuming from a token with only what changed plus an existence filter, RESET when
- * the history cannot serve a resume, limit targets, removal, and errors.
+ * commit order, resuming from a token with only what changed plus an existence filter, a bloom filter
+ * of the names when the hub no longer remembers the changes, RESET for tokens that are not ours,
+ * limit targets, removal, and errors.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -135,6 +136,33 @@ test('a token the history cannot serve gets RESET and the whole result', async (
   await settle();
   assert.deepEqual(trace(messages), ['ADD:6', 'RESET:6', 'doc:c/r3', 'CURRENT:6', 'SNAPSHOT']);
   session.close();
+});
+
+test('a resume the hub no longer remembers gets the newer documents and a bloom filter of the names, not RESET', async () => {
+  await write('c/h1', { n: int(-3) });
+  await write('c/h2', { n: int(-2) });
+  const first = open();
+  const where = { fieldFilter: { field: { fieldPath: 'n' }, op: 'LESS_THAN', value: int(-1) } };
+  const target = (extra: Record<string, unknown>) => ({ addTarget: { targetId: 8, query: { parent: root, structuredQuery: { from: [{ collectionId: 'c' }], where } }, ...extra } });
+  first.session.receive(target({}));
+  await settle();
+  const token = first.messages.find((m) => m.targetChange?.targetChangeType === 'CURRENT')!.targetChange.resumeToken as string;
+  first.session.close();
+  await write('c/h1', null); // gone while away
+  await write('c/h3', { n: int(-5) }); // entered while away
+
+  // A new set of streams has a new hub, which remembers nothing: as after a restart.
+  const restarted = new FirestoreStreams(database, new FirestoreAccess({ isAdmin: (header) => header === 'admin', verifyIdToken: () => Promise.reject(new Error('no users here')), dev: false, guard: new FirestoreGuard(new RulesRegistry(store.rules(), pino({ level: 'silent' })), database, { dev: false, logger: pino({ level: 'silent' }) }) }));
+  const messages: Message[] = [];
+  const session = restarted.open('Listen', { db, caller: { kind: 'admin' } }, { send: (message) => messages.push(message), fail: (error) => assert.fail(error.message) });
+  session.receive(target({ resumeToken: token }));
+  await settle();
+  assert.deepEqual(trace(messages), ['ADD:8', 'doc:c/h3', 'FILTER:8=2', 'CURRENT:8', 'SNAPSHOT']);
+  const bloom = messages.find((m) => m.filter)!.filter.unchangedNames;
+  assert.equal(typeof bloom.bits.bitmap, 'string');
+  assert.ok(bloom.hashCount > 0 && bloom.bits.padding >= 0 && bloom.bits.padding < 8);
+  session.close();
+  restarted.close();
 });
 
 test('a limit target keeps exactly its first documents as others come and go', async () => {

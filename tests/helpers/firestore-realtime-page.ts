@@ -9,9 +9,12 @@
  */
 import { deleteApp, initializeApp, type FirebaseApp } from 'firebase/app';
 import { connectAuthEmulator, getAuth, signInAnonymously } from 'firebase/auth';
+import * as firestoreSdk from 'firebase/firestore';
 import {
   connectFirestoreEmulator,
   deleteDoc,
+  disableNetwork,
+  enableNetwork,
   deleteField,
   doc,
   endAt,
@@ -168,7 +171,24 @@ export interface PageApi {
    */
   incrementInTransactions(client: string, path: string, field: string, count: number): Promise<{ outcomes: Outcome[]; attempts: number }>;
   terminate(client: string): Promise<void>;
+  /** disableNetwork (false) / enableNetwork (true) of a client. */
+  setNetwork(client: string, on: boolean): Promise<void>;
+  /** The existence filter mismatches the SDK reported (its testing hook), for every client of the page, in order. */
+  existenceFilterMismatches(): MismatchReport[];
 }
+
+export interface MismatchReport {
+  localCacheCount: number;
+  existenceFilterCount: number;
+  /** null: the filter came without a bloom filter; else whether the SDK could apply it (no full re-listen then). */
+  bloomApplied: boolean | null;
+}
+
+const mismatches: MismatchReport[] = [];
+type MismatchInfo = { localCacheCount: number; existenceFilterCount: number; bloomFilter?: { applied: boolean } };
+(firestoreSdk as unknown as { _TestingHooks: { onExistenceFilterMismatch(callback: (info: MismatchInfo) => void): () => void } })._TestingHooks.onExistenceFilterMismatch((info) =>
+  mismatches.push({ localCacheCount: info.localCacheCount, existenceFilterCount: info.existenceFilterCount, bloomApplied: info.bloomFilter ? info.bloomFilter.applied : null }),
+);
 
 interface Client {
   app: FirebaseApp;
@@ -418,6 +438,14 @@ const api: PageApi = {
     clients.delete(clientName);
     await terminate(found.db);
     await deleteApp(found.app);
+  },
+
+  async setNetwork(clientName, on) {
+    await (on ? enableNetwork : disableNetwork)(client(clientName).db);
+  },
+
+  existenceFilterMismatches() {
+    return [...mismatches];
   },
 };
 

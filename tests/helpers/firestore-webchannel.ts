@@ -211,28 +211,30 @@ export class Session {
     readonly server: ChannelServer,
     readonly kind: Kind,
     readonly sid: string,
+    /** The database the session's URLs name (the browser SDK puts it on every request). */
+    readonly db = database,
   ) {}
 
   forward(aid: number, ofs: number, messages: unknown[]): Promise<Answer> {
-    return call(this.server.port, 'POST', channelPath(this.kind, { SID: this.sid, RID: ++this.rid, AID: aid }), mapsBody(ofs, messages));
+    return call(this.server.port, 'POST', channelPath(this.kind, { SID: this.sid, RID: ++this.rid, AID: aid }, this.db), mapsBody(ofs, messages));
   }
 
   back(aid: number, ci: 0 | 1, extra: Record<string, string | number> = {}): Reader {
-    return new Reader(this.server.port, 'GET', channelPath(this.kind, { RID: 'rpc', SID: this.sid, AID: aid, CI: ci, TYPE: 'xmlhttp', ...extra }));
+    return new Reader(this.server.port, 'GET', channelPath(this.kind, { RID: 'rpc', SID: this.sid, AID: aid, CI: ci, TYPE: 'xmlhttp', ...extra }, this.db));
   }
 
   terminate(): Promise<Answer> {
-    return call(this.server.port, 'POST', channelPath(this.kind, { SID: this.sid, RID: ++this.rid, TYPE: 'terminate' }), '', { 'content-type': 'text/plain;charset=UTF-8' });
+    return call(this.server.port, 'POST', channelPath(this.kind, { SID: this.sid, RID: ++this.rid, TYPE: 'terminate' }, this.db), '', { 'content-type': 'text/plain;charset=UTF-8' });
   }
 }
 
-export async function handshake(server: ChannelServer, kind: Kind, first: unknown, authorization: string | undefined = owner): Promise<{ session: Session; answer: Answer }> {
+export async function handshake(server: ChannelServer, kind: Kind, first: unknown, authorization: string | undefined = owner, db = database): Promise<{ session: Session; answer: Answer }> {
   const body = `headers=${encodeURIComponent(headerBlock(authorization))}&${mapsBody(0, [first])}`;
-  const answer = await call(server.port, 'POST', channelPath(kind, { RID: 4242, CVER: 22, 'X-HTTP-Session-Id': 'gsessionid' }), body, { origin: 'http://app.example' });
+  const answer = await call(server.port, 'POST', channelPath(kind, { RID: 4242, CVER: 22, 'X-HTTP-Session-Id': 'gsessionid' }, db), body, { origin: 'http://app.example' });
   assert.equal(answer.status, 200, answer.text);
   const [frame] = parseFrames(answer.text);
   const sid = (frame!.json as [[number, [string, string]]])[0][1][1];
-  return { session: new Session(server, kind, sid), answer };
+  return { session: new Session(server, kind, sid, db), answer };
 }
 
 export const writeHandshake = { database };

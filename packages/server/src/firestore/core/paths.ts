@@ -17,7 +17,8 @@ export function documentsRoot(db: DatabaseId): string {
 }
 
 const projectPattern = /^[a-z0-9][a-z0-9-]{0,62}$|^demo-[a-z0-9-]+$/;
-const databasePattern = /^\(default\)$|^[a-z][a-z0-9-]{0,61}[a-z0-9]$/;
+/** Google's database ids: `(default)`, or 4 to 63 lowercase letters, digits and hyphens, from a letter to a letter or digit. */
+const databasePattern = /^\(default\)$|^[a-z][a-z0-9-]{2,61}[a-z0-9]$/;
 
 /**
  * `projects/{p}/databases/{d}` (with `underDocuments`, also followed by `/documents…`), checked;
@@ -30,7 +31,8 @@ export function parseDatabaseName(text: string, underDocuments: boolean): Databa
 
 export function checkDatabase(projectId: string, databaseId: string): DatabaseId {
   if (!projectPattern.test(projectId)) throw firestoreErrors.invalidArgument(`Invalid project ID: ${projectId}`);
-  if (!databasePattern.test(databaseId)) throw firestoreErrors.invalidArgument(`Invalid database ID: ${databaseId}`);
+  // Google's message, as its servers answer it (e.g. "Invalid database id [object Object]", firebase-js-sdk issue 7104).
+  if (!databasePattern.test(databaseId)) throw firestoreErrors.invalidArgument(`Invalid database id ${databaseId}`);
   return { projectId, databaseId };
 }
 

@@ -1,6 +1,7 @@
 import { toApiError } from '../../http/error-handler.js';
 import type { FirestoreAccess } from '../api/access.js';
 import type { CommittedChange, DocumentDatabase } from '../core/database.js';
+import { unchangedNamesFilter } from '../core/bloom-filter.js';
 import { docToWire, keyOfPath, type Doc, type WireDocument } from '../core/documents.js';
 import { firestoreErrors } from '../core/errors.js';
 import { databaseName, documentKeyFromName, fullName, relativeName } from '../core/paths.js';
@@ -27,7 +28,9 @@ interface ActiveTarget {
  * each removeTarget REMOVE. After that every commit touching a target's scope is matched against
  * it and sent as deltas (documentChange / documentDelete / removal from the target), followed by
  * one global NO_CHANGE per batch of commits, with a read time that only grows. Resuming targets
- * get RESET and the full result again, which is always correct.
+ * get what changed since their token and an existence filter (with a bloom filter of the names
+ * when the hub no longer remembers the changes); limit targets and unreadable tokens get RESET
+ * and the full result again, which is always correct.
  */
 export class ListenSession implements StreamSession {
   private readonly targets = new Map<number, ActiveTarget>();
@@ -101,14 +104,17 @@ export class ListenSession implements StreamSession {
     const resumeFrom = resumeTimeOf(spec);
     const changed = resumeFrom === undefined || target.rerun ? undefined : this.hub.changedSince(this.database.dbKey(this.context.db), resumeFrom);
     const docs = await this.currentResult(target);
+    const now = await this.database.readTime(this.context.db);
     if (changed) {
       await this.sendChangesSince(target, docs, changed, resumeFrom!);
+    } else if (resumeFrom !== undefined && resumeFrom <= now && target.query && !target.rerun) {
+      this.sendNewerThan(target, docs, resumeFrom);
     } else {
       // A first listen, or a resume the history cannot serve: the whole result again.
       if (resuming) this.sink.send({ targetChange: { targetChangeType: 'RESET', targetIds: [id] } });
       for (const doc of docs) this.sendDocument(target, doc);
     }
-    const readTime = this.nextReadTime(await this.database.readTime(this.context.db));
+    const readTime = this.nextReadTime(now);
     this.sink.send({ targetChange: { targetChangeType: 'CURRENT', targetIds: [id], resumeToken: resumeToken(readTime), readTime: formatMicros(readTime) } });
     this.sendGlobal(readTime);
   }
@@ -129,6 +135,22 @@ export class ListenSession implements StreamSession {
     }
     for (const doc of docs) target.sent.set(doc.key.path, doc.updateTime);
     this.sink.send({ filter: { targetId: target.id, count: docs.length } });
+  }
+
+  /**
+   * Resuming past what the hub remembers (an old token, or one from before a restart): the
+   * documents matching now that changed since the token are sent, and the ones that left are
+   * told by the existence filter's bloom filter of every name matching now, as Google does. The
+   * client drops its cached documents the filter does not hold; only if its count still differs
+   * (a false positive) does it listen again from scratch.
+   */
+  private sendNewerThan(target: ActiveTarget, docs: Doc[], since: number): void {
+    for (const doc of docs) {
+      if (doc.updateTime > since) this.sendDocument(target, doc);
+      else target.sent.set(doc.key.path, doc.updateTime);
+    }
+    const names = docs.map((doc) => fullName(this.context.db, doc.key.path));
+    this.sink.send({ filter: { targetId: target.id, count: docs.length, unchangedNames: unchangedNamesFilter(names) } });
   }
 
   private defineTarget(target: ActiveTarget, spec: Record<string, unknown>): void {
