@@ -127,6 +127,11 @@ describe('email and password', () => {
     await updateProfile(user, { displayName: null });
     await reload(user);
     assert.equal(user.displayName, null);
+    // Any string, as Google's servers (and its emulator) keep it; only an oversized one is refused.
+    await updateProfile(user, { photoURL: 'photo-url' });
+    await reload(user);
+    assert.equal(user.photoURL, 'photo-url');
+    await assert.rejects(updateProfile(user, { photoURL: 'x'.repeat(100_000) }), (error: { code?: string }) => error.code !== undefined && error.code.startsWith('auth/'));
   });
 
   test('password change revokes other sessions (user-token-expired) and the old password', async () => {

@@ -155,7 +155,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   const flow = new HandlerFlow(store, projects, oidc, saml, oauth2, { publicUrl: () => publicUrl, sessionTtlMs: 15 * 60_000 }, (providerId, err) =>
     logger.warn({ providerId, err: { message: (err as Error).message } }, 'identity provider unreachable'),
   );
-  const idpSignIn = new IdpSignIn(deps, store, oidc, saml, oauth2, sessions);
+  const idpSignIn = new IdpSignIn(deps, store, oidc, saml, oauth2, sessions, options.dev);
   const humanCheck = new HumanChecks(store, loadOrCreateCaptchaKey(options.dataDir), { ...options.captcha, dev: options.dev });
   const sms = chooseSmsSender({ dev: options.dev, outbox: options.smsOutbox, ...(options.sms ? { provider: options.sms } : {}) }, (failure) =>
     logger.warn({ sms: failure }, 'SMS provider attempt failed'),

@@ -6,6 +6,7 @@ import { secondFactorOf } from '../core/tokens.js';
 import { newLocalId } from '../core/user-repository.js';
 import { ApiError } from '../../http/api-error.js';
 import { authError } from '../errors.js';
+import { fakeProviderProfile } from './fake-credentials.js';
 import type { IdpConfig } from './idp-configs.js';
 import type { OAuth2Client } from './oauth2.js';
 import type { SamlServiceProvider } from './saml.js';
@@ -46,6 +47,8 @@ export class IdpSignIn {
     private readonly saml: SamlServiceProvider,
     private readonly oauth2: OAuth2Client,
     private readonly sessions: SessionService,
+    /** --dev: the Auth emulator's made-up credentials for providers not configured here (fake-credentials.ts). */
+    private readonly acceptFakeCredentials = false,
   ) {}
 
   async signIn(caller: Caller, request: SignInWithIdpRequest): Promise<IdpSignInResult> {
@@ -71,6 +74,10 @@ export class IdpSignIn {
 
     const post = new URLSearchParams(request.postBody ?? '');
     const postedProvider = post.get('providerId');
+    const postedToken = post.get('id_token') || post.get('access_token');
+    if (postedProvider && postedToken && this.acceptFakeCredentials && !config.idps[postedProvider]) {
+      return { providerId: postedProvider, profile: fakeProviderProfile(postedToken) };
+    }
     if (postedProvider && post.get('id_token')) {
       const provider = enabled(postedProvider);
       if (provider.kind !== 'oidc') throw authError('INVALID_IDP_RESPONSE', `${postedProvider} does not issue ID tokens.`);
