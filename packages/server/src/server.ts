@@ -4,6 +4,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { registerAdminRoutes } from './auth/api/admin-routes.js';
+import { registerEmulatorConfigRoutes } from './auth/api/emulator-config-routes.js';
 import { CallerResolver } from './auth/api/caller.js';
 import { registerIdentityRoutes } from './auth/api/identity-routes.js';
 import { registerActionRoutes } from './auth/api/action-routes.js';
@@ -203,6 +204,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     startThrottle: new FailureThrottle({ maxFailures: 60, windowMs: 15 * 60_000 }),
   });
   registerIdpConfigRoutes(app, projects, callers);
+  registerEmulatorConfigRoutes(app, projects, callers, options.dev);
   registerTenantRoutes(app, new TenantAdmin(projects), callers);
   registerMfaRoutes(app, { enrollment: mfa.enrollment, signIn: mfa.signIn, callers });
   registerAdminRoutes(app, { sessions, accounts, admin, projects, callers, imports: new UserImportService(store), sessionCookies: new SessionCookies(deps, sessionCookieKeys), accountQuery: new AccountQuery(store) });
