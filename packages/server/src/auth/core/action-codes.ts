@@ -8,7 +8,7 @@ import { enforcePasswordPolicy } from './password-policy.js';
 import type { Caller, EmailLinkSignInRequest, ResetPasswordRequest } from './requests.js';
 import type { SessionService, SignInResult } from './sessions.js';
 import { secondFactorOf } from './tokens.js';
-import { newLocalId } from './user-repository.js';
+import { newSignedInAccount } from './user-repository.js';
 import { requireEmail, requireNewPassword } from './validation.js';
 
 export interface CodeInfo {
@@ -128,16 +128,7 @@ export class ActionCodeService {
       const { user, tokens } = await this.sessions.startSession(caller.realm, account, 'password', { change: verified, alongside: [this.codes.consume(record)] });
       return { user, tokens, isNewUser: false };
     }
-    const fresh = verified({
-      localId: newLocalId(),
-      emailVerified: true,
-      providerUserInfo: [],
-      disabled: false,
-      createdAt: now,
-      lastLoginAt: now,
-      validSince: authTime,
-      version: 1,
-    });
+    const fresh = verified(newSignedInAccount(now, { emailVerified: true }));
     const refresh = this.deps.tokens.newRefreshToken(caller.realm, fresh, authTime, 'password');
     const user = await this.deps.users.insert(caller.realm, fresh, [this.codes.consume(record), refresh.mutation]);
     return { user, tokens: await this.sessions.tokensFor(caller.realm, user, authTime, 'password', refresh.token), isNewUser: true };

@@ -7,6 +7,7 @@ import type { ServiceAccounts } from './service-accounts.js';
 import type { SessionService, SignInResult } from './sessions.js';
 import { reservedClaims } from './tokens.js';
 import { checkLocalId } from './validation.js';
+import { newSignedInAccount } from './user-repository.js';
 import { projectOf, tenantOf } from '../tenants/realm.js';
 
 /** The audience firebase-admin's createCustomToken writes, for Google and its emulator alike. */
@@ -142,16 +143,7 @@ export class CustomTokenSignIn {
     if (existing) return this.again(caller, existing, developerClaims);
     const now = Date.now();
     const authTime = Math.floor(now / 1000);
-    const fresh: UserRecord = {
-      localId: checkLocalId(uid),
-      emailVerified: false,
-      providerUserInfo: [],
-      disabled: false,
-      createdAt: now,
-      lastLoginAt: now,
-      validSince: authTime,
-      version: 1,
-    };
+    const fresh = newSignedInAccount(now, { localId: checkLocalId(uid) });
     const refresh = this.deps.tokens.newRefreshToken(caller.realm, fresh, authTime, 'custom', developerClaims);
     let user: UserRecord;
     try {

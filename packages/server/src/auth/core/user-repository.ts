@@ -8,6 +8,21 @@ const maxAttempts = 8;
 const localIdAlphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 /** 28 characters from [A-Za-z0-9], the look of Firebase uids. */
+/** A new account signing in for the first time at `now` (ms), with what its first sign-in knows about it. */
+export function newSignedInAccount(now: number, known: Partial<UserRecord> = {}): UserRecord {
+  return {
+    localId: newLocalId(),
+    emailVerified: false,
+    providerUserInfo: [],
+    disabled: false,
+    createdAt: now,
+    lastLoginAt: now,
+    validSince: Math.floor(now / 1000),
+    version: 1,
+    ...known,
+  };
+}
+
 export function newLocalId(): string {
   let id = '';
   for (let i = 0; i < 28; i++) id += localIdAlphabet[randomInt(localIdAlphabet.length)];

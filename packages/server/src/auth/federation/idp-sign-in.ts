@@ -3,7 +3,7 @@ import { authenticate, type AuthDeps } from '../core/auth-context.js';
 import type { Caller } from '../core/requests.js';
 import type { SessionService, SignInResult } from '../core/sessions.js';
 import { secondFactorOf } from '../core/tokens.js';
-import { newLocalId } from '../core/user-repository.js';
+import { newSignedInAccount } from '../core/user-repository.js';
 import { ApiError } from '../../http/api-error.js';
 import { authError } from '../errors.js';
 import { fakeProviderProfile } from './fake-credentials.js';
@@ -161,16 +161,7 @@ export class IdpSignIn {
       return { providerId, profile, isNewUser: false, needConfirmation: true };
     }
 
-    const fresh: UserRecord = {
-      localId: newLocalId(),
-      emailVerified: email !== undefined,
-      providerUserInfo: [info],
-      disabled: false,
-      createdAt: now,
-      lastLoginAt: now,
-      validSince: authTime,
-      version: 1,
-    };
+    const fresh = newSignedInAccount(now, { emailVerified: email !== undefined, providerUserInfo: [info] });
     if (email) fresh.email = email;
     if (profile.displayName) fresh.displayName = profile.displayName;
     if (profile.photoUrl) fresh.photoUrl = profile.photoUrl;

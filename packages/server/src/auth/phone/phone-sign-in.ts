@@ -3,7 +3,7 @@ import { authenticate, type AuthDeps, type Authenticated } from '../core/auth-co
 import type { Caller } from '../core/requests.js';
 import type { SessionService, SignInResult } from '../core/sessions.js';
 import { secondFactorOf } from '../core/tokens.js';
-import { newLocalId } from '../core/user-repository.js';
+import { newSignedInAccount } from '../core/user-repository.js';
 import type { HumanCheck } from '../core/verification.js';
 import { authError } from '../errors.js';
 import type { SmsCodes } from './codes.js';
@@ -90,17 +90,7 @@ export class PhoneSignIn {
   private async signUp(projectId: string, phoneNumber: string): Promise<PhoneSignInResult> {
     const now = Date.now();
     const authTime = Math.floor(now / 1000);
-    const account: UserRecord = {
-      localId: newLocalId(),
-      phoneNumber,
-      emailVerified: false,
-      providerUserInfo: [],
-      disabled: false,
-      createdAt: now,
-      lastLoginAt: now,
-      validSince: authTime,
-      version: 1,
-    };
+    const account = newSignedInAccount(now, { phoneNumber });
     const refresh = this.deps.tokens.newRefreshToken(projectId, account, authTime, 'phone');
     let user: UserRecord;
     try {
