@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { DocumentScan } from '../document-store.js';
+import { documentScanOrder, documentScanWhere } from './sqlite-document-scan.js';
 
 /**
  * The superseded versions of documents, for reads at a past time (`readTime`). A commit that
@@ -69,30 +70,10 @@ export class SqliteDocumentHistory {
    * replaced it was written after T).
    */
   scanAt(db: string, scan: DocumentScan, readTime: number, storedId: (id: string) => string): VersionShape[] {
-    const conditions = ['db = ?', 'update_time <= ?'];
-    const params: unknown[] = [db, readTime];
-    if (scan.parent !== undefined) {
-      conditions.push('parent = ?');
-      params.push(scan.parent);
-    }
-    if (scan.collectionId !== undefined) {
-      conditions.push('collection_id = ?');
-      params.push(scan.collectionId);
-    }
-    if (scan.afterId !== undefined) {
-      conditions.push('doc_id > ?');
-      params.push(storedId(scan.afterId));
-    }
-    if (scan.afterNameKey) {
-      conditions.push('name_key > ?');
-      params.push(scan.afterNameKey);
-    }
-    if (scan.beforeNameKey) {
-      conditions.push('name_key < ?');
-      params.push(scan.beforeNameKey);
-    }
-    const where = conditions.join(' AND ');
-    const order = scan.parent !== undefined ? 'doc_id' : 'name_key';
+    const scope = documentScanWhere(db, scan, storedId);
+    const where = `${scope.where} AND update_time <= ?`;
+    const params = [...scope.params, readTime];
+    const order = documentScanOrder(scan);
     const sql = `SELECT ${columns} FROM fs_documents WHERE ${where} UNION ALL SELECT ${columns} FROM fs_versions WHERE ${where} AND until_time > ? ORDER BY ${order} LIMIT ?`;
     let statement = this.scans.get(sql);
     if (!statement) {

@@ -11,6 +11,7 @@ import type {
 } from '../document-store.js';
 import { numericIdValue } from '../../firestore/core/values.js';
 import { SqliteDocumentHistory, type VersionShape } from './sqlite-document-history.js';
+import { documentScanOrder, documentScanWhere } from './sqlite-document-scan.js';
 
 /** A row as SELECTed: the columns of fs_documents and fs_versions alike. */
 type RowShape = VersionShape;
@@ -114,37 +115,8 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   async scanDocuments(db: string, scan: DocumentScan): Promise<DocumentRow[]> {
-    const conditions = ['db = ?'];
-    const params: unknown[] = [db];
-    if (scan.parent !== undefined) {
-      conditions.push('parent = ?');
-      params.push(scan.parent);
-    }
-    if (scan.collectionId !== undefined) {
-      conditions.push('collection_id = ?');
-      params.push(scan.collectionId);
-    }
-    if (scan.afterId !== undefined) {
-      conditions.push('doc_id > ?');
-      params.push(storedId(scan.afterId));
-    }
-    if (scan.beforeId !== undefined) {
-      conditions.push('doc_id < ?');
-      params.push(storedId(scan.beforeId));
-    }
-    if (scan.fromId !== undefined) {
-      conditions.push(scan.descending ? 'doc_id <= ?' : 'doc_id >= ?');
-      params.push(storedId(scan.fromId));
-    }
-    if (scan.afterNameKey) {
-      conditions.push('name_key > ?');
-      params.push(scan.afterNameKey);
-    }
-    if (scan.beforeNameKey) {
-      conditions.push('name_key < ?');
-      params.push(scan.beforeNameKey);
-    }
-    const sql = `SELECT ${rowColumns} FROM fs_documents WHERE ${conditions.join(' AND ')} ORDER BY ${scan.parent !== undefined ? 'doc_id' : 'name_key'} ${scan.descending ? 'DESC' : 'ASC'} LIMIT ?`;
+    const { where, params } = documentScanWhere(db, scan, storedId);
+    const sql = `SELECT ${rowColumns} FROM fs_documents WHERE ${where} ORDER BY ${documentScanOrder(scan)} ${scan.descending ? 'DESC' : 'ASC'} LIMIT ?`;
     params.push(scan.limit);
     return (this.prepared(sql).all(...params) as RowShape[]).map(toRow);
   }
