@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { requestErrors } from '../../http/api-error.js';
 import type { AccountQuery, QueryAccountsRequest } from '../core/account-query.js';
 import type { AdminAccountService } from '../core/admin-accounts.js';
-import { checkPasswordPolicy, type PasswordPolicyConfig } from '../core/password-policy.js';
+import { applyPasswordPolicyPatch, checkPasswordPolicy, passwordPolicyPaths, type PasswordPolicyConfig } from '../core/password-policy.js';
+import { updateMaskFilter } from '../core/update-mask.js';
 import type { CreateSessionCookieRequest, SessionCookies } from '../core/session-cookies.js';
 import { toAccountInfo } from '../core/account-view.js';
 import type { AccountService } from '../core/accounts.js';
@@ -270,10 +271,7 @@ const configPatchBody = {
 
 /** Applies the fields named by `updateMask` (all given fields when there is none), like Google's PATCH. */
 function applyConfigPatch(current: ProjectConfig, patch: ConfigPatch, updateMask: string | undefined): ProjectConfig {
-  const paths = updateMask ? updateMask.split(',').map((p) => p.trim()) : undefined;
-  const wanted = (path: string) => (paths ? paths.some((p) => p === path || path.startsWith(`${p}.`)) : true);
-  const next: ProjectConfig = structuredClone(current);
-  const known = [
+  const wanted = updateMaskFilter(updateMask, [
     'signIn.email.enabled',
     'signIn.email.passwordRequired',
     'signIn.anonymous.enabled',
@@ -283,14 +281,10 @@ function applyConfigPatch(current: ProjectConfig, patch: ConfigPatch, updateMask
     'apiKeys',
     'mail.projectName',
     'mail.from',
-    'passwordPolicyConfig.passwordPolicyEnforcementState',
-    'passwordPolicyConfig.forceUpgradeOnSignin',
-    'passwordPolicyConfig.passwordPolicyVersions',
+    ...passwordPolicyPaths,
     ...mfaConfigPaths,
-  ];
-  for (const path of paths ?? []) {
-    if (!known.some((k) => k === path || k.startsWith(`${path}.`))) throw requestErrors.invalidArgument(`Unknown field in updateMask: ${path}`);
-  }
+  ]);
+  const next: ProjectConfig = structuredClone(current);
   if (wanted('signIn.email.enabled') && patch.signIn?.email?.enabled !== undefined) next.signIn.email.enabled = patch.signIn.email.enabled;
   if (wanted('signIn.email.passwordRequired') && patch.signIn?.email?.passwordRequired !== undefined) next.signIn.email.passwordRequired = patch.signIn.email.passwordRequired;
   if (wanted('signIn.anonymous.enabled') && patch.signIn?.anonymous?.enabled !== undefined) next.signIn.anonymous.enabled = patch.signIn.anonymous.enabled;
@@ -302,14 +296,7 @@ function applyConfigPatch(current: ProjectConfig, patch: ConfigPatch, updateMask
   if (wanted('apiKeys') && patch.apiKeys) next.apiKeys = patch.apiKeys;
   if (wanted('mail.projectName') && patch.mail?.projectName !== undefined) next.mail.projectName = patch.mail.projectName;
   if (wanted('mail.from') && patch.mail?.from !== undefined) next.mail.from = patch.mail.from;
-  const policy = patch.passwordPolicyConfig;
-  if (wanted('passwordPolicyConfig.passwordPolicyEnforcementState') && policy?.passwordPolicyEnforcementState !== undefined) {
-    next.passwordPolicyConfig.passwordPolicyEnforcementState = policy.passwordPolicyEnforcementState === 'ENFORCE' ? 'ENFORCE' : 'OFF';
-  }
-  if (wanted('passwordPolicyConfig.forceUpgradeOnSignin') && policy?.forceUpgradeOnSignin !== undefined) next.passwordPolicyConfig.forceUpgradeOnSignin = policy.forceUpgradeOnSignin;
-  if (wanted('passwordPolicyConfig.passwordPolicyVersions') && policy?.passwordPolicyVersions !== undefined) {
-    next.passwordPolicyConfig.passwordPolicyVersions = policy.passwordPolicyVersions.map((v) => ({ customStrengthOptions: { ...v.customStrengthOptions } }));
-  }
+  applyPasswordPolicyPatch(next.passwordPolicyConfig, patch.passwordPolicyConfig, wanted);
   next.mfa = applyMfaPatch(next.mfa, patch.mfa, wanted);
   const refusal = checkPasswordPolicy(next.passwordPolicyConfig) ?? checkMfaConfig(next.mfa);
   if (refusal) throw requestErrors.invalidArgument(refusal);

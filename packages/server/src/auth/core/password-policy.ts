@@ -42,6 +42,25 @@ export function defaultPasswordPolicy(): PasswordPolicyConfig {
 }
 
 /** Refuses a policy firebase-admin would refuse too, so the stored one is always usable. */
+/** The update mask paths of a `passwordPolicyConfig`. */
+export const passwordPolicyPaths = [
+  'passwordPolicyConfig.passwordPolicyEnforcementState',
+  'passwordPolicyConfig.forceUpgradeOnSignin',
+  'passwordPolicyConfig.passwordPolicyVersions',
+];
+
+/** Applies a PATCH's `passwordPolicyConfig` to `current` (in place) for the paths `wanted` says. */
+export function applyPasswordPolicyPatch(current: PasswordPolicyConfig, patch: Partial<PasswordPolicyConfig> | undefined, wanted: (path: string) => boolean): void {
+  if (!patch) return;
+  if (wanted('passwordPolicyConfig.passwordPolicyEnforcementState') && patch.passwordPolicyEnforcementState !== undefined) {
+    current.passwordPolicyEnforcementState = patch.passwordPolicyEnforcementState === 'ENFORCE' ? 'ENFORCE' : 'OFF';
+  }
+  if (wanted('passwordPolicyConfig.forceUpgradeOnSignin') && patch.forceUpgradeOnSignin !== undefined) current.forceUpgradeOnSignin = patch.forceUpgradeOnSignin;
+  if (wanted('passwordPolicyConfig.passwordPolicyVersions') && patch.passwordPolicyVersions !== undefined) {
+    current.passwordPolicyVersions = patch.passwordPolicyVersions.map((v) => ({ customStrengthOptions: { ...v.customStrengthOptions } }));
+  }
+}
+
 export function checkPasswordPolicy(policy: PasswordPolicyConfig): string | undefined {
   const options = currentOptions(policy);
   const min = options.minPasswordLength ?? passwordLengthFloor;

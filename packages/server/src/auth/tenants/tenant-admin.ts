@@ -1,7 +1,8 @@
 import { randomInt } from 'node:crypto';
 import { requestErrors } from '../../http/api-error.js';
 import { authError } from '../errors.js';
-import { checkPasswordPolicy, type PasswordPolicyConfig } from '../core/password-policy.js';
+import { applyPasswordPolicyPatch, checkPasswordPolicy, passwordPolicyPaths, type PasswordPolicyConfig } from '../core/password-policy.js';
+import { updateMaskFilter } from '../core/update-mask.js';
 import { applyMfaPatch, checkMfaConfig, mfaConfigPaths, type MfaConfigPatch, type MultiFactorConfig } from '../mfa/mfa-config.js';
 import type { ProjectConfig, ProjectDirectory } from '../core/project-config.js';
 import { isValidTenantId, realmKey } from './realm.js';
@@ -52,9 +53,7 @@ const knownPaths = [
   'enableEmailLinkSignin',
   'disableAuth',
   'enableAnonymousUser',
-  'passwordPolicyConfig.passwordPolicyEnforcementState',
-  'passwordPolicyConfig.forceUpgradeOnSignin',
-  'passwordPolicyConfig.passwordPolicyVersions',
+  ...passwordPolicyPaths,
   'emailPrivacyConfig.enableImprovedEmailPrivacy',
   // The tenant's mfaConfig is the project's `mfa` block under another name.
   ...mfaConfigPaths.map((path) => path.replace(/^mfa\./, 'mfaConfig.')),
@@ -155,11 +154,7 @@ export function tenantResource(projectId: string, tenant: TenantRecord): TenantR
 
 /** Applies the fields named by `updateMask` (all given fields when there is none), like Google's PATCH. */
 export function applyTenantPatch(current: TenantRecord, patch: TenantPatch, updateMask: string | undefined): TenantRecord {
-  const paths = updateMask ? updateMask.split(',').map((p) => p.trim()) : undefined;
-  for (const path of paths ?? []) {
-    if (!knownPaths.some((k) => k === path || k.startsWith(`${path}.`))) throw requestErrors.invalidArgument(`Unknown field in updateMask: ${path}`);
-  }
-  const wanted = (path: string) => (paths ? paths.some((p) => p === path || path.startsWith(`${p}.`)) : true);
+  const wanted = updateMaskFilter(updateMask, knownPaths);
   const next: TenantRecord = structuredClone(current);
   if (wanted('displayName') && patch.displayName !== undefined) {
     if (!displayNameSyntax.test(patch.displayName)) {
@@ -171,14 +166,7 @@ export function applyTenantPatch(current: TenantRecord, patch: TenantPatch, upda
   if (wanted('enableEmailLinkSignin') && patch.enableEmailLinkSignin !== undefined) next.signIn.email.passwordRequired = !patch.enableEmailLinkSignin;
   if (wanted('disableAuth') && patch.disableAuth !== undefined) next.disableAuth = patch.disableAuth;
   if (wanted('enableAnonymousUser') && patch.enableAnonymousUser !== undefined) next.signIn.anonymous.enabled = patch.enableAnonymousUser;
-  const policy = patch.passwordPolicyConfig;
-  if (wanted('passwordPolicyConfig.passwordPolicyEnforcementState') && policy?.passwordPolicyEnforcementState !== undefined) {
-    next.passwordPolicyConfig.passwordPolicyEnforcementState = policy.passwordPolicyEnforcementState === 'ENFORCE' ? 'ENFORCE' : 'OFF';
-  }
-  if (wanted('passwordPolicyConfig.forceUpgradeOnSignin') && policy?.forceUpgradeOnSignin !== undefined) next.passwordPolicyConfig.forceUpgradeOnSignin = policy.forceUpgradeOnSignin;
-  if (wanted('passwordPolicyConfig.passwordPolicyVersions') && policy?.passwordPolicyVersions !== undefined) {
-    next.passwordPolicyConfig.passwordPolicyVersions = policy.passwordPolicyVersions.map((v) => ({ customStrengthOptions: { ...v.customStrengthOptions } }));
-  }
+  applyPasswordPolicyPatch(next.passwordPolicyConfig, patch.passwordPolicyConfig, wanted);
   const privacy = patch.emailPrivacyConfig?.enableImprovedEmailPrivacy;
   if (wanted('emailPrivacyConfig.enableImprovedEmailPrivacy') && privacy !== undefined) next.emailPrivacyConfig.enableImprovedEmailPrivacy = privacy;
   if (wanted('authorizedDomains') && patch.authorizedDomains !== undefined) next.authorizedDomains = [...new Set(patch.authorizedDomains.map((d) => d.toLowerCase()))];
