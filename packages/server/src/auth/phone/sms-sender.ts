@@ -1,20 +1,7 @@
-import type { Mutation } from '../../storage/store.js';
+import type { Mutation, SmsOutboxMessage } from '../../storage/store.js';
 
-/** A text message carrying a verification code. */
-export interface SmsMessage {
-  /** The realm the code is for (auth/tenants/realm.ts). */
-  projectId: string;
-  /** Its tenant, if any: the outbox shows it. */
-  tenantId?: string;
-  /** E.164. */
-  phoneNumber: string;
-  body: string;
-  code: string;
-  /** Names the code; the emulator's verificationCodes list shows it beside the code. */
-  sessionInfo: string;
-  /** Milliseconds since the epoch. */
-  createdAt: number;
-}
+/** A text message carrying a verification code: an SMS outbox row before it has an id. */
+export type SmsMessage = Omit<SmsOutboxMessage, 'id'>;
 
 /**
  * Where text messages go. A message is first whatever `keep` returns, committed together with its
