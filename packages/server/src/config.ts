@@ -10,6 +10,11 @@ export interface HearthOptions {
   host: string;
   /** Folder for the SQLite file, the signing keys and the admin key. */
   dataDir: string;
+  /**
+   * `postgres://…` (`--database-url` or HEARTH_DATABASE_URL): keep everything in PostgreSQL instead of
+   * the SQLite file, so that several Hearth processes can serve one project (storage/postgres/).
+   */
+  databaseUrl?: string;
   /** Development mode: any API key names the default project and `Bearer owner` is an admin. */
   dev: boolean;
   /** The project that unknown API keys (dev) and the web app use. */

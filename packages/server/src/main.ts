@@ -38,6 +38,7 @@ interface StartFlags {
   port: number;
   host: string;
   data: string;
+  databaseUrl?: string;
   dev: boolean;
   project: string;
   logLevel: string;
@@ -83,6 +84,7 @@ program
   .option('--port <port>', 'port to listen on', port, 9000)
   .option('--host <host>', 'address to listen on', '127.0.0.1')
   .option('--data <dir>', 'data folder (SQLite file, signing keys, admin key)', './.hearth')
+  .option('--database-url <url>', 'keep everything in PostgreSQL (postgres://user@host:5432/db, or HEARTH_DATABASE_URL) instead of the SQLite file')
   .option('--dev', 'development mode: any API key is accepted and `Bearer owner` is an admin', false)
   .option('--project <id>', 'default project id (the web app and unknown keys in --dev use it)', 'demo-hearth')
   .option('--log-level <level>', 'pino log level', 'info')
@@ -113,6 +115,7 @@ program
       port: flags.port,
       host: flags.host,
       dataDir: resolve(flags.data),
+      ...(flags.databaseUrl || process.env.HEARTH_DATABASE_URL ? { databaseUrl: flags.databaseUrl ?? process.env.HEARTH_DATABASE_URL } : {}),
       dev: flags.dev,
       defaultProjectId: flags.project,
       logLevel: flags.logLevel,
