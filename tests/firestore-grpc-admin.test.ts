@@ -354,6 +354,24 @@ describe('the gRPC transport (Hearth)', { skip: useGoogleEmulator && 'about Hear
     assert.equal(((await rest.json()) as { fields: { big: { stringValue: string } } }).fields.big.stringValue.length, big.length);
   });
 
+  test('a batch over 10 MiB is refused with INVALID_ARGUMENT at once, and nothing of it is written', async () => {
+    // grpc-js's own refusal of a large message is RESOURCE_EXHAUSTED, which firebase-admin retries
+    // with backoff: the commit then hung for minutes instead of failing.
+    const big = 'x'.repeat(900_000);
+    const batch = admin.batch();
+    const refs = Array.from({ length: 13 }, (_, i) => coll('oversized').doc(`d${i}`));
+    for (const ref of refs) batch.set(ref, { big });
+    await assert.rejects(within(batch.commit(), 'an 11.7 MB commit'), (error: { code?: unknown; message?: string }) => {
+      assert.equal(error.code, grpc.status.INVALID_ARGUMENT, String(error.message));
+      assert.match(String(error.message), /Request payload size exceeds the limit: 10485760 bytes/);
+      return true;
+    });
+    const written = await within(coll('oversized').get(), 'read the collection');
+    assert.equal(written.size, 0);
+    // The connection stays usable for the next call.
+    await within(refs[0]!.set({ small: true }), 'a small write after');
+  });
+
   test('a separate gRPC port (grpcPort)', async () => {
     const grpcPort = await freePort();
     const server = await startHearth({ grpcPort, defaultProjectId: target.projectId });

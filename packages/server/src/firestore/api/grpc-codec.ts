@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import protobuf from 'protobufjs';
-import type { ApiError } from '../../http/api-error.js';
+import { requestErrors, type ApiError } from '../../http/api-error.js';
 import { firestoreErrors } from '../core/errors.js';
 import { formatTimestamp, parseTimestamp } from '../core/value-wire.js';
 
@@ -64,7 +64,8 @@ export type DecodedRequest = Json & { [malformedRequest]?: ApiError };
  * Bytes that are not the message (truncated, wrong wire types, nesting past the stack) come back
  * as an empty request carrying the error under `malformedRequest`; `requestProblem` finds it.
  */
-export function decodeRequest(type: protobuf.Type, bytes: Uint8Array): DecodedRequest {
+export function decodeRequest(type: protobuf.Type, bytes: Uint8Array, limitBytes = Number.POSITIVE_INFINITY): DecodedRequest {
+  if (bytes.length > limitBytes) return { [malformedRequest]: requestErrors.payloadTooLarge(limitBytes) };
   try {
     return messageToJson(type, type.decode(bytes) as unknown as Json) as Json;
   } catch (error) {

@@ -42,10 +42,16 @@ export interface FirestoreGrpc {
 }
 
 const service = 'google.firestore.v1.Firestore';
+/** Messages past this are refused by grpc-js itself before they are decoded (RESOURCE_EXHAUSTED). */
+export const grpcTransportCeiling = 4 * firestoreBodyLimit;
 
 export async function startGrpc(options: GrpcOptions): Promise<FirestoreGrpc> {
   const root = loadFirestoreRoot();
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': firestoreBodyLimit, 'grpc.max_send_message_length': -1 });
+  // A message over the limit is answered by the handler with INVALID_ARGUMENT, as Google does.
+  // grpc-js's own refusal (RESOURCE_EXHAUSTED) is one the SDKs retry with backoff: a batch just over
+  // the limit left firebase-admin's commit retrying for minutes. The transport's ceiling stays for
+  // what no client sends by mistake.
+  const server = new grpc.Server({ 'grpc.max_receive_message_length': grpcTransportCeiling, 'grpc.max_send_message_length': -1 });
   server.addService(serviceDefinition(root), implementation(options));
   const credentials = grpc.ServerCredentials.createInsecure();
   const injector = server.createConnectionInjector(credentials);
@@ -85,7 +91,7 @@ function serviceDefinition(root: protobuf.Root): grpc.ServiceDefinition {
       responseStream: method.responseStream === true,
       // grpc-js answers anything thrown here with INTERNAL: a message that does not decode is
       // carried to the handler, which answers INVALID_ARGUMENT.
-      requestDeserialize: (bytes: Buffer) => decodeRequest(requestType, bytes) as Json,
+      requestDeserialize: (bytes: Buffer) => decodeRequest(requestType, bytes, firestoreBodyLimit) as Json,
       requestSerialize: (json: Json) => Buffer.from(requestType.encode(messageFromJson(requestType, json)).finish()),
       responseSerialize: (json: unknown) => Buffer.from(responseType.encode(messageFromJson(responseType, json)).finish()),
       responseDeserialize: (bytes: Buffer) => messageToJson(responseType, responseType.decode(bytes) as unknown as Json),
