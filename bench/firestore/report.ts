@@ -1,9 +1,11 @@
 /** The Firestore bench's header and tables. */
 import { loadavg } from 'node:os';
 import { machineLine } from '../env.js';
-import { count, ms, renderTable, seconds, type Rate } from '../stats.js';
+import { count, mib, ms, renderTable, seconds, type Rate } from '../stats.js';
 import { layoutFor } from './data.js';
 import { queryKinds, type Latency } from './queries.js';
+import type { BigCommitResult, ReadLatency } from './big-commits.js';
+import { bigCommitSettings } from './big-commits.js';
 import type { BaselineRates, SizeResult, TargetResult } from './run-target.js';
 import { baselineKey, commitShapes, minimumQueries, overwritePool, peerSizes, settings, shapeKey } from './settings.js';
 
@@ -116,4 +118,22 @@ export function header(): string {
     `sizes: Hearth ${settings.targets.includes('hearth') ? settings.sizes.map(count).join(', ') : 'not run'}; emulator ${settings.targets.includes('emulator') ? peerSizes.map(count).join(', ') : 'not run'}`,
     'NOTE: the HTTP client runs in the same process as Hearth and shares its cores; the emulator has its own process.',
   ].join('\n');
+}
+
+const readCell = (latency: ReadLatency) => `${ms(latency.p50)} / ${ms(latency.p99)} / ${ms(latency.max)} (${latency.n})`;
+
+/** Section 4: small reads alone and beside big commits. */
+export function bigCommitLines(result: BigCommitResult): string[] {
+  const { docs, commits, writers } = bigCommitSettings;
+  return [
+    `Small reads beside big commits (${commits} commits of ${docs} documents, ${mib(result.requestBytes)} each (${(result.requestBytes / 2 ** 20).toFixed(1)} MiB), from ${writers} clients)`,
+    renderTable(
+      ['reads of one small document', 'p50 / p99 / max ms (reads)', 'longest event-loop block ms'],
+      [
+        ['alone', readCell(result.alone), ms(result.alone.longestBlock)],
+        ['while the big commits run', readCell(result.during), ms(result.during.longestBlock)],
+      ],
+    ),
+    `big commit p50 ${ms(result.bigCommitMs.p50)} ms, max ${ms(result.bigCommitMs.max)} ms; read p99 during÷alone ${(result.during.p99 / result.alone.p99).toFixed(1)} (target: no read waits behind a whole big commit; the longest block well under one commit's time)`,
+  ];
 }
