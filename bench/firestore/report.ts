@@ -52,6 +52,9 @@ export function report(hearth: TargetResult | undefined, peer: TargetResult | un
   console.log('to disk: its rate is not a durable one.');
 
   console.log('');
+  for (const line of targetLines(hearth, peer, baselineRates)) console.log(line);
+
+  console.log('');
   console.log('Loading the query collections (commits of ' + settings.loadBatch + ' writes, ' + settings.loadParallel + ' in flight)');
   const sizes = [...new Set([...(hearth?.sizes ?? []), ...(peer?.sizes ?? [])].map((s) => s.size))].sort((x, y) => x - y);
   const loadCell = (entry: SizeResult | undefined) => {
@@ -135,5 +138,28 @@ export function bigCommitLines(result: BigCommitResult): string[] {
       ],
     ),
     `big commit p50 ${ms(result.bigCommitMs.p50)} ms, max ${ms(result.bigCommitMs.max)} ms; read p99 during÷alone ${(result.during.p99 / result.alone.p99).toFixed(1)} (target: no read waits behind a whole big commit; the longest block well under one commit's time)`,
+  ];
+}
+
+/** Issue 19's write-path targets, each ratio beside its goal. */
+function targetLines(hearth: TargetResult | undefined, peer: TargetResult | undefined, baselineRates: BaselineRates): string[] {
+  const ratio = (x: number | undefined, y: number | undefined) => (x !== undefined && y !== undefined && y > 0 ? x / y : undefined);
+  const line = (what: string, value: number | undefined, goal: number) =>
+    `  ${what.padEnd(52)} ${value === undefined ? '—' : value.toFixed(3)}  (target ≥ ${goal}${value === undefined ? '' : value >= goal ? ', met' : ', not met'})`;
+  const rate = (result: TargetResult | undefined, key: string) => result?.commits.get(key)?.perSecond;
+  const loadedBy = (result: TargetResult | undefined) => new Set((result?.sizes ?? []).filter((size) => size.load?.complete).map((size) => size.size));
+  const both = [...loadedBy(hearth)].filter((size) => loadedBy(peer).has(size));
+  const loadRate = (result: TargetResult | undefined) => {
+    const loads = (result?.sizes ?? []).flatMap((size) => (size.load && both.includes(size.size) ? [size.load] : []));
+    const docs = loads.reduce((sum, load) => sum + load.docs, 0);
+    const secs = loads.reduce((sum, load) => sum + load.seconds, 0);
+    return secs > 0 ? docs / secs : undefined;
+  };
+  return [
+    'Targets (issue 19):',
+    line('1-write commit, 1 client: Hearth÷raw SQLite', ratio(rate(hearth, '1x1'), baselineRates.raw.get('1')?.perSecond), 0.5),
+    line(`100-write commits, ${settings.clients} clients: Hearth÷raw SQLite`, ratio(rate(hearth, `100x${settings.clients}`), baselineRates.raw.get('100')?.perSecond), 0.5),
+    line(`100-write commits, ${settings.clients} clients: Hearth÷emulator`, ratio(rate(hearth, `100x${settings.clients}`), rate(peer, `100x${settings.clients}`)), 5),
+    line(`bulk load (${both.map(count).join(' + ') || 'no size loaded by both'}): Hearth÷emulator`, ratio(loadRate(hearth), loadRate(peer)), 5),
   ];
 }

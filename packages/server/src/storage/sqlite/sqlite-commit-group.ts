@@ -21,6 +21,8 @@ interface Pending {
 export class CommitGroups {
   private readonly pending: Pending[] = [];
   private scheduled = false;
+  /** Commits in the last group: more than one says commits are arriving concurrently. */
+  private lastGroupSize = 1;
 
   constructor(
     private readonly db: Database.Database,
@@ -44,10 +46,14 @@ export class CommitGroups {
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    setImmediate(() => {
+    const flush = () => {
       this.scheduled = false;
       this.flush();
-    });
+    };
+    // While commits arrive concurrently, one more turn of the event loop lets the requests already
+    // on their way join this group (PostgreSQL's commit_delay with commit_siblings, in loop turns).
+    // A lone writer is not kept waiting.
+    setImmediate(this.lastGroupSize > 1 ? () => setImmediate(flush) : flush);
   }
 
   private flush(): void {
@@ -79,6 +85,7 @@ export class CommitGroups {
       this.afterFlush();
       return;
     }
+    this.lastGroupSize = group.length;
     group.forEach((item, i) => item.settle(failures[i]));
     this.afterFlush();
   }
