@@ -11,12 +11,12 @@
  *    equality on one field, a range in the order of one field, and two equalities (answered by
  *    merging two single-field indexes). The claim under test: a query's time follows the size of its
  *    result, not of the collection, so the three sizes should be close. (data.ts, queries.ts)
+ * 3. The same workload against Google's Firestore emulator (`gcloud emulators firestore start`) on
+ *    this machine, when installed. (targets.ts)
  * 4. Small reads beside big commits: one client reads a small document alone, then while 12 commits
  *    of 500 documents of ~12 KB (~6 MB each) run from 2 clients; p50/p99/max of the reads and the
  *    longest event-loop block. (big-commits.ts; HEARTH_BENCH_FIRESTORE_BIG_COMMITS, _BIG_WRITERS,
  *    _BIG_DOCS, _BIG_DOC_BYTES, _BIG_READS)
- * 3. The same workload against Google's Firestore emulator (`gcloud emulators firestore start`) on
- *    this machine, when installed. (targets.ts)
  *
  * Settings: BENCH_SECONDS (5) and BENCH_WARMUP_SECONDS (1) per commit run;
  * HEARTH_BENCH_FIRESTORE_SIZES (10000,100000,1000000), HEARTH_BENCH_FIRESTORE_PEER_SIZES (the same);

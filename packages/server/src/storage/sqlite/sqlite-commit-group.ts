@@ -1,10 +1,11 @@
 import type Database from 'better-sqlite3';
 
-/** One commit waiting for its group: `run` does its work inside the group's transaction. */
+/** Why one commit of a group failed (its own error, or the whole group's). */
 interface Failure {
   error: unknown;
 }
 
+/** One commit waiting for its group: `run` does its work inside the group's transaction. */
 interface Pending {
   run: () => { changedRows: number };
   settle: (failure: Failure | undefined) => void;
