@@ -4,7 +4,7 @@
  * a big commit gives the event loop to other work while it is decoded and encoded.
  */
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { DocumentDatabase } from '../packages/server/src/firestore/core/database.js';
@@ -35,6 +35,25 @@ function update(path: string, fields: Record<string, unknown>, extra: Record<str
 
 const int = (n: number) => ({ integerValue: String(n) });
 
+/**
+ * The transactions committed into a WAL file since it was last restarted: its frames whose header
+ * carries the database size after a commit (non-zero only on a transaction's last frame) and the
+ * WAL header's salts (older frames left behind a restart carry other salts). One such frame, one
+ * fsync under synchronous=FULL.
+ */
+function walCommits(databaseFile: string): number {
+  const wal = readFileSync(`${databaseFile}-wal`);
+  if (wal.length < 32) return 0;
+  const pageSize = wal.readUInt32BE(8);
+  const salts = [wal.readUInt32BE(16), wal.readUInt32BE(20)];
+  let commits = 0;
+  for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize) {
+    if (wal.readUInt32BE(at + 8) !== salts[0] || wal.readUInt32BE(at + 12) !== salts[1]) break;
+    if (wal.readUInt32BE(at + 4) !== 0) commits++;
+  }
+  return commits;
+}
+
 test('commits issued together each get their own result, in order, and all are stored', async () => {
   const { path, sqlite, database } = open();
   const outcomes = await Promise.all(Array.from({ length: 40 }, (_, i) => database.commit(db, [update(`together/d${i}`, { i: int(i) }), update(`together/e${i}`, { i: int(i) })])));
@@ -51,6 +70,17 @@ test('commits issued together each get their own result, in order, and all are s
   assert.equal(docs.size, 80);
   for (let i = 0; i < 40; i++) assert.equal(docs.get(`together/d${i}`)!.updateTime, times[i]);
   await reopened.sqlite.close();
+});
+
+test('commits issued together share one SQLite transaction, so one fsync', async () => {
+  const { path, sqlite, database } = open();
+  await database.commit(db, [update('shared/first', { i: int(0) })]);
+  const before = walCommits(path);
+  await Promise.all(Array.from({ length: 40 }, (_, i) => database.commit(db, [update(`shared/d${i}`, { i: int(i) })])));
+  const made = walCommits(path) - before;
+  // One transaction per commit would be 40; they all reached the store in one turn of the event loop.
+  assert.equal(made, 1, `${made} transactions for 40 commits`);
+  await sqlite.close();
 });
 
 test('a refused commit among commits issued together fails alone and leaves nothing behind', async () => {
