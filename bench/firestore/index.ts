@@ -13,6 +13,10 @@
  *    result, not of the collection, so the three sizes should be close. (data.ts, queries.ts)
  * 3. The same workload against Google's Firestore emulator (`gcloud emulators firestore start`) on
  *    this machine, when installed. (targets.ts)
+ * 4. Small reads beside big commits: one client reads a small document alone, then while 12 commits
+ *    of 500 documents of ~12 KB (~6 MB each) run from 2 clients; p50/p99/max of the reads and the
+ *    longest event-loop block. (big-commits.ts; HEARTH_BENCH_FIRESTORE_BIG_COMMITS, _BIG_WRITERS,
+ *    _BIG_DOCS, _BIG_DOC_BYTES, _BIG_READS)
  *
  * Settings: BENCH_SECONDS (5) and BENCH_WARMUP_SECONDS (1) per commit run;
  * HEARTH_BENCH_FIRESTORE_SIZES (10000,100000,1000000), HEARTH_BENCH_FIRESTORE_PEER_SIZES (the same);
@@ -29,9 +33,10 @@
  */
 import { progress } from '../env.js';
 import { count } from '../stats.js';
+import { measureBigCommits, type BigCommitResult } from './big-commits.js';
 import { inProcessBaselines } from './commits.js';
 import { roundTripFloor, type Latency } from './queries.js';
-import { header, report } from './report.js';
+import { bigCommitLines, header, report } from './report.js';
 import { runTarget, type BaselineRates, type TargetResult } from './run-target.js';
 import { peerSizes, settings } from './settings.js';
 import { startEmulatorTarget, startHearthTarget } from './targets.js';
@@ -44,6 +49,7 @@ export async function runFirestoreBench(): Promise<void> {
   let peerResult: TargetResult | undefined;
   let peerNote: string | undefined;
   let floor: Latency | undefined;
+  let bigCommits: BigCommitResult | undefined;
   try {
     floor = await roundTripFloor();
     if (settings.targets.includes('hearth')) {
@@ -53,6 +59,8 @@ export async function runFirestoreBench(): Promise<void> {
         progress(`Hearth at ${hearth.origin}`);
         hearthResult = { name: hearth.name, projectId: hearth.projectId, commits: new Map(), sizes: [] };
         await runTarget(hearth, hearthResult, settings.sizes, baselines, baselineRates, Infinity);
+        progress('Hearth: small reads alone, then beside big commits');
+        bigCommits = await measureBigCommits(hearth);
       } finally {
         baselines.raw.close();
         await baselines.core.close();
@@ -85,6 +93,7 @@ export async function runFirestoreBench(): Promise<void> {
     }
   } finally {
     report(hearthResult, peerResult, peerNote, baselineRates, floor);
+    if (bigCommits) console.log(['', ...bigCommitLines(bigCommits)].join('\n'));
     progress(`firestore bench done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   }
 }

@@ -1,9 +1,11 @@
 /** The Firestore bench's header and tables. */
 import { loadavg } from 'node:os';
 import { machineLine } from '../env.js';
-import { count, ms, renderTable, seconds, type Rate } from '../stats.js';
+import { count, mib, ms, renderTable, seconds, type Rate } from '../stats.js';
 import { layoutFor } from './data.js';
 import { queryKinds, type Latency } from './queries.js';
+import type { BigCommitResult, ReadLatency } from './big-commits.js';
+import { bigCommitSettings } from './big-commits.js';
 import type { BaselineRates, SizeResult, TargetResult } from './run-target.js';
 import { baselineKey, commitShapes, minimumQueries, overwritePool, peerSizes, settings, shapeKey } from './settings.js';
 
@@ -48,6 +50,9 @@ export function report(hearth: TargetResult | undefined, peer: TargetResult | un
   console.log('fsync as :commit without HTTP and JSON; Hearth÷core is what the HTTP layer costs.');
   console.log('Hearth÷emulator: above 1 when Hearth writes faster. The emulator keeps everything in memory and never syncs');
   console.log('to disk: its rate is not a durable one.');
+
+  console.log('');
+  for (const line of targetLines(hearth, peer, baselineRates)) console.log(line);
 
   console.log('');
   console.log('Loading the query collections (commits of ' + settings.loadBatch + ' writes, ' + settings.loadParallel + ' in flight)');
@@ -116,4 +121,45 @@ export function header(): string {
     `sizes: Hearth ${settings.targets.includes('hearth') ? settings.sizes.map(count).join(', ') : 'not run'}; emulator ${settings.targets.includes('emulator') ? peerSizes.map(count).join(', ') : 'not run'}`,
     'NOTE: the HTTP client runs in the same process as Hearth and shares its cores; the emulator has its own process.',
   ].join('\n');
+}
+
+const readCell = (latency: ReadLatency) => `${ms(latency.p50)} / ${ms(latency.p99)} / ${ms(latency.max)} (${latency.n})`;
+
+/** Section 4: small reads alone and beside big commits. */
+export function bigCommitLines(result: BigCommitResult): string[] {
+  const { docs, commits, writers } = bigCommitSettings;
+  return [
+    `Small reads beside big commits (${commits} commits of ${docs} documents, ${mib(result.requestBytes)} each (${(result.requestBytes / 2 ** 20).toFixed(1)} MiB), from ${writers} clients)`,
+    renderTable(
+      ['reads of one small document', 'p50 / p99 / max ms (reads)', 'longest event-loop block ms'],
+      [
+        ['alone', readCell(result.alone), ms(result.alone.longestBlock)],
+        ['while the big commits run', readCell(result.during), ms(result.during.longestBlock)],
+      ],
+    ),
+    `big commit p50 ${ms(result.bigCommitMs.p50)} ms, max ${ms(result.bigCommitMs.max)} ms; read p99 during÷alone ${(result.during.p99 / result.alone.p99).toFixed(1)} (target: no read waits behind a whole big commit; the longest block well under one commit's time)`,
+  ];
+}
+
+/** Issue 19's write-path targets, each ratio beside its goal. */
+function targetLines(hearth: TargetResult | undefined, peer: TargetResult | undefined, baselineRates: BaselineRates): string[] {
+  const ratio = (x: number | undefined, y: number | undefined) => (x !== undefined && y !== undefined && y > 0 ? x / y : undefined);
+  const line = (what: string, value: number | undefined, goal: number) =>
+    `  ${what.padEnd(52)} ${value === undefined ? '—' : value.toFixed(3)}  (target ≥ ${goal}${value === undefined ? '' : value >= goal ? ', met' : ', not met'})`;
+  const rate = (result: TargetResult | undefined, key: string) => result?.commits.get(key)?.perSecond;
+  const loadedBy = (result: TargetResult | undefined) => new Set((result?.sizes ?? []).filter((size) => size.load?.complete).map((size) => size.size));
+  const both = [...loadedBy(hearth)].filter((size) => loadedBy(peer).has(size));
+  const loadRate = (result: TargetResult | undefined) => {
+    const loads = (result?.sizes ?? []).flatMap((size) => (size.load && both.includes(size.size) ? [size.load] : []));
+    const docs = loads.reduce((sum, load) => sum + load.docs, 0);
+    const secs = loads.reduce((sum, load) => sum + load.seconds, 0);
+    return secs > 0 ? docs / secs : undefined;
+  };
+  return [
+    'Targets (issue 19):',
+    line('1-write commit, 1 client: Hearth÷raw SQLite', ratio(rate(hearth, '1x1'), baselineRates.raw.get('1')?.perSecond), 0.5),
+    line(`100-write commits, ${settings.clients} clients: Hearth÷raw SQLite`, ratio(rate(hearth, `100x${settings.clients}`), baselineRates.raw.get('100')?.perSecond), 0.5),
+    line(`100-write commits, ${settings.clients} clients: Hearth÷emulator`, ratio(rate(hearth, `100x${settings.clients}`), rate(peer, `100x${settings.clients}`)), 5),
+    line(`bulk load (${both.map(count).join(' + ') || 'no size loaded by both'}): Hearth÷emulator`, ratio(loadRate(hearth), loadRate(peer)), 5),
+  ];
 }

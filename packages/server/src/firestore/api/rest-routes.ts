@@ -5,7 +5,7 @@ import { docToWire } from '../core/documents.js';
 import { firestoreErrors } from '../core/errors.js';
 import { checkDatabase, documentKey, documentKeyFromName, fullName, pathSegments, type DatabaseId } from '../core/paths.js';
 import { formatMicros, toWire } from '../core/value-wire.js';
-import { parseWrites, writeResultToWire, type Write } from '../core/writes.js';
+import { parseWritesInSlices, writeResultToWire, type Write } from '../core/writes.js';
 import type { FirestoreAccess, FirestoreCaller } from './access.js';
 import type { RequestJudge } from '../security/guard.js';
 import { createDocument, getDocument, listDocuments, maskFrom, patchDocument, preconditionFrom, type Body, type QueryParams } from './document-handlers.js';
@@ -200,7 +200,7 @@ async function batchGet(database: DocumentDatabase, judge: RequestJudge, db: Dat
 
 async function commit(database: DocumentDatabase, judge: RequestJudge, db: DatabaseId, body: Body): Promise<unknown> {
   onlyFields(body, ['writes', 'transaction']);
-  const writes = parseWrites(db, body.writes);
+  const writes = await parseWritesInSlices(db, body.writes);
   const transaction = body.transaction === undefined ? undefined : database.transactions.use(database.dbKey(db), body.transaction);
   if (!writes.length) await judge.ensureAccess();
   const outcome = await database.commit(db, writes, transaction, judge.writes({ batch: writes.length > 1 || transaction !== undefined }));
@@ -209,7 +209,7 @@ async function commit(database: DocumentDatabase, judge: RequestJudge, db: Datab
 
 async function batchWrite(database: DocumentDatabase, judge: RequestJudge, db: DatabaseId, body: Body): Promise<unknown> {
   onlyFields(body, ['writes', 'labels']);
-  const writes = parseWrites(db, body.writes);
+  const writes = await parseWritesInSlices(db, body.writes);
   await judge.ensureAccess();
   // Each write stands alone: a denied one fails with its own status, as any other failure does.
   const outcomes = await database.batchWrite(db, writes, judge.writes({ batch: false }));

@@ -1,5 +1,6 @@
 import type { DocumentStore } from '../../storage/document-store.js';
 import { compositeEntries, indexSetText, type CompositeIndex } from './composite-indexes.js';
+import { encodeReplacements, encodingOf } from './commit-encoding.js';
 import { changeFor, docFromRow, singleFieldEntries, type Doc } from './documents.js';
 import { firestoreErrors } from './errors.js';
 import { checkPartitionable, partitionPoints } from './partitions.js';
@@ -264,6 +265,7 @@ export class DocumentDatabase {
     const paths = writes.map((write) => write.key.path);
     try {
       if (transaction?.readOnly && writes.length) throw firestoreErrors.invalidArgument('Cannot modify entities in a read-only transaction.');
+      const encoded = await encodeReplacements(writes, (doc) => this.entriesOf(doc));
       await this.transactions.acquireForWrite(dbKey, paths, transaction);
       const { result, commitTime } = await this.store.transact(dbKey, [...paths, ...(transaction ? transaction.reads.keys() : [])], (current, commitTime) => {
         if (transaction) checkReadsUnchanged(transaction, current);
@@ -288,7 +290,7 @@ export class DocumentDatabase {
         });
         // A write that left a document as it was keeps its updateTime: nothing to store or tell.
         const changed = [...state.entries()].filter(([path, after]) => before.get(path)?.updateTime !== after?.updateTime);
-        const changes = changed.map(([path, after]) => changeFor(before.get(path), after, (doc) => this.entriesOf(doc)));
+        const changes = changed.map(([path, after]) => changeFor(before.get(path), after, (doc) => this.entriesOf(doc), encodingOf(after, encoded.get(path))));
         const committed = changed.map(([path, after]) => ({ path, before: before.get(path), after }));
         return { changes, result: { writeResults, committed, documents: state } };
       });

@@ -24,13 +24,14 @@ export function docFromRow(row: DocumentRow): Doc {
   };
 }
 
-export function rowFromDoc(doc: Doc): DocumentRow {
+/** `fieldsJson`: the fields' stored JSON when already known. */
+export function rowFromDoc(doc: Doc, fieldsJson?: string): DocumentRow {
   return {
     ...doc.key,
     nameKey: nameKey(doc.key.path),
     createTime: doc.createTime,
     updateTime: doc.updateTime,
-    fields: JSON.stringify(fieldsToWire(doc.fields)),
+    fields: fieldsJson ?? JSON.stringify(fieldsToWire(doc.fields)),
   };
 }
 
@@ -141,18 +142,29 @@ function entryId(entry: IndexEntry): string {
   return `${entry.kind}\u0000${entry.field}\u0000${entry.value.toString('latin1')}`;
 }
 
-/** Only the entries that differ are written: an update of one field touches one entry. */
-export function changeFor(before: Doc | undefined, after: Doc | undefined, entriesOf: (doc: Doc) => IndexEntry[]): DocumentChange {
+/**
+ * Only the entries that differ are written: an update of one field touches one entry. `encoded`:
+ * `after`'s stored JSON and entries when worked out before (commit-encoding.ts).
+ */
+export function changeFor(
+  before: Doc | undefined,
+  after: Doc | undefined,
+  entriesOf: (doc: Doc) => IndexEntry[],
+  encoded?: { fieldsJson: string; entries: IndexEntry[] },
+): DocumentChange {
   const key = (after ?? before)!.key;
-  const old = before ? entriesOf(before) : [];
-  const next = after ? entriesOf(after) : [];
+  const next = after ? (encoded?.entries ?? entriesOf(after)) : [];
+  const row = after ? rowFromDoc(after, encoded?.fieldsJson) : undefined;
+  // A new document has nothing to compare with.
+  if (!before) return { path: key.path, parent: key.parent, id: key.id, row, removeEntries: [], addEntries: next };
+  const old = entriesOf(before);
   const oldIds = new Set(old.map(entryId));
   const nextIds = new Set(next.map(entryId));
   return {
     path: key.path,
     parent: key.parent,
     id: key.id,
-    row: after ? rowFromDoc(after) : undefined,
+    row,
     removeEntries: old.filter((entry) => !nextIds.has(entryId(entry))),
     addEntries: next.filter((entry) => !oldIds.has(entryId(entry))),
   };

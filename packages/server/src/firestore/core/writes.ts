@@ -3,6 +3,7 @@ import { firestoreErrors } from './errors.js';
 import { onlyKeys, wireObject as object } from './wire-checks.js';
 import { checkFieldName, documentKeyFromName, fullName, parseFieldPath, type DatabaseId, type DocumentKey } from './paths.js';
 import { compareValues, int64Max, int64Min, isNaNValue, isNumber, isVector, nullValue, valuesEqual, type Fields, type Value } from './values.js';
+import { mapInSlices } from './time-slices.js';
 import { fieldsFromWire, formatMicros, parseMicros, fromWire, toWire } from './value-wire.js';
 
 export type Precondition = { exists: boolean } | { updateTime: number };
@@ -34,6 +35,13 @@ export function parseWrites(db: DatabaseId, raw: unknown): Write[] {
   if (raw === undefined) return [];
   if (!Array.isArray(raw)) throw firestoreErrors.invalidArgument('writes must be a list.');
   return raw.map((write, i) => parseWrite(db, write, `writes[${i}]`));
+}
+
+/** `parseWrites` in time slices (time-slices.ts): a commit of hundreds of large documents does not hold the event loop while decoded. */
+export async function parseWritesInSlices(db: DatabaseId, raw: unknown): Promise<Write[]> {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw)) throw firestoreErrors.invalidArgument('writes must be a list.');
+  return mapInSlices(raw, (write, i) => parseWrite(db, write, `writes[${i}]`));
 }
 
 export function writeResultToWire(result: WriteResult): Record<string, unknown> {

@@ -10,6 +10,7 @@ import type {
   IndexScan,
 } from '../document-store.js';
 import { numericIdValue } from '../../firestore/core/values.js';
+import { CommitGroups } from './sqlite-commit-group.js';
 import { SqliteDocumentHistory, type VersionShape } from './sqlite-document-history.js';
 import { documentScanOrder, documentScanWhere } from './sqlite-document-scan.js';
 
@@ -28,9 +29,13 @@ export class SqliteDocumentStore implements DocumentStore {
   private readonly scans = new Map<string, Database.Statement>();
   private readonly lastCommit = new Map<string, number>();
   private readonly history: SqliteDocumentHistory;
+  private readonly groups: CommitGroups;
+  /** Databases written by the group being made. */
+  private readonly committedIn = new Set<string>();
 
   constructor(private readonly db: Database.Database) {
     this.history = new SqliteDocumentHistory(db);
+    this.groups = new CommitGroups(db, () => this.recordLastCommits());
     this.statements = {
       getByPath: db.prepare<[string, string, string], RowShape>(`SELECT ${rowColumns} FROM fs_documents WHERE db = ? AND parent = ? AND doc_id = ?`),
       upsert: db.prepare(
@@ -68,7 +73,7 @@ export class SqliteDocumentStore implements DocumentStore {
     paths: readonly string[],
     decide: (current: Map<string, DocumentRow>, commitTime: number) => { changes: DocumentChange[]; result: T },
   ): Promise<{ result: T; commitTime: number }> {
-    const run = this.db.transaction(() => {
+    const { result, commitTime } = await this.groups.submit(() => {
       const current = this.readRows(db, paths);
       const commitTime = Math.max(Math.floor(Date.now() * 1000), this.lastCommitTimeSync(db) + 1);
       const { changes, result } = decide(current, commitTime);
@@ -78,12 +83,19 @@ export class SqliteDocumentStore implements DocumentStore {
         if (before && before.updateTime !== change.row?.updateTime) this.history.keep(db, toShape(before), commitTime);
         this.apply(db, change);
       }
-      this.statements.setLastCommit.run(db, commitTime);
-      return { result, commitTime };
+      // Ahead of the group's COMMIT: the next commit of the group must come later. Should the group
+      // fail, the clock stays ahead of what is stored, which costs nothing.
+      this.lastCommit.set(db, commitTime);
+      this.committedIn.add(db);
+      return { result, commitTime, changedRows: changes.length };
     });
-    const outcome = run.immediate();
-    this.lastCommit.set(db, outcome.commitTime);
-    return outcome;
+    return { result, commitTime };
+  }
+
+  /** Once per group, in its transaction: the last commit time of each database it wrote. */
+  private recordLastCommits(): void {
+    for (const db of this.committedIn) this.statements.setLastCommit.run(db, this.lastCommitTimeSync(db));
+    this.committedIn.clear();
   }
 
   private apply(db: string, change: DocumentChange): void {
