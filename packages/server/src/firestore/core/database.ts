@@ -1,4 +1,5 @@
 import type { DocumentStore } from '../../storage/document-store.js';
+import type { ChangeFeed, FeedEvent } from '../../storage/change-feed.js';
 import { compositeEntries, indexSetText, type CompositeIndex } from './composite-indexes.js';
 import { changeFor, docFromRow, singleFieldEntries, type Doc } from './documents.js';
 import { firestoreErrors } from './errors.js';
@@ -75,6 +76,11 @@ export interface DatabaseOptions {
   /** Declared vector indexes; findNearest needs one unless `anyVectorField` (--dev, as the emulator). */
   vectorIndexes?: readonly VectorIndex[];
   anyVectorField?: boolean;
+  /**
+   * A store shared by several processes supplies the commits of all of them; listeners then hear
+   * every commit (this process's too) from the feed alone, so none is told twice.
+   */
+  changeFeed?: ChangeFeed;
 }
 
 export const defaultVersionRetentionMs = 3600_000;
@@ -97,6 +103,22 @@ export class DocumentDatabase {
     private readonly options: DatabaseOptions = { queryLimits: defaultQueryLimits, compositeIndexes: [] },
   ) {
     this.indexSet = indexSetText(options.compositeIndexes);
+    options.changeFeed?.subscribe((event) => this.fromFeed(event));
+  }
+
+  private fromFeed(event: FeedEvent): void {
+    if (event.kind === 'reset') {
+      for (const listener of this.clearListeners) listener(event.db);
+      return;
+    }
+    const slash = event.db.indexOf('/');
+    const db: DatabaseId = { projectId: event.db.slice(0, slash), databaseId: event.db.slice(slash + 1) };
+    const changes = event.changes.map((change) => ({
+      path: change.path,
+      before: change.before ? docFromRow(change.before) : undefined,
+      after: change.after ? docFromRow(change.after) : undefined,
+    }));
+    this.publish({ db, dbKey: event.db, commitTime: event.commitTime, changes });
   }
 
   get queryLimits(): QueryLimits {
@@ -292,7 +314,7 @@ export class DocumentDatabase {
         const committed = changed.map(([path, after]) => ({ path, before: before.get(path), after }));
         return { changes, result: { writeResults, committed, documents: state } };
       });
-      if (result.committed.length) this.publish({ db, dbKey, commitTime, changes: result.committed });
+      if (result.committed.length && !this.options.changeFeed) this.publish({ db, dbKey, commitTime, changes: result.committed });
       return { writeResults: result.writeResults, commitTime, documents: result.documents };
     } finally {
       if (transaction) this.transactions.end(transaction);
@@ -348,7 +370,7 @@ export class DocumentDatabase {
   async clear(db: DatabaseId): Promise<void> {
     const dbKey = await this.ready(db);
     await this.store.clear(dbKey);
-    for (const listener of this.clearListeners) listener(dbKey);
+    if (!this.options.changeFeed) for (const listener of this.clearListeners) listener(dbKey);
   }
 
   /** Told after a database was emptied at once (the emulator's clear), which no commit event says. */

@@ -1,0 +1,84 @@
+import type { DocumentChange, IndexEntry } from '../document-store.js';
+import type { PgClient } from './pg-connection.js';
+import { bytes, idBytes, indexValueKey, pathKey } from './pg-document-scan.js';
+
+/**
+ * A commit's changes as a few set-wise statements (one per kind of change, arrays unnested)
+ * rather than a statement per row: a commit's round trips do not grow with its size.
+ */
+export async function writeDocumentChanges(client: PgClient, db: string, changes: readonly DocumentChange[], options: { entriesOnly?: boolean } = {}): Promise<void> {
+  const removed = new EntryColumns();
+  const added = new EntryColumns();
+  for (const change of changes) {
+    for (const entry of change.removeEntries) removed.add(change, entry);
+    for (const entry of change.addEntries) added.add(change, entry);
+  }
+  if (removed.size) {
+    await client.query(
+      `DELETE FROM fs_index WHERE db = $1 AND (parent, field, kind, value, doc_id) IN (SELECT * FROM unnest($2::bytea[], $3::bytea[], $4::smallint[], $5::bytea[], $6::bytea[]))`,
+      [db, ...removed.columns()],
+    );
+  }
+  if (!options.entriesOnly) {
+    const written = changes.flatMap((change) => (change.row ? [change.row] : []));
+    if (written.length) {
+      const keys = written.map((row) => pathKey(row.path));
+      await client.query(
+        `INSERT INTO fs_documents (db, parent, doc_id, collection_id, name_key, create_time, update_time, fields)
+         SELECT $1, written.* FROM unnest($2::bytea[], $3::bytea[], $4::bytea[], $5::bytea[], $6::bigint[], $7::bigint[], $8::text[]) AS written
+         ON CONFLICT (db, parent, doc_id) DO UPDATE SET create_time = EXCLUDED.create_time, update_time = EXCLUDED.update_time, fields = EXCLUDED.fields`,
+        [
+          db,
+          keys.map((key) => key.parent),
+          keys.map((key) => key.docId),
+          written.map((row) => bytes(row.collectionId)),
+          written.map((row) => row.nameKey),
+          written.map((row) => row.createTime),
+          written.map((row) => row.updateTime),
+          written.map((row) => row.fields),
+        ],
+      );
+    }
+    const deleted = changes.filter((change) => !change.row).map((change) => pathKey(change.path));
+    if (deleted.length) {
+      await client.query('DELETE FROM fs_documents WHERE db = $1 AND (parent, doc_id) IN (SELECT * FROM unnest($2::bytea[], $3::bytea[]))', [
+        db,
+        deleted.map((key) => key.parent),
+        deleted.map((key) => key.docId),
+      ]);
+    }
+  }
+  if (added.size) {
+    await client.query(
+      `INSERT INTO fs_index (db, parent, field, kind, value, doc_id)
+       SELECT $1, added.* FROM unnest($2::bytea[], $3::bytea[], $4::smallint[], $5::bytea[], $6::bytea[]) AS added
+       ON CONFLICT DO NOTHING`,
+      [db, ...added.columns()],
+    );
+  }
+}
+
+/** Index entries as parallel arrays, filed under their document's collection and id unless they say otherwise. */
+class EntryColumns {
+  private readonly parents: Buffer[] = [];
+  private readonly fields: Buffer[] = [];
+  private readonly kinds: number[] = [];
+  private readonly values: Buffer[] = [];
+  private readonly ids: Buffer[] = [];
+
+  get size(): number {
+    return this.ids.length;
+  }
+
+  add(change: DocumentChange, entry: IndexEntry): void {
+    this.parents.push(bytes(entry.parent ?? change.parent));
+    this.fields.push(bytes(entry.field));
+    this.kinds.push(entry.kind);
+    this.values.push(indexValueKey(entry.value));
+    this.ids.push(idBytes(entry.docId ?? change.id));
+  }
+
+  columns(): [Buffer[], Buffer[], number[], Buffer[], Buffer[]] {
+    return [this.parents, this.fields, this.kinds, this.values, this.ids];
+  }
+}
