@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { DocumentStore } from '../../storage/document-store.js';
 import type { ChangeFeed, FeedEvent } from '../../storage/change-feed.js';
 import { compositeEntries, indexSetText, type CompositeIndex } from './composite-indexes.js';
@@ -10,7 +11,7 @@ import { requireVectorIndex, type VectorIndex } from './vector-indexes.js';
 import { documentKey, type DatabaseId } from './paths.js';
 import { defaultQueryLimits, type Query, type QueryLimits } from './query.js';
 import { parseStructuredQuery } from './query-parse.js';
-import { contention, TransactionManager, type ServerTransaction } from './transactions.js';
+import { contention, defaultTransactionTimeouts, TransactionManager, type ServerTransaction } from './transactions.js';
 import { checkWriteSequence } from './write-sequence.js';
 import { applyWrite, type Write, type WriteResult } from './writes.js';
 import { timestampFromMicros } from './value-wire.js';
@@ -92,7 +93,7 @@ const pruneBatch = 2_000;
  * adapters (REST now, streams later) parse requests into these calls and format the answers.
  */
 export class DocumentDatabase {
-  readonly transactions = new TransactionManager();
+  readonly transactions: TransactionManager;
   private readonly commitListeners = new Set<(event: CommitEvent) => void>();
   private readonly clearListeners = new Set<(dbKey: string) => void>();
   private readonly prepared = new Map<string, Promise<void>>();
@@ -103,6 +104,7 @@ export class DocumentDatabase {
     private readonly options: DatabaseOptions = { queryLimits: defaultQueryLimits, compositeIndexes: [] },
   ) {
     this.indexSet = indexSetText(options.compositeIndexes);
+    this.transactions = new TransactionManager(defaultTransactionTimeouts, options.changeFeed ? randomBytes(8) : undefined);
     options.changeFeed?.subscribe((event) => this.fromFeed(event));
   }
 
