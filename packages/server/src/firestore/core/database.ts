@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DocumentStore } from '../../storage/document-store.js';
 import type { ChangeFeed, FeedEvent } from '../../storage/change-feed.js';
+import { hasSnapshotReads } from '../../storage/snapshot-reads.js';
 import { compositeEntries, indexSetText, type CompositeIndex } from './composite-indexes.js';
 import { changeFor, docFromRow, singleFieldEntries, type Doc } from './documents.js';
 import { firestoreErrors } from './errors.js';
@@ -211,7 +212,9 @@ export class DocumentDatabase {
     const readTime = readTimeOf(consistency);
     if (query.findNearest && !this.options.anyVectorField) requireVectorIndex(this.options.vectorIndexes ?? [], db.projectId, query);
     const run = query.findNearest ? executeFindNearest : executeQuery;
-    const result = await run({ store: this.store, dbKey, db, query, composites: this.options.compositeIndexes, ...(readTime !== undefined ? { readTime } : {}) });
+    const runOn = (store: DocumentStore) => run({ store, dbKey, db, query, composites: this.options.compositeIndexes, ...(readTime !== undefined ? { readTime } : {}) });
+    // A query reads in several steps; where commits of other processes could fall between them, one snapshot holds them together.
+    const result = hasSnapshotReads(this.store) ? await this.store.inSnapshot(runOn) : await runOn(this.store);
     if (consistency.transaction) for (const doc of result.docs) this.transactions.recordRead(consistency.transaction, doc.key.path, doc.updateTime);
     return result;
   }

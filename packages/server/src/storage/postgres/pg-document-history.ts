@@ -1,6 +1,6 @@
 import type { DocumentRow, DocumentScan } from '../document-store.js';
 import type { PgClient, PgPool } from './pg-connection.js';
-import { bytes, pathKey, pgDocumentScanOrder, pgDocumentScanWhere, pgRowColumns, rowFromPg, type PgRowShape } from './pg-document-scan.js';
+import { bytes, pathKey, type PgQueryable, pgDocumentScanOrder, pgDocumentScanWhere, pgRowColumns, rowFromPg, type PgRowShape } from './pg-document-scan.js';
 
 /**
  * Superseded versions on PostgreSQL, as sqlite-document-history.ts keeps them: a commit keeps the
@@ -8,7 +8,10 @@ import { bytes, pathKey, pgDocumentScanOrder, pgDocumentScanWhere, pgRowColumns,
  * row if written by T, else the kept version current at T.
  */
 export class PgDocumentHistory {
-  constructor(private readonly pool: PgPool) {}
+  constructor(
+    private readonly pool: PgPool,
+    private readonly reader: PgQueryable = pool,
+  ) {}
 
   /** Inside a commit's transaction: the versions `rows` had until `until` (µs). */
   async keep(client: PgClient, db: string, rows: readonly DocumentRow[], until: number): Promise<void> {
@@ -38,7 +41,7 @@ export class PgDocumentHistory {
     if (unique.length === 0) return rows;
     const keys = unique.map(pathKey);
     const wanted = 'SELECT * FROM unnest($2::bytea[], $3::bytea[])';
-    const { rows: found } = await this.pool.query<PgRowShape>(
+    const { rows: found } = await this.reader.query<PgRowShape>(
       `SELECT ${pgRowColumns} FROM fs_documents WHERE db = $1 AND (parent, doc_id) IN (${wanted}) AND update_time <= $4
        UNION ALL
        SELECT ${pgRowColumns} FROM fs_versions WHERE db = $1 AND (parent, doc_id) IN (${wanted}) AND update_time <= $4 AND until_time > $4`,
@@ -60,7 +63,7 @@ export class PgDocumentHistory {
     const kept = pgDocumentScanWhere(db, scan, params);
     params.push(scan.limit);
     const order = pgDocumentScanOrder(scan);
-    const { rows } = await this.pool.query<PgRowShape>(
+    const { rows } = await this.reader.query<PgRowShape>(
       `(SELECT ${pgRowColumns} FROM fs_documents WHERE ${current} AND update_time <= ${time} ORDER BY ${order} LIMIT $${params.length})
        UNION ALL
        (SELECT ${pgRowColumns} FROM fs_versions WHERE ${kept} AND update_time <= ${time} AND until_time > ${time} ORDER BY ${order} LIMIT $${params.length})
@@ -71,7 +74,7 @@ export class PgDocumentHistory {
   }
 
   async collectionPathsAt(db: string, lower: Buffer, upper: Buffer, readTime: number): Promise<string[]> {
-    const { rows } = await this.pool.query<{ parent: Buffer }>(
+    const { rows } = await this.reader.query<{ parent: Buffer }>(
       `SELECT parent FROM fs_documents WHERE db = $1 AND parent >= $2 AND parent < $3 AND update_time <= $4
        UNION SELECT parent FROM fs_versions WHERE db = $1 AND parent >= $2 AND parent < $3 AND update_time <= $4 AND until_time > $4`,
       [db, lower, upper, readTime],
@@ -80,7 +83,7 @@ export class PgDocumentHistory {
   }
 
   async historyStart(db: string): Promise<number> {
-    const { rows } = await this.pool.query<{ history_start: string }>('SELECT history_start FROM fs_meta WHERE db = $1', [db]);
+    const { rows } = await this.reader.query<{ history_start: string }>('SELECT history_start FROM fs_meta WHERE db = $1', [db]);
     return Number(rows[0]?.history_start ?? 0);
   }
 

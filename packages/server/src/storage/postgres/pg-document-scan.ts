@@ -1,4 +1,5 @@
 import type { DocumentRow, DocumentScan } from '../document-store.js';
+import type { PgClient } from './pg-connection.js';
 import { idFromStored, storedId } from '../sqlite/sqlite-document-store.js';
 
 /**
@@ -6,6 +7,9 @@ import { idFromStored, storedId } from '../sqlite/sqlite-document-store.js';
  * stored id of sqlite-document-store.ts as UTF-8, so both backends order alike) and the WHERE
  * clause of a document scan over fs_documents and fs_versions alike.
  */
+
+/** The pool, or one connection (a transaction's, a snapshot's): both answer queries alike. */
+export type PgQueryable = Pick<PgClient, 'query'>;
 
 export interface PgRowShape {
   parent: Buffer;

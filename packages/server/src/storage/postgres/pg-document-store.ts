@@ -3,6 +3,7 @@ import type { DocumentChange, DocumentRow, DocumentScan, DocumentStore, IndexEnt
 import type { FeedEvent, StoredChange } from '../change-feed.js';
 import { idFromStored } from '../sqlite/sqlite-document-store.js';
 import { applyPgMigrations, type PgClient, type PgPool } from './pg-connection.js';
+import type { PgQueryable } from './pg-document-scan.js';
 import { PgChangeFeed } from './pg-change-feed.js';
 import { changeChannel, changeLogText, notifyPayload } from './pg-change-log.js';
 import { PgDocumentHistory } from './pg-document-history.js';
@@ -26,12 +27,26 @@ export class PgDocumentStore implements DocumentStore {
   constructor(
     private readonly pool: PgPool,
     private readonly feed?: PgChangeFeed,
+    /** Where reads go: the pool, or in a snapshot view the connection holding the snapshot. */
+    private readonly reader: PgQueryable = pool,
   ) {
-    this.history = new PgDocumentHistory(pool);
+    this.history = new PgDocumentHistory(pool, reader);
+  }
+
+  /** A view whose reads all see one snapshot (a REPEATABLE READ, READ ONLY transaction on one connection). */
+  async inSnapshot<T>(work: (view: DocumentStore) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      return await work(new PgDocumentStore(this.pool, undefined, client));
+    } finally {
+      await client.query('COMMIT').catch(() => undefined);
+      client.release();
+    }
   }
 
   async getDocuments(db: string, paths: readonly string[]): Promise<Map<string, DocumentRow>> {
-    return readRows(this.pool, db, paths);
+    return readRows(this.reader, db, paths);
   }
 
   async transact<T>(
@@ -95,7 +110,7 @@ export class PgDocumentStore implements DocumentStore {
     addBound(conditions, params, scan.upper, '<');
     params.push(scan.limit);
     const direction = scan.descending ? 'DESC' : 'ASC';
-    const { rows } = await this.pool.query<{ value: Buffer; doc_id: Buffer }>(
+    const { rows } = await this.reader.query<{ value: Buffer; doc_id: Buffer }>(
       `SELECT value, doc_id FROM fs_index WHERE ${conditions.join(' AND ')} ORDER BY value ${direction}, doc_id ${direction} LIMIT $${params.length}`,
       params,
     );
@@ -106,7 +121,7 @@ export class PgDocumentStore implements DocumentStore {
     const params: unknown[] = [];
     const where = pgDocumentScanWhere(db, scan, params);
     params.push(scan.limit);
-    const { rows } = await this.pool.query<PgRowShape>(
+    const { rows } = await this.reader.query<PgRowShape>(
       `SELECT ${pgRowColumns} FROM fs_documents WHERE ${where} ORDER BY ${pgDocumentScanOrder(scan)} ${scan.descending ? 'DESC' : 'ASC'} LIMIT $${params.length}`,
       params,
     );
@@ -118,17 +133,17 @@ export class PgDocumentStore implements DocumentStore {
     const lower = bytes(prefix === '' ? '' : `${prefix}/`);
     const upper = bytes(prefix === '' ? '\u{10FFFF}' : `${prefix}0`);
     if (readTime !== undefined) return this.history.collectionPathsAt(db, lower, upper, readTime);
-    const { rows } = await this.pool.query<{ parent: Buffer }>('SELECT DISTINCT parent FROM fs_documents WHERE db = $1 AND parent >= $2 AND parent < $3', [db, lower, upper]);
+    const { rows } = await this.reader.query<{ parent: Buffer }>('SELECT DISTINCT parent FROM fs_documents WHERE db = $1 AND parent >= $2 AND parent < $3', [db, lower, upper]);
     return rows.map((row) => row.parent.toString('utf8'));
   }
 
   async lastCommitTime(db: string): Promise<number> {
-    const { rows } = await this.pool.query<{ last_commit_time: string }>('SELECT last_commit_time FROM fs_meta WHERE db = $1', [db]);
+    const { rows } = await this.reader.query<{ last_commit_time: string }>('SELECT last_commit_time FROM fs_meta WHERE db = $1', [db]);
     return Number(rows[0]?.last_commit_time ?? 0);
   }
 
   async indexSet(db: string): Promise<string | undefined> {
-    const { rows } = await this.pool.query<{ index_set: string | null }>('SELECT index_set FROM fs_meta WHERE db = $1', [db]);
+    const { rows } = await this.reader.query<{ index_set: string | null }>('SELECT index_set FROM fs_meta WHERE db = $1', [db]);
     return rows[0]?.index_set ?? undefined;
   }
 
@@ -222,7 +237,7 @@ export async function openPgDocumentStore(pool: PgPool): Promise<{ store: PgDocu
   return { store: new PgDocumentStore(pool, feed), feed };
 }
 
-async function readRows(queryable: Pick<PgPool, 'query'> | PgClient, db: string, paths: readonly string[]): Promise<Map<string, DocumentRow>> {
+async function readRows(queryable: PgQueryable, db: string, paths: readonly string[]): Promise<Map<string, DocumentRow>> {
   const rows = new Map<string, DocumentRow>();
   const unique = [...new Set(paths)];
   if (unique.length === 0) return rows;
