@@ -26,11 +26,11 @@ export const pgRowColumns = 'parent, doc_id, collection_id, name_key, create_tim
 /**
  * Index values are kept to this many bytes: a B-tree entry of PostgreSQL must fit a third of a
  * page, where SQLite takes any length. Firestore itself only considers the first 1,500 bytes of a
- * string in queries. A cut value still sorts by its prefix, and scans widen their bounds to the
+ * string in queries; 1,000 leaves room in the key for the collection, field and id. A cut value still sorts by its prefix, and scans widen their bounds to the
  * prefix, so a source stays a superset that the planner checks again (two long values sharing
  * the whole prefix come in id order rather than value order).
  */
-export const maxIndexValueBytes = 1500;
+export const maxIndexValueBytes = 1000;
 
 export function indexValueKey(value: Buffer): Buffer {
   return value.length > maxIndexValueBytes ? value.subarray(0, maxIndexValueBytes) : value;

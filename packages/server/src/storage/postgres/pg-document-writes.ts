@@ -1,5 +1,6 @@
 import type { DocumentChange, IndexEntry } from '../document-store.js';
 import type { PgClient } from './pg-connection.js';
+import { firestoreErrors } from '../../firestore/core/errors.js';
 import { bytes, idBytes, indexValueKey, pathKey } from './pg-document-scan.js';
 
 /**
@@ -12,6 +13,10 @@ export async function writeDocumentChanges(client: PgClient, db: string, changes
   for (const change of changes) {
     for (const entry of change.removeEntries) removed.add(change, entry);
     for (const entry of change.addEntries) added.add(change, entry);
+  }
+  // Refused before anything is written: PostgreSQL would fail the statement (a B-tree entry must fit a third of a page).
+  if (added.longestKey + Buffer.byteLength(db) > maxKeyBytes || changes.some((change) => Buffer.byteLength(change.path) + Buffer.byteLength(db) > maxKeyBytes)) {
+    throw firestoreErrors.invalidArgument('The document path and field names are too long to be indexed by this server (PostgreSQL keeps index keys under 2,400 bytes).');
   }
   if (removed.size) {
     await client.query(
@@ -59,7 +64,11 @@ export async function writeDocumentChanges(client: PgClient, db: string, changes
 }
 
 /** Index entries as parallel arrays, filed under their document's collection and id unless they say otherwise. */
+/** A B-tree entry's key bytes, with room for the tuple's own overhead under PostgreSQL's limit (2,704 bytes with 8 KB pages). */
+const maxKeyBytes = 2_400;
+
 class EntryColumns {
+  longestKey = 0;
   private readonly parents: Buffer[] = [];
   private readonly fields: Buffer[] = [];
   private readonly kinds: number[] = [];
@@ -76,6 +85,8 @@ class EntryColumns {
     this.kinds.push(entry.kind);
     this.values.push(indexValueKey(entry.value));
     this.ids.push(idBytes(entry.docId ?? change.id));
+    const at = this.ids.length - 1;
+    this.longestKey = Math.max(this.longestKey, this.parents[at]!.length + this.fields[at]!.length + this.values[at]!.length + this.ids[at]!.length);
   }
 
   columns(): [Buffer[], Buffer[], number[], Buffer[], Buffer[]] {
