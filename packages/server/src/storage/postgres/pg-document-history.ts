@@ -1,5 +1,6 @@
 import type { DocumentRow, DocumentScan } from '../document-store.js';
-import type { PgClient, PgPool } from './pg-connection.js';
+import type { PgPool } from './pg-connection.js';
+import type { PgStatement } from './pg-document-writes.js';
 import { bytes, pathKey, type PgQueryable, pgDocumentScanOrder, pgDocumentScanWhere, pgRowColumns, rowFromPg, type PgRowShape } from './pg-document-scan.js';
 
 /**
@@ -13,15 +14,15 @@ export class PgDocumentHistory {
     private readonly reader: PgQueryable = pool,
   ) {}
 
-  /** Inside a commit's transaction: the versions `rows` had until `until` (µs). */
-  async keep(client: PgClient, db: string, rows: readonly DocumentRow[], until: number): Promise<void> {
-    if (rows.length === 0) return;
+  /** For a commit's transaction: keeping the versions `rows` had until `until` (µs). */
+  keepStatement(db: string, rows: readonly DocumentRow[], until: number): PgStatement[] {
+    if (rows.length === 0) return [];
     const keys = rows.map((row) => pathKey(row.path));
-    await client.query(
+    return [{ sql: 
       `INSERT INTO fs_versions (db, ${pgRowColumns}, until_time)
        SELECT $1, kept.*, $9::bigint FROM unnest($2::bytea[], $3::bytea[], $4::bytea[], $5::bytea[], $6::bigint[], $7::bigint[], $8::text[]) AS kept
        ON CONFLICT (db, parent, doc_id, update_time) DO UPDATE SET until_time = EXCLUDED.until_time, fields = EXCLUDED.fields, create_time = EXCLUDED.create_time`,
-      [
+      params: [
         db,
         keys.map((key) => key.parent),
         keys.map((key) => key.docId),
@@ -31,8 +32,7 @@ export class PgDocumentHistory {
         rows.map((row) => row.updateTime),
         rows.map((row) => row.fields),
         until,
-      ],
-    );
+      ] }];
   }
 
   async rowsAt(db: string, paths: readonly string[], readTime: number): Promise<Map<string, DocumentRow>> {

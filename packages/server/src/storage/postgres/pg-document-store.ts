@@ -9,7 +9,7 @@ import { changeChannel, changeLogText, notifyPayload } from './pg-change-log.js'
 import { PgDocumentHistory } from './pg-document-history.js';
 import { documentSchemaSteps } from './pg-document-schema.js';
 import { bytes, idBytes, indexValueKey, maxIndexValueBytes, pathKey, pgDocumentScanOrder, pgDocumentScanWhere, pgRowColumns, rowFromPg, type PgRowShape } from './pg-document-scan.js';
-import { writeDocumentChanges } from './pg-document-writes.js';
+import { combinedStatement, documentChangeStatements, runStatements } from './pg-document-writes.js';
 
 /**
  * Documents on PostgreSQL, shared by every instance using the database. A commit runs in one
@@ -72,8 +72,8 @@ export class PgDocumentStore implements DocumentStore {
     await this.ensureDatabase(db);
     const client = await this.pool.connect();
     try {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k', [lockKeys(db, paths)]);
+      // One round trip: the keys are numbers this process made, so they go in the text as literals.
+      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(k) FROM unnest('{${lockKeys(db, paths).join(',')}}'::bigint[]) AS k`);
       const current = await readRows(client, db, paths);
       const meta = await lockMeta(client, db);
       const commitTime = Math.max(Math.floor(Date.now() * 1000), meta.lastCommitTime + 1);
@@ -82,16 +82,18 @@ export class PgDocumentStore implements DocumentStore {
         const before = current.get(change.path);
         return before && before.updateTime !== change.row?.updateTime ? [before] : [];
       });
-      await this.history.keep(client, db, replaced, commitTime);
-      await writeDocumentChanges(client, db, changes);
       const stored: StoredChange[] = changes.map((change) => ({ path: change.path, before: current.get(change.path), after: change.row }));
       const seq = stored.length ? meta.seq + 1 : meta.seq;
-      await client.query(
-        `WITH meta AS (UPDATE fs_meta SET last_commit_time = $2, seq = $3 WHERE db = $1),
-              logged AS (INSERT INTO fs_changes (db, seq, commit_time, changes) SELECT $1, $3, $2, $4 WHERE $5)
-         SELECT CASE WHEN $5 THEN pg_notify('${changeChannel}', $6) END`,
-        [db, commitTime, seq, changeLogText(stored), stored.length > 0, notifyPayload(db, seq)],
-      );
+      // Everything the commit writes in one round trip, while the fs_meta row is held.
+      const writes = [
+        ...this.history.keepStatement(db, replaced, commitTime),
+        ...documentChangeStatements(db, changes),
+        { sql: 'UPDATE fs_meta SET last_commit_time = $2, seq = $3 WHERE db = $1', params: [db, commitTime, seq] },
+        ...(stored.length ? [{ sql: 'INSERT INTO fs_changes (db, seq, commit_time, changes) VALUES ($1, $2, $3, $4)', params: [db, seq, commitTime, changeLogText(stored)] }] : []),
+      ];
+      const final = { sql: `SELECT CASE WHEN $1 THEN pg_notify('${changeChannel}', $2) END`, params: [stored.length > 0, notifyPayload(db, seq)] };
+      const combined = combinedStatement(writes, final);
+      await client.query(combined.sql, combined.params);
       await client.query('COMMIT');
       if (stored.length) this.feed?.local(db, seq, { kind: 'commit', db, commitTime, changes: stored });
       return { result, commitTime };
@@ -162,7 +164,7 @@ export class PgDocumentStore implements DocumentStore {
         );
         if (page.rows.length === 0) break;
         const changes: DocumentChange[] = page.rows.map(rowFromPg).map((row) => ({ path: row.path, parent: row.parent, id: row.id, row: undefined, removeEntries: [], addEntries: entriesOf(row) }));
-        await writeDocumentChanges(client, db, changes, { entriesOnly: true });
+        await runStatements(client, documentChangeStatements(db, changes, { entriesOnly: true }));
         const last = page.rows[page.rows.length - 1]!;
         after = { parent: last.parent, docId: last.doc_id };
       }
