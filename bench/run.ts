@@ -14,6 +14,7 @@ import { measureEnumerationTiming } from './enumeration.js';
 import { envCount, envNumber, machineLine, progress } from './env.js';
 import { runFirestoreBench } from './firestore/index.js';
 import { runListenersBench } from './listeners/index.js';
+import { runPostgresBench } from './postgres/index.js';
 import { runRulesBench } from './rules.js';
 import { runVectorBench } from './vector-search.js';
 import { measureLoad, type LoadSettings } from './load.js';
@@ -158,7 +159,7 @@ async function runAuthBench(): Promise<void> {
   }
 }
 
-const benches: Record<string, () => Promise<void>> = { auth: runAuthBench, firestore: runFirestoreBench, listeners: runListenersBench, rules: runRulesBench, vectors: runVectorBench };
+const benches: Record<string, () => Promise<void>> = { auth: runAuthBench, firestore: runFirestoreBench, listeners: runListenersBench, rules: runRulesBench, vectors: runVectorBench, postgres: runPostgresBench };
 
 async function main(): Promise<void> {
   const names = process.argv.slice(2);

@@ -53,6 +53,8 @@ import type { HearthOptions } from './config.js';
 import { createHttpApp } from './http/app.js';
 import { ownOriginsOf } from './http/browser-origin.js';
 import { SqliteStore } from './storage/sqlite/sqlite-store.js';
+import { openPgPool } from './storage/postgres/pg-connection.js';
+import { openPgDocumentStore } from './storage/postgres/pg-document-store.js';
 import type { Store } from './storage/store.js';
 import { registerWebRoutes } from './web/web-routes.js';
 import { FirestoreAccess } from './firestore/api/access.js';
@@ -209,7 +211,10 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   registerMfaRoutes(app, { enrollment: mfa.enrollment, signIn: mfa.signIn, callers });
   registerAdminRoutes(app, { sessions, accounts, admin, projects, callers, imports: new UserImportService(store), sessionCookies: new SessionCookies(deps, sessionCookieKeys), accountQuery: new AccountQuery(store) });
   registerTokenRoutes(app, sessions, callers, keys);
-  const database = new DocumentDatabase(sqlite.documents(), {
+  const pgPool = options.databaseUrl ? openPgPool(options.databaseUrl) : undefined;
+  const pgDocuments = pgPool ? await openPgDocumentStore(pgPool) : undefined;
+  const database = new DocumentDatabase(pgDocuments?.store ?? sqlite.documents(), {
+    ...(pgDocuments ? { changeFeed: pgDocuments.feed } : {}),
     queryLimits: { ...defaultQueryLimits, maxInValues: options.maxInValues },
     compositeIndexes: options.indexesFile ? loadIndexFile(options.indexesFile) : [],
     versionRetentionMs: options.versionRetentionSeconds * 1000,
@@ -285,6 +290,8 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       await mailer.drain();
       mail.close();
       await store.close();
+      await pgDocuments?.feed.close();
+      await pgPool?.end();
     },
   };
   return hearth;

@@ -1,4 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import type { DocumentStore } from '../../storage/document-store.js';
+import type { ChangeFeed, FeedEvent } from '../../storage/change-feed.js';
+import { hasSnapshotReads } from '../../storage/snapshot-reads.js';
 import { compositeEntries, indexSetText, type CompositeIndex } from './composite-indexes.js';
 import { encodeReplacements, encodingOf } from './commit-encoding.js';
 import { changeFor, docFromRow, singleFieldEntries, type Doc } from './documents.js';
@@ -10,7 +13,7 @@ import { requireVectorIndex, type VectorIndex } from './vector-indexes.js';
 import { documentKey, type DatabaseId } from './paths.js';
 import { defaultQueryLimits, type Query, type QueryLimits } from './query.js';
 import { parseStructuredQuery } from './query-parse.js';
-import { contention, TransactionManager, type ServerTransaction } from './transactions.js';
+import { contention, defaultTransactionTimeouts, TransactionManager, type ServerTransaction } from './transactions.js';
 import { checkWriteSequence } from './write-sequence.js';
 import { applyWrite, type Write, type WriteResult } from './writes.js';
 import { timestampFromMicros } from './value-wire.js';
@@ -76,6 +79,11 @@ export interface DatabaseOptions {
   /** Declared vector indexes; findNearest needs one unless `anyVectorField` (--dev, as the emulator). */
   vectorIndexes?: readonly VectorIndex[];
   anyVectorField?: boolean;
+  /**
+   * A store shared by several processes supplies the commits of all of them; listeners then hear
+   * every commit (this process's too) from the feed alone, so none is told twice.
+   */
+  changeFeed?: ChangeFeed;
 }
 
 export const defaultVersionRetentionMs = 3600_000;
@@ -87,7 +95,7 @@ const pruneBatch = 2_000;
  * adapters (REST now, streams later) parse requests into these calls and format the answers.
  */
 export class DocumentDatabase {
-  readonly transactions = new TransactionManager();
+  readonly transactions: TransactionManager;
   private readonly commitListeners = new Set<(event: CommitEvent) => void>();
   private readonly clearListeners = new Set<(dbKey: string) => void>();
   private readonly prepared = new Map<string, Promise<void>>();
@@ -98,6 +106,23 @@ export class DocumentDatabase {
     private readonly options: DatabaseOptions = { queryLimits: defaultQueryLimits, compositeIndexes: [] },
   ) {
     this.indexSet = indexSetText(options.compositeIndexes);
+    this.transactions = new TransactionManager(defaultTransactionTimeouts, options.changeFeed ? randomBytes(8) : undefined);
+    options.changeFeed?.subscribe((event) => this.fromFeed(event));
+  }
+
+  private fromFeed(event: FeedEvent): void {
+    if (event.kind === 'reset') {
+      for (const listener of this.clearListeners) listener(event.db);
+      return;
+    }
+    const slash = event.db.indexOf('/');
+    const db: DatabaseId = { projectId: event.db.slice(0, slash), databaseId: event.db.slice(slash + 1) };
+    const changes = event.changes.map((change) => ({
+      path: change.path,
+      before: change.before ? docFromRow(change.before) : undefined,
+      after: change.after ? docFromRow(change.after) : undefined,
+    }));
+    this.publish({ db, dbKey: event.db, commitTime: event.commitTime, changes });
   }
 
   get queryLimits(): QueryLimits {
@@ -188,7 +213,9 @@ export class DocumentDatabase {
     const readTime = readTimeOf(consistency);
     if (query.findNearest && !this.options.anyVectorField) requireVectorIndex(this.options.vectorIndexes ?? [], db.projectId, query);
     const run = query.findNearest ? executeFindNearest : executeQuery;
-    const result = await run({ store: this.store, dbKey, db, query, composites: this.options.compositeIndexes, ...(readTime !== undefined ? { readTime } : {}) });
+    const runOn = (store: DocumentStore) => run({ store, dbKey, db, query, composites: this.options.compositeIndexes, ...(readTime !== undefined ? { readTime } : {}) });
+    // A query reads in several steps; where commits of other processes could fall between them, one snapshot holds them together.
+    const result = hasSnapshotReads(this.store) ? await this.store.inSnapshot(runOn) : await runOn(this.store);
     if (consistency.transaction) for (const doc of result.docs) this.transactions.recordRead(consistency.transaction, doc.key.path, doc.updateTime);
     return result;
   }
@@ -294,7 +321,7 @@ export class DocumentDatabase {
         const committed = changed.map(([path, after]) => ({ path, before: before.get(path), after }));
         return { changes, result: { writeResults, committed, documents: state } };
       });
-      if (result.committed.length) this.publish({ db, dbKey, commitTime, changes: result.committed });
+      if (result.committed.length && !this.options.changeFeed) this.publish({ db, dbKey, commitTime, changes: result.committed });
       return { writeResults: result.writeResults, commitTime, documents: result.documents };
     } finally {
       if (transaction) this.transactions.end(transaction);
@@ -350,7 +377,7 @@ export class DocumentDatabase {
   async clear(db: DatabaseId): Promise<void> {
     const dbKey = await this.ready(db);
     await this.store.clear(dbKey);
-    for (const listener of this.clearListeners) listener(dbKey);
+    if (!this.options.changeFeed) for (const listener of this.clearListeners) listener(dbKey);
   }
 
   /** Told after a database was emptied at once (the emulator's clear), which no commit event says. */

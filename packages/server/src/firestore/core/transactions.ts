@@ -48,14 +48,24 @@ export class TransactionManager {
   private readonly waiters = new Map<string, Array<() => void>>();
   private nextAge = 0;
 
-  constructor(private readonly timeouts: TransactionTimeouts = defaultTransactionTimeouts) {}
+  /**
+   * `instanceTag`: this process's mark, when other instances serve the same database. Its ids
+   * start with it, so an id another instance issued (its transaction's locks and reads are there)
+   * is told apart from one never issued: the first is ABORTED, which the SDKs answer by retrying
+   * the whole transaction (on whichever instance the request lands).
+   */
+  constructor(
+    private readonly timeouts: TransactionTimeouts = defaultTransactionTimeouts,
+    private readonly instanceTag?: Buffer,
+  ) {}
 
   begin(dbKey: string, readOnly: boolean, retrying?: ServerTransaction, readTime?: number): ServerTransaction {
     this.sweep();
     const now = Date.now();
     // A retry keeps its age, so it cannot be starved by younger transactions.
     const age = retrying?.age ?? this.nextAge++;
-    const transaction: ServerTransaction = { id: randomBytes(16).toString('base64'), dbKey, readOnly, age, startedAt: now, lastUsedAt: now, reads: new Map(), wounded: false };
+    const id = (this.instanceTag ? Buffer.concat([this.instanceTag, randomBytes(16)]) : randomBytes(16)).toString('base64');
+    const transaction: ServerTransaction = { id, dbKey, readOnly, age, startedAt: now, lastUsedAt: now, reads: new Map(), wounded: false };
     if (readOnly && readTime !== undefined) transaction.readTime = readTime;
     this.live.set(this.keyOf(dbKey, transaction.id), transaction);
     return transaction;
@@ -65,7 +75,10 @@ export class TransactionManager {
   use(dbKey: string, id: unknown): ServerTransaction {
     this.sweep();
     const transaction = typeof id === 'string' ? this.live.get(this.keyOf(dbKey, id)) : undefined;
-    if (!transaction) throw firestoreErrors.invalidArgument('Transaction is invalid or expired.');
+    if (!transaction) {
+      if (this.issuedElsewhere(id)) throw firestoreErrors.aborted('The transaction began on another instance of this server; retry it.');
+      throw firestoreErrors.invalidArgument('Transaction is invalid or expired.');
+    }
     if (transaction.wounded) {
       this.end(transaction);
       throw contention();
@@ -123,6 +136,12 @@ export class TransactionManager {
       if (holders.size === 0) this.locks.delete(key);
       for (const wake of this.waiters.get(key)?.splice(0) ?? []) wake();
     }
+  }
+
+  private issuedElsewhere(id: unknown): boolean {
+    if (!this.instanceTag || typeof id !== 'string') return false;
+    const raw = Buffer.from(id, 'base64');
+    return raw.length === this.instanceTag.length + 16 && !raw.subarray(0, this.instanceTag.length).equals(this.instanceTag);
   }
 
   private wound(transaction: ServerTransaction): void {

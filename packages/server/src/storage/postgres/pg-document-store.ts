@@ -1,0 +1,294 @@
+import { createHash } from 'node:crypto';
+import type { DocumentChange, DocumentRow, DocumentScan, DocumentStore, IndexEntry, IndexHit, IndexPosition, IndexScan } from '../document-store.js';
+import type { FeedEvent, StoredChange } from '../change-feed.js';
+import { idFromStored } from '../sqlite/sqlite-document-store.js';
+import { applyPgMigrations, type PgClient, type PgPool } from './pg-connection.js';
+import type { PgQueryable } from './pg-document-scan.js';
+import { PgChangeFeed } from './pg-change-feed.js';
+import { changeChannel, changeLogText, notifyPayload } from './pg-change-log.js';
+import { PgDocumentHistory } from './pg-document-history.js';
+import { documentSchemaSteps } from './pg-document-schema.js';
+import { bytes, idBytes, indexValueKey, maxIndexValueBytes, pathKey, pgDocumentScanOrder, pgDocumentScanWhere, pgRowColumns, rowFromPg, type PgRowShape } from './pg-document-scan.js';
+import { combinedStatement, documentChangeStatements, runStatements } from './pg-document-writes.js';
+
+/**
+ * Documents on PostgreSQL, shared by every instance using the database. A commit runs in one
+ * READ COMMITTED transaction: it takes an advisory lock per named document (in a fixed order, so
+ * two commits never wait on each other in a cycle; a document that does not exist yet is locked
+ * the same way), reads them, then locks its database's fs_meta row, which gives the commit time
+ * (strictly after the last) and the change sequence. Taking that row last keeps the part of a
+ * commit that is serialized per database short; holding it until COMMIT makes sequences visible
+ * in order. The commit's changes go to fs_changes with a NOTIFY, for the other instances' feeds.
+ */
+export class PgDocumentStore implements DocumentStore {
+  private readonly history: PgDocumentHistory;
+  private readonly knownDatabases = new Set<string>();
+
+  constructor(
+    private readonly pool: PgPool,
+    private readonly feed?: PgChangeFeed,
+    /** Where reads go: the pool, or in a snapshot view the connection holding the snapshot. */
+    private readonly reader: PgQueryable = pool,
+  ) {
+    this.history = new PgDocumentHistory(pool, reader);
+  }
+
+  /** A view whose reads all see one snapshot (a REPEATABLE READ, READ ONLY transaction on one connection). */
+  async inSnapshot<T>(work: (view: DocumentStore) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      return await work(new PgDocumentStore(this.pool, undefined, client));
+    } finally {
+      await client.query('COMMIT').catch(() => undefined);
+      client.release();
+    }
+  }
+
+  async getDocuments(db: string, paths: readonly string[]): Promise<Map<string, DocumentRow>> {
+    return readRows(this.reader, db, paths);
+  }
+
+  async transact<T>(
+    db: string,
+    paths: readonly string[],
+    decide: (current: Map<string, DocumentRow>, commitTime: number) => { changes: DocumentChange[]; result: T },
+  ): Promise<{ result: T; commitTime: number }> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.transactOnce(db, paths, decide);
+      } catch (error) {
+        // Locks are taken in order, so these are rare (a lock the server itself takes); the commit is whole or absent.
+        if (!isRetryable(error) || attempt >= 5) throw error;
+      }
+    }
+  }
+
+  private async transactOnce<T>(
+    db: string,
+    paths: readonly string[],
+    decide: (current: Map<string, DocumentRow>, commitTime: number) => { changes: DocumentChange[]; result: T },
+  ): Promise<{ result: T; commitTime: number }> {
+    await this.ensureDatabase(db);
+    const client = await this.pool.connect();
+    try {
+      // One round trip: the keys are numbers this process made, so they go in the text as literals.
+      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(k) FROM unnest('{${lockKeys(db, paths).join(',')}}'::bigint[]) AS k`);
+      const current = await readRows(client, db, paths);
+      const meta = await lockMeta(client, db);
+      const commitTime = Math.max(Math.floor(Date.now() * 1000), meta.lastCommitTime + 1);
+      const { changes, result } = decide(current, commitTime);
+      const replaced = changes.flatMap((change) => {
+        const before = current.get(change.path);
+        return before && before.updateTime !== change.row?.updateTime ? [before] : [];
+      });
+      const stored: StoredChange[] = changes.map((change) => ({ path: change.path, before: current.get(change.path), after: change.row }));
+      const seq = stored.length ? meta.seq + 1 : meta.seq;
+      // Everything the commit writes in one round trip, while the fs_meta row is held.
+      const writes = [
+        ...this.history.keepStatement(db, replaced, commitTime),
+        ...documentChangeStatements(db, changes),
+        { sql: 'UPDATE fs_meta SET last_commit_time = $2, seq = $3 WHERE db = $1', params: [db, commitTime, seq] },
+        ...(stored.length ? [{ sql: 'INSERT INTO fs_changes (db, seq, commit_time, changes) VALUES ($1, $2, $3, $4)', params: [db, seq, commitTime, changeLogText(stored)] }] : []),
+      ];
+      const final = { sql: `SELECT CASE WHEN $1 THEN pg_notify('${changeChannel}', $2) END`, params: [stored.length > 0, notifyPayload(db, seq)] };
+      const combined = combinedStatement(writes, final);
+      await client.query(combined.sql, combined.params);
+      await client.query('COMMIT');
+      if (stored.length) this.feed?.local(db, seq, { kind: 'commit', db, commitTime, changes: stored });
+      return { result, commitTime };
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async scanIndex(db: string, scan: IndexScan): Promise<IndexHit[]> {
+    const params: unknown[] = [db, bytes(scan.parent), bytes(scan.field), scan.kind];
+    const conditions = ['db = $1', 'parent = $2', 'field = $3', 'kind = $4'];
+    addBound(conditions, params, scan.lower, '>');
+    addBound(conditions, params, scan.upper, '<');
+    params.push(scan.limit);
+    const direction = scan.descending ? 'DESC' : 'ASC';
+    const { rows } = await this.reader.query<{ value: Buffer; doc_id: Buffer }>(
+      `SELECT value, doc_id FROM fs_index WHERE ${conditions.join(' AND ')} ORDER BY value ${direction}, doc_id ${direction} LIMIT $${params.length}`,
+      params,
+    );
+    return rows.map((row) => ({ value: row.value, docId: idFromStored(row.doc_id.toString('utf8')) }));
+  }
+
+  async scanDocuments(db: string, scan: DocumentScan): Promise<DocumentRow[]> {
+    const params: unknown[] = [];
+    const where = pgDocumentScanWhere(db, scan, params);
+    params.push(scan.limit);
+    const { rows } = await this.reader.query<PgRowShape>(
+      `SELECT ${pgRowColumns} FROM fs_documents WHERE ${where} ORDER BY ${pgDocumentScanOrder(scan)} ${scan.descending ? 'DESC' : 'ASC'} LIMIT $${params.length}`,
+      params,
+    );
+    return rows.map(rowFromPg);
+  }
+
+  async collectionPaths(db: string, prefix: string, readTime?: number): Promise<string[]> {
+    // Parents sharing the prefix sort together; '0' is the character after '/'.
+    const lower = bytes(prefix === '' ? '' : `${prefix}/`);
+    const upper = bytes(prefix === '' ? '\u{10FFFF}' : `${prefix}0`);
+    if (readTime !== undefined) return this.history.collectionPathsAt(db, lower, upper, readTime);
+    const { rows } = await this.reader.query<{ parent: Buffer }>('SELECT DISTINCT parent FROM fs_documents WHERE db = $1 AND parent >= $2 AND parent < $3', [db, lower, upper]);
+    return rows.map((row) => row.parent.toString('utf8'));
+  }
+
+  async lastCommitTime(db: string): Promise<number> {
+    const { rows } = await this.reader.query<{ last_commit_time: string }>('SELECT last_commit_time FROM fs_meta WHERE db = $1', [db]);
+    return Number(rows[0]?.last_commit_time ?? 0);
+  }
+
+  async indexSet(db: string): Promise<string | undefined> {
+    const { rows } = await this.reader.query<{ index_set: string | null }>('SELECT index_set FROM fs_meta WHERE db = $1', [db]);
+    return rows[0]?.index_set ?? undefined;
+  }
+
+  async rebuildComposite(db: string, indexSet: string, entriesOf: (row: DocumentRow) => IndexEntry[]): Promise<void> {
+    await this.ensureDatabase(db);
+    await this.inTransaction(async (client) => {
+      // Instances starting together: the first rebuilds, the others find it done.
+      const { rows } = await client.query<{ index_set: string | null }>('SELECT index_set FROM fs_meta WHERE db = $1 FOR UPDATE', [db]);
+      if (rows[0]?.index_set === indexSet) return;
+      await client.query('DELETE FROM fs_index WHERE db = $1 AND kind = 2', [db]);
+      let after: { parent: Buffer; docId: Buffer } | undefined;
+      for (;;) {
+        const page = await client.query<PgRowShape>(
+          `SELECT ${pgRowColumns} FROM fs_documents WHERE db = $1 ${after ? 'AND (parent, doc_id) > ($2, $3)' : ''} ORDER BY parent, doc_id LIMIT 500`,
+          after ? [db, after.parent, after.docId] : [db],
+        );
+        if (page.rows.length === 0) break;
+        const changes: DocumentChange[] = page.rows.map(rowFromPg).map((row) => ({ path: row.path, parent: row.parent, id: row.id, row: undefined, removeEntries: [], addEntries: entriesOf(row) }));
+        await runStatements(client, documentChangeStatements(db, changes, { entriesOnly: true }));
+        const last = page.rows[page.rows.length - 1]!;
+        after = { parent: last.parent, docId: last.doc_id };
+      }
+      await client.query('UPDATE fs_meta SET index_set = $2 WHERE db = $1', [db, indexSet]);
+    });
+  }
+
+  async clear(db: string): Promise<void> {
+    await this.ensureDatabase(db);
+    const seq = await this.inTransaction(async (client) => {
+      const meta = await lockMeta(client, db);
+      for (const table of ['fs_documents', 'fs_index', 'fs_versions']) await client.query(`DELETE FROM ${table} WHERE db = $1`, [db]);
+      const at = Math.max(Math.floor(Date.now() * 1000), meta.lastCommitTime);
+      const next = meta.seq + 1;
+      // A clear is a change of its own (no changes: start over), so other instances' listeners hear of it in order.
+      await client.query(
+        `WITH meta AS (UPDATE fs_meta SET history_start = $2, last_commit_time = $2, seq = $3 WHERE db = $1),
+              logged AS (INSERT INTO fs_changes (db, seq, commit_time, changes) VALUES ($1, $3, $2, NULL))
+         SELECT pg_notify('${changeChannel}', $4)`,
+        [db, at, next, notifyPayload(db, next)],
+      );
+      return next;
+    });
+    const event: FeedEvent = { kind: 'reset', db };
+    this.feed?.local(db, seq, event);
+  }
+
+  async getDocumentsAt(db: string, paths: readonly string[], readTime: number): Promise<Map<string, DocumentRow>> {
+    return this.history.rowsAt(db, paths, readTime);
+  }
+
+  async scanDocumentsAt(db: string, scan: DocumentScan, readTime: number): Promise<DocumentRow[]> {
+    return this.history.scanAt(db, scan, readTime);
+  }
+
+  async historyStart(db: string): Promise<number> {
+    return this.history.historyStart(db);
+  }
+
+  async pruneVersions(before: number, limit: number): Promise<number> {
+    return this.history.prune(before, limit);
+  }
+
+  /** Every database has its fs_meta row before its first commit: the row every commit locks. */
+  private async ensureDatabase(db: string): Promise<void> {
+    if (this.knownDatabases.has(db)) return;
+    await this.pool.query('INSERT INTO fs_meta (db) VALUES ($1) ON CONFLICT (db) DO NOTHING', [db]);
+    this.knownDatabases.add(db);
+  }
+
+  private async inTransaction<T>(work: (client: PgClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+}
+
+/** Applies the schema, starts following the change log, and hands back the store with its feed. */
+export async function openPgDocumentStore(pool: PgPool): Promise<{ store: PgDocumentStore; feed: PgChangeFeed }> {
+  await applyPgMigrations(pool, 'documents', documentSchemaSteps);
+  const feed = new PgChangeFeed(pool);
+  await feed.start();
+  return { store: new PgDocumentStore(pool, feed), feed };
+}
+
+async function readRows(queryable: PgQueryable, db: string, paths: readonly string[]): Promise<Map<string, DocumentRow>> {
+  const rows = new Map<string, DocumentRow>();
+  const unique = [...new Set(paths)];
+  if (unique.length === 0) return rows;
+  const keys = unique.map(pathKey);
+  const { rows: found } = await queryable.query<PgRowShape>(
+    `SELECT ${pgRowColumns} FROM fs_documents WHERE db = $1 AND (parent, doc_id) IN (SELECT * FROM unnest($2::bytea[], $3::bytea[]))`,
+    [db, keys.map((key) => key.parent), keys.map((key) => key.docId)],
+  );
+  for (const shape of found) {
+    const row = rowFromPg(shape);
+    rows.set(row.path, row);
+  }
+  return rows;
+}
+
+async function lockMeta(client: PgClient, db: string): Promise<{ lastCommitTime: number; seq: number }> {
+  const { rows } = await client.query<{ last_commit_time: string; seq: string }>('SELECT last_commit_time, seq FROM fs_meta WHERE db = $1 FOR UPDATE', [db]);
+  const row = rows[0];
+  if (!row) throw new Error(`fs_meta has no row for ${db}`);
+  return { lastCommitTime: Number(row.last_commit_time), seq: Number(row.seq) };
+}
+
+/** One advisory lock key per document (64 bits of a hash of database and path), sorted: every commit locks in the same order. */
+function lockKeys(db: string, paths: readonly string[]): string[] {
+  const keys = new Set<bigint>();
+  for (const path of paths) keys.add(createHash('sha256').update(db).update('\u0000').update(path).digest().readBigInt64BE(0));
+  return [...keys].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map(String);
+}
+
+function addBound(conditions: string[], params: unknown[], bound: IndexPosition | undefined, direction: '>' | '<'): void {
+  if (!bound) return;
+  if (bound.value.length > maxIndexValueBytes) {
+    // Entries keep only a prefix: every entry with the bound's prefix may lie within the bound.
+    params.push(indexValueKey(bound.value));
+    conditions.push(`value ${direction}= $${params.length}`);
+    return;
+  }
+  const op = bound.inclusive ? `${direction}=` : direction;
+  if (bound.docId === undefined) {
+    params.push(bound.value);
+    conditions.push(`value ${op} $${params.length}`);
+  } else {
+    params.push(bound.value, idBytes(bound.docId));
+    conditions.push(`(value, doc_id) ${op} ($${params.length - 1}, $${params.length})`);
+  }
+}
+
+/** Serialization failure and deadlock: the transaction was rolled back whole and can run again. */
+function isRetryable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '40001' || code === '40P01';
+}
