@@ -54,5 +54,5 @@ export function consoleTokenOf(request: Pick<FastifyRequest, 'headers'>): string
  * origin (`Sec-Fetch-Site: same-origin`), since the SDK cannot send the console's header.
  */
 export function isConsoleChannel(request: FastifyRequest, authorization: string | undefined): boolean {
-  return request.consoleSessionOperator !== '' && authorization === undefined && request.headers['sec-fetch-site'] === 'same-origin';
+  return Boolean(request.consoleSessionOperator) && authorization === undefined && request.headers['sec-fetch-site'] === 'same-origin';
 }
