@@ -3,11 +3,12 @@
  * onSnapshot, from a firebase app with no signed-in user) that carries the console session cookie
  * from Hearth's own origin is the administrator: it sees documents of a database closed to
  * everyone else. Without the cookie, from another site, without the browser's same-origin word,
- * or with a credential of its own, it is judged as before. Raw WebChannel over HTTP, outside --dev.
+ * or with a credential of its own, it is judged as before. Writes over a Write stream the console
+ * opened are the administrator's and go to the audit log. Raw WebChannel over HTTP, outside --dev.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { call, channelPath, mapsBody, parseFrames, payloads, Reader, type Frame } from './helpers/firestore-webchannel.js';
+import { call, channelPath, isWriteResponse, mapsBody, parseFrames, payloads, Reader, type Frame } from './helpers/firestore-webchannel.js';
 import { startHearth, type TestHearth } from './helpers/hearth.js';
 
 let server: TestHearth;
@@ -89,4 +90,33 @@ test('after sign-out the cookie no longer opens the live view', async () => {
   const out = await fetch(`${server.url}/hearth/v1/console/session`, { method: 'DELETE', headers: { cookie: own, 'x-hearth-console': '1' } });
   assert.equal(out.status, 200);
   assert.equal(await listen({ ...sameOrigin(), cookie: own }), 'denied');
+});
+
+test('a Write stream the console opened writes as the administrator, and its writes are audited', async () => {
+  const headers = sameOrigin();
+  const headerBlock = 'X-Goog-Api-Client:gl-js/ fire/12.19.0\r\nContent-Type:text/plain\r\n';
+  const opened = await call(port, 'POST', channelPath('Write', { RID: 4242, CVER: 22, 'X-HTTP-Session-Id': 'gsessionid' }, database()), `headers=${encodeURIComponent(headerBlock)}&${mapsBody(0, [{ database: database() }])}`, headers);
+  assert.equal(opened.status, 200, opened.text);
+  const sid = (parseFrames(opened.text)[0]!.json as [[number, [string, string]]])[0][1][1];
+  const back = new Reader(port, 'GET', channelPath('Write', { RID: 'rpc', SID: sid, AID: 0, CI: 0, TYPE: 'xmlhttp' }, database()), undefined, headers);
+  back.ended.catch(() => undefined);
+  try {
+    const tokenOf = (frames: Frame[]) => payloads(frames).find((payload): payload is { streamToken: string } => typeof payload === 'object' && payload !== null && 'streamToken' in payload);
+    const token = tokenOf(await back.until((frames) => tokenOf(frames) !== undefined, 5000, 'the handshake answer'))!.streamToken;
+    const write = { streamToken: token, writes: [{ update: { name: `${database()}/documents/secrets/by-console`, fields: { v: { stringValue: 'written live' } } } }] };
+    const sent = await call(port, 'POST', channelPath('Write', { SID: sid, RID: 4243, AID: 1 }, database()), mapsBody(1, [write]), headers);
+    assert.equal(sent.status, 200, sent.text);
+    await back.until((frames) => payloads(frames).some(isWriteResponse), 5000, 'the write response');
+  } finally {
+    back.abort();
+  }
+  const stored = await fetch(`${server.url}/v1/${database()}/documents/secrets/by-console`, { headers: { authorization: `Bearer ${server.adminKey}` } });
+  assert.equal(stored.status, 200);
+  const audit = await fetch(`${server.url}/hearth/v1/console/audit?pageSize=5`, { headers: { authorization: `Bearer ${server.adminKey}` } });
+  const entries = ((await audit.json()) as { entries: Array<{ operator: string; path: string; summary: string }> }).entries;
+  const logged = entries.filter((entry) => entry.path === '/google.firestore.v1.Firestore/Write/channel');
+  assert.equal(logged.length, 1, JSON.stringify(entries));
+  assert.equal(logged[0]!.operator, 'admin');
+  assert.match(logged[0]!.summary, /secrets\/by-console/);
+  assert.match(logged[0]!.summary, /"streamToken":"\[redacted\]"/);
 });

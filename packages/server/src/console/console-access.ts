@@ -16,6 +16,8 @@ declare module 'fastify' {
      * console's own session routes look at. Never the administrator by itself.
      */
     consoleSessionOperator: string;
+    /** A WebChannel Write request of a session the console opened, carrying writes: for the audit log. */
+    consoleChannelWrite: { operator: string; messages: unknown[] } | null;
   }
 }
 
@@ -31,6 +33,7 @@ export const consoleHeader = 'x-hearth-console';
 export function markConsoleRequests(app: FastifyInstance, sessions: OperatorSessions): void {
   app.decorateRequest('consoleOperator', '');
   app.decorateRequest('consoleSessionOperator', '');
+  app.decorateRequest('consoleChannelWrite', null);
   app.addHook('onRequest', async (request) => {
     if (request.fromForeignPage) return;
     const token = consoleTokenOf(request);
