@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -70,6 +70,9 @@ import { registerRulesRoutes } from './firestore/api/rules-routes.js';
 import { FirestoreGuard } from './firestore/security/guard.js';
 import { followRulesFile, releaseRulesFile } from './firestore/security/rules-file.js';
 import { firestoreRelease, RulesRegistry } from './firestore/security/rules-registry.js';
+import { setUpConsole } from './console/console-setup.js';
+import { registerConsoleRulesRoutes } from './console/rules-routes.js';
+import { firestoreMetrics } from './http/metrics.js';
 
 const hour = 3600_000;
 /** How long close() lets requests in flight finish before it ends their connections. */
@@ -191,6 +194,18 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   let ownOrigins: string[] = [];
   const app = await createHttpApp(logger, { isAdminCredential: (authorization) => callers.isAdminAuthorization(authorization), ownOrigins: () => ownOrigins });
   app.get('/healthz', async () => ({ status: 'ok' }));
+  const isOwnerCredential = (request: FastifyRequest) => callers.isOwner(request);
+  const consoleServer = setUpConsole(app, {
+    adminKey,
+    accounts: { projectId: options.defaultProjectId, verifyIdToken: (projectId, token) => deps.tokens.verifyIdToken(projectId, token), getUser: (projectId, localId) => deps.users.get(projectId, localId) },
+    isOwnerCredential,
+    auditLog: sqlite.auditLog(),
+    logger,
+    clock: options.clock ?? Date.now,
+    publicUrl: () => publicUrl,
+    dataDir: options.dataDir,
+    metricsIntervalMs: options.metricsIntervalMs ?? 5000,
+  });
   const customTokens = new CustomTokenSignIn(deps, sessions, new CustomTokenVerifier(serviceAccounts, { acceptUnsigned: options.dev }));
   registerServiceAccountRoutes(app, { accounts: serviceAccounts, callers, publicUrl: () => publicUrl, listeningUrl: () => hearth.url });
   registerIdentityRoutes(app, { sessions, accounts, actions, projects, callers, customTokens, sessionCookieKeys, humanCheck });
@@ -221,6 +236,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     vectorIndexes: options.indexesFile ? loadVectorIndexFile(options.indexesFile) : [],
     anyVectorField: options.dev,
   });
+  const stopCountingCommits = database.onCommit((event) => firestoreMetrics.committed(event.changes.length));
   // Versions older than any allowed read time go, in small batches, once a minute.
   let pruningStopped = false;
   const pruning = setInterval(() => void database.pruneHistory(() => pruningStopped).catch((err: unknown) => logger.error({ err }, 'pruning document versions failed')), 60_000);
@@ -228,13 +244,15 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   const rulesRegistry = new RulesRegistry(sqlite.rules(), logger);
   const rulesSummary = await prepareRules(rulesRegistry, options, logger);
   const stopFollowingRules = options.rulesFile ? await followRulesFile(rulesRegistry, options.defaultProjectId, options.rulesFile, logger) : () => undefined;
+  const guard = new FirestoreGuard(rulesRegistry, database, { dev: options.dev, logger });
   const firestoreAccess = new FirestoreAccess({
     isAdmin: (authorization, projectId) => callers.isAdminOf(authorization, projectId),
     // Every account of the project, its tenants' too (rules see firebase.tenant), as Google's Firestore takes them.
     verifyIdToken: (projectId, token) => deps.tokens.verifyIdToken(projectId, token, { anyTenant: true }),
     dev: options.dev,
-    guard: new FirestoreGuard(rulesRegistry, database, { dev: options.dev, logger }),
+    guard,
   });
+  registerConsoleRulesRoutes(app, { registry: rulesRegistry, database, guard, dev: options.dev, isOwnerCredential });
   await registerRulesRoutes(app, { registry: rulesRegistry, isAdmin: (authorization, projectId) => callers.isAdminOf(authorization, projectId), dev: options.dev });
   await registerFirestoreRestRoutes(app, database, firestoreAccess);
   const firestoreStreams = new FirestoreStreams(database, firestoreAccess);
@@ -276,6 +294,8 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       clearInterval(rotation);
       clearInterval(sweep);
       clearInterval(pruning);
+      consoleServer.close();
+      stopCountingCommits();
       pruningStopped = true;
       stopFollowingRules();
       await demoIdp?.close();
