@@ -5,6 +5,17 @@ export interface Rate {
   seconds: number;
   p50: number;
   p99: number;
+  /**
+   * CPU time of this whole process (every thread: the libuv pool's crypto too) per operation, in ms:
+   * steadier than the rate on a machine that other work keeps busy.
+   */
+  cpuMsPerOp?: number;
+}
+
+/** CPU ms of this process since `since` (from process.cpuUsage()). */
+export function cpuMsSince(since: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / 1000;
 }
 
 export function percentile(sorted: readonly number[], p: number): number {
@@ -20,6 +31,7 @@ export function percentile(sorted: readonly number[], p: number): number {
 export async function runConcurrent(concurrency: number, seconds: number, op: () => Promise<unknown>): Promise<Rate> {
   const latencies: number[] = [];
   const start = performance.now();
+  const cpu = process.cpuUsage();
   const deadline = start + seconds * 1000;
   const loop = async (): Promise<void> => {
     while (performance.now() < deadline) {
@@ -30,8 +42,9 @@ export async function runConcurrent(concurrency: number, seconds: number, op: ()
   };
   await Promise.all(Array.from({ length: concurrency }, loop));
   const elapsed = (performance.now() - start) / 1000;
+  const cpuMsPerOp = cpuMsSince(cpu) / Math.max(1, latencies.length);
   latencies.sort((a, b) => a - b);
-  return { perSecond: latencies.length / elapsed, ops: latencies.length, seconds: elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
+  return { perSecond: latencies.length / elapsed, ops: latencies.length, seconds: elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), cpuMsPerOp };
 }
 
 /** Warm-up (not counted) then the measured run. */

@@ -49,10 +49,12 @@ export async function createHttpApp(logger: Logger, origins?: OriginPolicy): Pro
   });
   app.decorateRequest('fromForeignPage', false);
   // Before CORS: a refused request gets no Access-Control-Allow-* headers, so the page cannot read it.
-  app.addHook('onRequest', async (request) => {
-    if (!origins) return;
+  // Hooks on every request take `done` rather than return a promise: one microtask less each.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (!origins) return done();
     request.fromForeignPage = isFromForeignPage(request, origins.ownOrigins());
-    if (request.fromForeignPage && origins.isAdminCredential(request.headers.authorization)) throw foreignAdminRefusal(request.url);
+    if (request.fromForeignPage && origins.isAdminCredential(request.headers.authorization)) return done(foreignAdminRefusal(request.url));
+    done();
   });
   await app.register(cors, {
     // Browser apps on other origins may call the client APIs; administration is never reachable
@@ -64,9 +66,10 @@ export async function createHttpApp(logger: Logger, origins?: OriginPolicy): Pro
     },
   });
   await app.register(formBody, { bodyLimit: defaultBodyLimit });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     // Log the route, never the body or the query (they carry passwords, tokens and keys).
     request.log.info({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    done();
   });
   return app;
 }

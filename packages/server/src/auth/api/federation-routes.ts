@@ -48,7 +48,6 @@ function flowCookieName(state: string): string {
  */
 export async function registerFederationRoutes(app: FastifyInstance, services: FederationServices): Promise<void> {
   const { flow, idpSignIn, projects, callers } = services;
-  await app.register(cookie);
 
   const servingHost = () => new URL(services.publicUrl()).hostname;
   /** The domains of the project an API key names (none for an unknown key), or of its tenant (the project's and the tenant's own). */
@@ -100,8 +99,12 @@ export async function registerFederationRoutes(app: FastifyInstance, services: F
     });
     return reply.header('cache-control', 'no-store').redirect(outcome.location, 302);
   };
-  app.get('/__/auth/handler', { schema: { querystring: handlerQuery } }, handler);
-  app.get('/emulator/auth/handler', { schema: { querystring: handlerQuery } }, handler);
+  // Only the handler reads and sets cookies: the plugin's hooks stay off every other request.
+  await app.register(async (scope) => {
+    await scope.register(cookie);
+    scope.get('/__/auth/handler', { schema: { querystring: handlerQuery } }, handler);
+    scope.get('/emulator/auth/handler', { schema: { querystring: handlerQuery } }, handler);
+  });
   const samlPost = { type: 'object', properties: { SAMLResponse: { type: 'string', maxLength: maxSamlResponseLength }, RelayState: { type: 'string', maxLength: 200 } } };
   app.post('/__/auth/handler', { schema: { body: samlPost } }, async (request, reply) => {
     const { SAMLResponse, RelayState } = request.body as { SAMLResponse?: string; RelayState?: string };

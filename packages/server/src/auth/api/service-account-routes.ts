@@ -29,16 +29,19 @@ export function registerServiceAccountRoutes(app: FastifyInstance, deps: Service
   app.decorateRequest('staleServiceAccountToken', false);
   // Resolved before any route, so the synchronous caller checks can read it; only values shaped
   // like our access tokens cost a lookup.
-  app.addHook('onRequest', async (request) => {
+  // Callback style: the many requests without such a token go on at once, with no promise to settle.
+  app.addHook('onRequest', (request, _reply, done) => {
     const token = bearerToken(request.headers.authorization);
-    if (token === undefined || !ServiceAccounts.isAccessTokenShaped(token)) return;
-    const projectId = await accounts.projectOfAccessToken(token);
-    if (projectId === undefined) {
-      request.staleServiceAccountToken = true;
-      return;
-    }
-    if (request.fromForeignPage) throw foreignAdminRefusal(request.url);
-    request.serviceAccountProject = projectId;
+    if (token === undefined || !ServiceAccounts.isAccessTokenShaped(token)) return done();
+    accounts.projectOfAccessToken(token).then((projectId) => {
+      if (projectId === undefined) {
+        request.staleServiceAccountToken = true;
+        return done();
+      }
+      if (request.fromForeignPage) return done(foreignAdminRefusal(request.url));
+      request.serviceAccountProject = projectId;
+      done();
+    }, done);
   });
 
   app.post(tokenPath, { schema: { body: tokenBody } }, async (request, reply) => {

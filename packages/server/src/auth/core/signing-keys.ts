@@ -2,7 +2,7 @@
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { exportJWK, importJWK, type JWK } from 'jose';
-import { randomBytes, webcrypto } from 'node:crypto';
+import { KeyObject, randomBytes, webcrypto } from 'node:crypto';
 import { closeSync, existsSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -23,6 +23,8 @@ interface StoredKey {
 export interface SigningKey {
   kid: string;
   privateKey: CryptoKey;
+  /** The same key for node:crypto's sign, which skips WebCrypto's per-call overhead (ID tokens). */
+  privateKeyObject: KeyObject;
 }
 
 export interface KeyRotation {
@@ -82,13 +84,19 @@ export class SigningKeyRing {
     if (changed) this.save();
     const signer = this.keys[findLastIndex(this.keys, (key) => signsFrom(key) <= now)]!;
     if (this.active?.kid !== signer.kid) {
-      this.active = { kid: signer.kid, privateKey: (await importJWK(signer.privateJwk, 'RS256')) as CryptoKey };
+      const privateKey = (await importJWK(signer.privateJwk, 'RS256')) as CryptoKey;
+      this.active = { kid: signer.kid, privateKey, privateKeyObject: KeyObject.from(privateKey) };
     }
   }
 
   signingKey(): SigningKey {
     if (!this.active) throw new Error('signing key ring is not loaded');
     return this.active;
+  }
+
+  /** Whether tokens signed with `kid` still verify: the key has not been retired and dropped. */
+  isPublished(kid: string): boolean {
+    return this.keys.some((key) => key.kid === kid);
   }
 
   /** Public keys by kid, for verification; imported once per key. */
