@@ -81,7 +81,7 @@ describe('the site key', () => {
     const siteKey = await siteKeyOf(server);
     const [project, mac] = siteKey.split('.');
     const otherProject = `${Buffer.from('someone-else').toString('base64url')}.${mac}`;
-    for (const forged of ['hearth', `${project}.${mac!.slice(0, -1)}A`, otherProject, `${siteKey}.x`, '.', `${project}.`]) {
+    for (const forged of ['hearth', `${project}.${mac![0] === 'A' ? 'B' : 'A'}${mac!.slice(1)}`, otherProject, `${siteKey}.x`, '.', `${project}.`]) {
       assertGoogleError(await postJson(challengeUrl(server), { siteKey: forged }), 400, 'Invalid site key.');
     }
   });
