@@ -68,6 +68,11 @@ import { registerRulesRoutes } from './firestore/api/rules-routes.js';
 import { FirestoreGuard } from './firestore/security/guard.js';
 import { followRulesFile, releaseRulesFile } from './firestore/security/rules-file.js';
 import { firestoreRelease, RulesRegistry } from './firestore/security/rules-registry.js';
+import { markConsoleRequests } from './console/console-access.js';
+import { matchesSecret } from './console/console-gate.js';
+import { operatorOfIdToken } from './console/operator-accounts.js';
+import { defaultOperatorSessionOptions, OperatorSessions } from './console/operator-sessions.js';
+import { registerSessionRoutes } from './console/session-routes.js';
 
 const hour = 3600_000;
 /** How long close() lets requests in flight finish before it ends their connections. */
@@ -189,6 +194,16 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   let ownOrigins: string[] = [];
   const app = await createHttpApp(logger, { isAdminCredential: (authorization) => callers.isAdminAuthorization(authorization), ownOrigins: () => ownOrigins });
   app.get('/healthz', async () => ({ status: 'ok' }));
+  const operatorSessions = new OperatorSessions({ ...defaultOperatorSessionOptions, clock: options.clock ?? Date.now });
+  markConsoleRequests(app, operatorSessions);
+  registerSessionRoutes(app, {
+    sessions: operatorSessions,
+    isAdminKey: (presented) => matchesSecret(presented, adminKey),
+    operatorOfIdToken: (idToken) =>
+      operatorOfIdToken({ projectId: options.defaultProjectId, verifyIdToken: (projectId, token) => deps.tokens.verifyIdToken(projectId, token), getUser: (projectId, localId) => deps.users.get(projectId, localId) }, idToken),
+    failures: new FailureThrottle({ maxFailures: 10, windowMs: 15 * 60_000 }),
+    secure: () => publicUrl.startsWith('https:'),
+  });
   const customTokens = new CustomTokenSignIn(deps, sessions, new CustomTokenVerifier(serviceAccounts, { acceptUnsigned: options.dev }));
   registerServiceAccountRoutes(app, { accounts: serviceAccounts, callers, publicUrl: () => publicUrl, listeningUrl: () => hearth.url });
   registerIdentityRoutes(app, { sessions, accounts, actions, projects, callers, customTokens, sessionCookieKeys, humanCheck });

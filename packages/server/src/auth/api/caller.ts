@@ -54,13 +54,15 @@ export class CallerResolver {
   isAdmin(request: FastifyRequest, projectId?: string): boolean {
     // The HTTP layer already refuses these; a page on another site is never the administrator.
     if (request.fromForeignPage) return false;
+    // The console session (console/console-access.ts marked it) is the administrator of every project.
+    if (request.consoleOperator) return true;
     if (this.isAdminAuthorization(request.headers.authorization)) return true;
     return projectId !== undefined && request.serviceAccountProject !== '' && request.serviceAccountProject === projectId;
   }
 
-  /** The admin key (or `Bearer owner` in --dev) itself: only it manages service-account keys. */
+  /** The admin key (or `Bearer owner` in --dev) itself, or the console session: only they manage service-account keys. */
   isOwner(request: FastifyRequest): boolean {
-    return !request.fromForeignPage && this.isAdminAuthorization(request.headers.authorization);
+    return !request.fromForeignPage && (Boolean(request.consoleOperator) || this.isAdminAuthorization(request.headers.authorization));
   }
 
   isAdminAuthorization(header: string | undefined): boolean {

@@ -24,8 +24,13 @@ const invalidCredentials = 'Request had invalid authentication credentials. Expe
 export class FirestoreAccess {
   constructor(private readonly deps: FirestoreAccessDeps) {}
 
-  /** From the `Authorization` header, whichever transport carried it (HTTP, WebChannel's headers, gRPC metadata). */
-  async callerOf(authorization: string | undefined, projectId: string): Promise<FirestoreCaller> {
+  /**
+   * From the `Authorization` header, whichever transport carried it (HTTP, WebChannel's headers, gRPC
+   * metadata); `consoleSession`: the request was made with the operator console's session
+   * (console/console-access.ts decided), which is the administrator.
+   */
+  async callerOf(authorization: string | undefined, projectId: string, consoleSession = false): Promise<FirestoreCaller> {
+    if (consoleSession) return { kind: 'admin' };
     if (await this.deps.isAdmin(authorization, projectId)) return { kind: 'admin' };
     if (!authorization) return { kind: 'anonymous' };
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);

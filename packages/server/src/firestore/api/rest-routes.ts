@@ -62,7 +62,7 @@ export async function registerFirestoreRestRoutes(app: FastifyInstance, database
       bodyLimit: firestoreBodyLimit,
       handler: async (request, reply) => {
         const target = parseTarget(request);
-        const caller = await access.callerOf(request.headers.authorization, target.db.projectId);
+        const caller = await access.callerOf(request.headers.authorization, target.db.projectId, Boolean(request.consoleOperator));
         const answer = await dispatch(database, access, caller, request, target);
         void reply.header('content-type', 'application/json; charset=utf-8');
         return answer;
@@ -72,7 +72,7 @@ export async function registerFirestoreRestRoutes(app: FastifyInstance, database
     scope.delete('/emulator/v1/projects/:project/databases/:database/documents', async (request) => {
       const params = request.params as { project: string; database: string };
       const db = checkDatabase(params.project, params.database);
-      access.checkEmulatorEndpoint(await access.callerOf(request.headers.authorization, db.projectId), request.fromForeignPage === true);
+      access.checkEmulatorEndpoint(await access.callerOf(request.headers.authorization, db.projectId, Boolean(request.consoleOperator)), request.fromForeignPage === true);
       await database.clear(db);
       return {};
     });

@@ -41,6 +41,7 @@ function routes(app: FastifyInstance, deps: RulesRoutesDeps): void {
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: 2 * maxSourceBytes }, parse);
   const requireAdmin = async (request: FastifyRequest) => {
     const { project } = request.params as { project: string };
+    if (request.consoleOperator) return;
     if (!(await deps.isAdmin(request.headers.authorization, project))) throw new ApiError(403, 'The caller does not have permission', 'PERMISSION_DENIED');
   };
 

@@ -8,6 +8,7 @@ import { parseDatabaseName, type DatabaseId } from '../core/paths.js';
 import type { StreamKind, StreamOpener } from '../streams/stream.js';
 import type { FirestoreAccess, FirestoreCaller } from './access.js';
 import { ChannelSession, frame, type ChannelTimings } from './webchannel-session.js';
+import { isConsoleChannel } from '../../console/console-access.js';
 
 /**
  * The WebChannel transport the browser SDK (`firebase/firestore`) uses for the Listen and Write
@@ -155,7 +156,7 @@ export async function registerWebChannelRoutes(app: FastifyInstance, streams: St
     let caller: FirestoreCaller | undefined;
     let authFailure: ApiError | undefined;
     try {
-      caller = await access.callerOf(authorization, db.projectId);
+      caller = await access.callerOf(authorization, db.projectId, isConsoleChannel(request, authorization));
     } catch (error) {
       authFailure = toApiError(error);
     }

@@ -1,0 +1,58 @@
+import { fastifyCookie } from '@fastify/cookie';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { OperatorSessions } from './operator-sessions.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * The operator this request acts for as the administrator, '' for none: a live console
+     * session cookie on a same-origin request that says `X-Hearth-Console: 1` and carries no
+     * `Authorization` (a request naming a credential is judged by that credential alone).
+     */
+    consoleOperator: string;
+    /**
+     * The operator of the session cookie a same-origin request carries, with or without the
+     * console's header: what a WebChannel handshake (which the SDK makes, not the console) and the
+     * console's own session routes look at. Never the administrator by itself.
+     */
+    consoleSessionOperator: string;
+  }
+}
+
+export const consoleCookieName = 'hearth_console';
+export const consoleHeader = 'x-hearth-console';
+
+/**
+ * Marks requests made with the console session, once, before any route: the admin checks
+ * (auth/api/caller.ts, Firestore's access, the Rules API) then only read `request.consoleOperator`.
+ * Runs after the HTTP layer's hook, so `fromForeignPage` is known: a page on another site never
+ * speaks for an operator, whatever its cookies.
+ */
+export function markConsoleRequests(app: FastifyInstance, sessions: OperatorSessions): void {
+  app.decorateRequest('consoleOperator', '');
+  app.decorateRequest('consoleSessionOperator', '');
+  app.addHook('onRequest', async (request) => {
+    if (request.fromForeignPage) return;
+    const token = consoleTokenOf(request);
+    if (token === undefined) return;
+    const session = sessions.find(token);
+    if (!session) return;
+    request.consoleSessionOperator = session.operator;
+    if (request.headers[consoleHeader] === '1' && request.headers.authorization === undefined) request.consoleOperator = session.operator;
+  });
+}
+
+export function consoleTokenOf(request: Pick<FastifyRequest, 'headers'>): string | undefined {
+  const header = request.headers.cookie;
+  if (!header || !header.includes(consoleCookieName)) return undefined;
+  return fastifyCookie.parse(header)[consoleCookieName];
+}
+
+/**
+ * A WebChannel handshake from a page of Hearth's own origin, with no credential of its own: the
+ * console's live view (a firebase app with no signed-in user). The browser must vouch for the
+ * origin (`Sec-Fetch-Site: same-origin`), since the SDK cannot send the console's header.
+ */
+export function isConsoleChannel(request: FastifyRequest, authorization: string | undefined): boolean {
+  return request.consoleSessionOperator !== '' && authorization === undefined && request.headers['sec-fetch-site'] === 'same-origin';
+}
