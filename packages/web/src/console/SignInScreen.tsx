@@ -55,10 +55,10 @@ export function SignInScreen({ firebase, expired, onSignedIn }: { firebase: Cons
       <fieldset>
         <legend>Sign in with</legend>
         <label>
-          <input type="radio" name="method" checked={method === 'adminKey'} onChange={() => setMethod('adminKey')} /> Admin key
+          <input type="radio" name="method" checked={method === 'adminKey'} onChange={() => setMethod('adminKey')} /> The admin key
         </label>
         <label>
-          <input type="radio" name="method" checked={method === 'account'} onChange={() => setMethod('account')} /> Operator account
+          <input type="radio" name="method" checked={method === 'account'} onChange={() => setMethod('account')} /> An operator account
         </label>
       </fieldset>
       {method === 'adminKey' ? (
