@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -73,6 +73,7 @@ import { matchesSecret } from './console/console-gate.js';
 import { operatorOfIdToken } from './console/operator-accounts.js';
 import { defaultOperatorSessionOptions, OperatorSessions } from './console/operator-sessions.js';
 import { registerSessionRoutes } from './console/session-routes.js';
+import { auditConsoleChanges, registerAuditRoutes } from './console/audit.js';
 
 const hour = 3600_000;
 /** How long close() lets requests in flight finish before it ends their connections. */
@@ -204,6 +205,9 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     failures: new FailureThrottle({ maxFailures: 10, windowMs: 15 * 60_000 }),
     secure: () => publicUrl.startsWith('https:'),
   });
+  const audit = { log: sqlite.auditLog(), logger, isOwnerCredential: (request: FastifyRequest) => callers.isOwner(request), clock: options.clock ?? Date.now };
+  auditConsoleChanges(app, audit);
+  registerAuditRoutes(app, audit);
   const customTokens = new CustomTokenSignIn(deps, sessions, new CustomTokenVerifier(serviceAccounts, { acceptUnsigned: options.dev }));
   registerServiceAccountRoutes(app, { accounts: serviceAccounts, callers, publicUrl: () => publicUrl, listeningUrl: () => hearth.url });
   registerIdentityRoutes(app, { sessions, accounts, actions, projects, callers, customTokens, sessionCookieKeys, humanCheck });

@@ -255,6 +255,20 @@ const migrations: string[] = [
   ALTER TABLE fs_meta ADD COLUMN history_start INTEGER NOT NULL DEFAULT 0;
   UPDATE fs_meta SET history_start = last_commit_time;
   `,
+  // The operator console's audit log (storage/audit-log.ts); AUTOINCREMENT so an id is never reused.
+  `
+  CREATE TABLE audit_log (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at INTEGER NOT NULL,
+    operator TEXT NOT NULL,
+    address TEXT NOT NULL,
+    user_agent TEXT NOT NULL,
+    method TEXT NOT NULL,
+    path TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    summary TEXT NOT NULL
+  );
+  `,
 ];
 
 export function migrate(db: Database): void {

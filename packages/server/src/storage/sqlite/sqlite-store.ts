@@ -22,6 +22,7 @@ import { openDatabaseFile } from './sqlite-file.js';
 import { SqliteDocumentStore } from './sqlite-document-store.js';
 import { isPhoneMutation, SqlitePhoneRows } from './sqlite-phone-rows.js';
 import { isOutboxMutation, SqliteOutboxRows } from './sqlite-outbox-rows.js';
+import { SqliteAuditLog } from './sqlite-audit-log.js';
 import { SqliteRulesStore } from './sqlite-rules-store.js';
 import { SqliteHumanChecks } from './sqlite-human-checks.js';
 
@@ -379,6 +380,11 @@ export class SqliteStore implements Store {
   /** Security rulesets and releases, in the same file and connection. */
   rules(): SqliteRulesStore {
     return new SqliteRulesStore(this.db);
+  }
+
+  /** The operator console's audit log, in the same file and connection. */
+  auditLog(): SqliteAuditLog {
+    return new SqliteAuditLog(this.db);
   }
 
   async close(): Promise<void> {

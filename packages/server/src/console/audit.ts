@@ -1,0 +1,143 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Readable } from 'node:stream';
+import type { Logger } from 'pino';
+import { requestErrors } from '../http/api-error.js';
+import type { AuditEntry, AuditLog } from '../storage/audit-log.js';
+import { auditSummary } from './audit-summary.js';
+import { requireOperator } from './console-gate.js';
+import { consolePrefix } from './session-routes.js';
+
+const changingMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * POSTs that only read (Google's APIs query by POST) or only judge: not changes. Matched on the
+ * path's last `:verb` or segment.
+ */
+const readOnlyVerbs = new Set([
+  'lookup',
+  'query',
+  'runQuery',
+  'runAggregationQuery',
+  'batchGet',
+  'listCollectionIds',
+  'listDocuments',
+  'partitionQuery',
+  'beginTransaction',
+  'rollback',
+  'explain',
+  'rules:check',
+  'rules:simulate',
+]);
+
+/** WebChannel's Listen/Write: the console's live view listens; its changes go through REST. */
+const channelPath = /^\/google\.firestore\.v1\.Firestore\//;
+
+export interface AuditDeps {
+  log: AuditLog;
+  logger: Logger;
+  isOwnerCredential(request: FastifyRequest): boolean;
+  clock: () => number;
+}
+
+/**
+ * Writes an entry for every change made with a console session, after its answer (so the status
+ * is known): successful or refused, what was asked is on record. Sign-ins and sign-outs of the
+ * console are changes too.
+ */
+export function auditConsoleChanges(app: FastifyInstance, deps: AuditDeps): void {
+  app.addHook('onResponse', async (request, reply) => {
+    const operator = request.consoleOperator || (isSessionChange(request, reply) ? request.consoleSessionOperator : '');
+    if (!operator || !changingMethods.has(request.method)) return;
+    const path = (request.url.split('?')[0] ?? '').slice(0, 1000);
+    if (channelPath.test(path) || readOnlyVerbs.has(verbOf(path))) return;
+    try {
+      await deps.log.append({
+        at: deps.clock(),
+        operator,
+        address: request.ip,
+        userAgent: String(request.headers['user-agent'] ?? '').slice(0, 300),
+        method: request.method,
+        path,
+        status: reply.statusCode,
+        summary: auditSummary(`${request.method} ${path}`, request.body),
+      });
+    } catch (err) {
+      // The change is already made and answered; a lost audit entry must at least be loud.
+      deps.logger.error({ err, method: request.method, path }, 'could not write the audit entry');
+    }
+  });
+}
+
+/** A console sign-in that succeeded (the request had no session yet) or a sign-out. */
+function isSessionChange(request: FastifyRequest, reply: FastifyReply): boolean {
+  return request.routeOptions.url === `${consolePrefix}/session` && reply.statusCode === 200 && request.consoleSessionOperator !== '';
+}
+
+function verbOf(path: string): string {
+  const last = path.slice(path.lastIndexOf('/') + 1);
+  const colon = last.lastIndexOf(':');
+  if (colon < 0) return last;
+  const verb = last.slice(colon + 1);
+  return verb === 'check' || verb === 'simulate' ? `rules:${verb}` : verb;
+}
+
+const maxPageSize = 1000;
+
+/** `GET /hearth/v1/console/audit` (a page, newest first) and `GET .../audit:export` (all, NDJSON). */
+export function registerAuditRoutes(app: FastifyInstance, deps: AuditDeps): void {
+  app.get(`${consolePrefix}/audit`, async (request) => {
+    requireOperator(request, deps.isOwnerCredential);
+    const query = request.query as Record<string, unknown>;
+    onlyParams(query, ['pageSize', 'pageToken']);
+    const pageSize = pageSizeOf(query.pageSize);
+    const beforeId = query.pageToken === undefined ? undefined : idOfToken(query.pageToken);
+    const entries = await deps.log.list(pageSize + 1, beforeId);
+    const page = entries.slice(0, pageSize);
+    return { entries: page, ...(entries.length > pageSize ? { nextPageToken: tokenOf(page[page.length - 1]!) } : {}) };
+  });
+
+  app.get(`${consolePrefix}/audit:export`, async (request, reply) => {
+    requireOperator(request, deps.isOwnerCredential);
+    onlyParams(request.query as Record<string, unknown>, []);
+    void reply
+      .type('application/x-ndjson; charset=utf-8')
+      .header('content-disposition', `attachment; filename="hearth-audit-${new Date(deps.clock()).toISOString().slice(0, 10)}.ndjson"`)
+      .header('cache-control', 'no-store');
+    return reply.send(Readable.from(exportLines(deps.log)));
+  });
+}
+
+async function* exportLines(log: AuditLog): AsyncGenerator<string> {
+  let after: string | undefined;
+  for (;;) {
+    const batch = await log.listForward(500, after);
+    if (batch.length === 0) return;
+    yield batch.map((entry) => `${JSON.stringify(entry)}\n`).join('');
+    after = batch[batch.length - 1]!.id;
+  }
+}
+
+function onlyParams(query: Record<string, unknown>, allowed: string[]): void {
+  for (const name of Object.keys(query)) {
+    if (!allowed.includes(name)) throw requestErrors.invalidArgument(`Unknown query parameter "${name.slice(0, 40)}".`);
+  }
+}
+
+function pageSizeOf(value: unknown): number {
+  if (value === undefined) return 50;
+  if (typeof value !== 'string' || !/^\d{1,4}$/.test(value) || Number(value) < 1 || Number(value) > maxPageSize) {
+    throw requestErrors.invalidArgument(`pageSize must be a whole number from 1 to ${maxPageSize}.`);
+  }
+  return Number(value);
+}
+
+function tokenOf(entry: AuditEntry): string {
+  return Buffer.from(`a${entry.id}`).toString('base64url');
+}
+
+function idOfToken(value: unknown): string {
+  const decoded = typeof value === 'string' && value.length <= 40 ? Buffer.from(value, 'base64url').toString() : '';
+  const match = /^a(\d{1,15})$/.exec(decoded);
+  if (!match) throw requestErrors.invalidArgument('The pageToken is not valid.');
+  return match[1]!;
+}

@@ -1,0 +1,53 @@
+import type Database from 'better-sqlite3';
+import type { AuditEntry, AuditLog, NewAuditEntry } from '../audit-log.js';
+
+interface AuditRow {
+  id: number;
+  at: number;
+  operator: string;
+  address: string;
+  user_agent: string;
+  method: string;
+  path: string;
+  status: number;
+  summary: string;
+}
+
+/** The audit log in the same SQLite file as everything else (table from the audit migration). */
+export class SqliteAuditLog implements AuditLog {
+  private readonly statements;
+
+  constructor(db: Database.Database) {
+    this.statements = {
+      insert: db.prepare('INSERT INTO audit_log (at, operator, address, user_agent, method, path, status, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+      newest: db.prepare<[number, number], AuditRow>('SELECT * FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT ?'),
+      oldest: db.prepare<[number, number], AuditRow>('SELECT * FROM audit_log WHERE id > ? ORDER BY id ASC LIMIT ?'),
+    };
+  }
+
+  async append(entry: NewAuditEntry): Promise<void> {
+    this.statements.insert.run(entry.at, entry.operator, entry.address, entry.userAgent, entry.method, entry.path, entry.status, entry.summary);
+  }
+
+  async list(limit: number, beforeId?: string): Promise<AuditEntry[]> {
+    return this.statements.newest.all(beforeId === undefined ? Number.MAX_SAFE_INTEGER : Number(beforeId), limit).map(entryOf);
+  }
+
+  async listForward(limit: number, afterId?: string): Promise<AuditEntry[]> {
+    return this.statements.oldest.all(afterId === undefined ? 0 : Number(afterId), limit).map(entryOf);
+  }
+}
+
+function entryOf(row: AuditRow): AuditEntry {
+  return {
+    id: String(row.id),
+    at: row.at,
+    operator: row.operator,
+    address: row.address,
+    userAgent: row.user_agent,
+    method: row.method,
+    path: row.path,
+    status: row.status,
+    summary: row.summary,
+  };
+}
