@@ -122,6 +122,21 @@ test('the console works at 390 px wide', stepTimeout, async () => {
   await keepScreenshot(page, 'users-1440px');
 });
 
+test('the audit log page lists the disable, the enable and the claims change, and exports them', stepTimeout, async () => {
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Audit log' }).click();
+  await page.getByTestId('audit-table').waitFor();
+  const entries = page.getByTestId('audit-entry');
+  await entries.filter({ hasText: '"disableUser":true' }).first().waitFor();
+  await entries.filter({ hasText: '"disableUser":false' }).first().waitFor();
+  await entries.filter({ hasText: 'customAttributes' }).first().waitFor();
+  assert.match(await entries.filter({ hasText: '"disableUser":true' }).first().innerText(), /admin/);
+  await keepScreenshot(page, 'audit-log');
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export (NDJSON)' }).click()]);
+  const { readFile } = await import('node:fs/promises');
+  const lines = (await readFile((await download.path())!, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { summary: string; operator: string });
+  assert.ok(lines.some((entry) => entry.summary.includes('"disableUser":true') && entry.operator === 'admin'), 'the export holds the disable');
+});
+
 test('nothing left the machine and the page threw nothing', () => {
   assert.deepEqual(requestsOffMachine(record.requested), []);
   assert.deepEqual(record.pageErrors, []);

@@ -60,6 +60,7 @@ export function DocumentList({ databaseId, documents }: { databaseId: string; do
         return (
           <li key={document.name}>
             <Link to={dataLink(databaseId, path)}>{path.split('/').pop()}</Link>{' '}
+            {!document.createTime && <span className="console-muted">(no fields; holds subcollections) </span>}
             <span className="console-muted">
               {fields
                 .slice(0, 4)

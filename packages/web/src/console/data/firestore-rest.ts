@@ -42,7 +42,8 @@ export async function listCollectionIds(projectId: string, databaseId: string, d
 }
 
 export function listDocuments(projectId: string, databaseId: string, collectionPath: string, pageSize: number, pageToken: string | undefined): Promise<{ documents?: RestDocument[]; nextPageToken?: string }> {
-  const query = new URLSearchParams({ pageSize: String(pageSize), ...(pageToken ? { pageToken } : {}) });
+  // showMissing: a document that only holds subcollections is still a step on the way to them.
+  const query = new URLSearchParams({ pageSize: String(pageSize), showMissing: 'true', ...(pageToken ? { pageToken } : {}) });
   return consoleRequest(`${documentsPath(projectId, databaseId)}/${encodePath(collectionPath)}?${query}`);
 }
 
