@@ -66,6 +66,8 @@ export interface HearthOptions {
    * codes); tests pass a shifted one to reach an expiry without waiting. Date.now by default.
    */
   clock?: () => number;
+  /** How often the console's metrics series is sampled (5000 ms; tests shorten it). */
+  metricsIntervalMs?: number;
 }
 
 export const defaultWebRoot = resolve(import.meta.dirname, '../../web/dist');

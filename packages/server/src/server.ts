@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { registerAdminRoutes } from './auth/api/admin-routes.js';
@@ -74,6 +74,9 @@ import { operatorOfIdToken } from './console/operator-accounts.js';
 import { defaultOperatorSessionOptions, OperatorSessions } from './console/operator-sessions.js';
 import { registerSessionRoutes } from './console/session-routes.js';
 import { auditConsoleChanges, registerAuditRoutes } from './console/audit.js';
+import { MetricsSampler } from './console/metrics-sampler.js';
+import { registerMetricsRoutes } from './console/metrics-routes.js';
+import { countRequests, countStoreBytes, firestoreMetrics } from './http/metrics.js';
 
 const hour = 3600_000;
 /** How long close() lets requests in flight finish before it ends their connections. */
@@ -195,6 +198,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   let ownOrigins: string[] = [];
   const app = await createHttpApp(logger, { isAdminCredential: (authorization) => callers.isAdminAuthorization(authorization), ownOrigins: () => ownOrigins });
   app.get('/healthz', async () => ({ status: 'ok' }));
+  countRequests(app);
   const operatorSessions = new OperatorSessions({ ...defaultOperatorSessionOptions, clock: options.clock ?? Date.now });
   markConsoleRequests(app, operatorSessions);
   registerSessionRoutes(app, {
@@ -208,6 +212,9 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   const audit = { log: sqlite.auditLog(), logger, isOwnerCredential: (request: FastifyRequest) => callers.isOwner(request), clock: options.clock ?? Date.now };
   auditConsoleChanges(app, audit);
   registerAuditRoutes(app, audit);
+  const sampler = new MetricsSampler(options.metricsIntervalMs ?? 5000);
+  registerMetricsRoutes(app, { sampler, isOwnerCredential: audit.isOwnerCredential });
+  const uncountStore = countStoreBytes(() => storeBytes(options.dataDir));
   const customTokens = new CustomTokenSignIn(deps, sessions, new CustomTokenVerifier(serviceAccounts, { acceptUnsigned: options.dev }));
   registerServiceAccountRoutes(app, { accounts: serviceAccounts, callers, publicUrl: () => publicUrl, listeningUrl: () => hearth.url });
   registerIdentityRoutes(app, { sessions, accounts, actions, projects, callers, customTokens, sessionCookieKeys, humanCheck });
@@ -235,6 +242,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     vectorIndexes: options.indexesFile ? loadVectorIndexFile(options.indexesFile) : [],
     anyVectorField: options.dev,
   });
+  const stopCountingCommits = database.onCommit((event) => firestoreMetrics.committed(event.changes.length));
   // Versions older than any allowed read time go, in small batches, once a minute.
   let pruningStopped = false;
   const pruning = setInterval(() => void database.pruneHistory(() => pruningStopped).catch((err: unknown) => logger.error({ err }, 'pruning document versions failed')), 60_000);
@@ -290,6 +298,9 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       clearInterval(rotation);
       clearInterval(sweep);
       clearInterval(pruning);
+      sampler.close();
+      uncountStore();
+      stopCountingCommits();
       pruningStopped = true;
       stopFollowingRules();
       await demoIdp?.close();
@@ -364,6 +375,19 @@ async function offerDemoIdp(projects: ProjectDirectory, demo: DemoIdp): Promise<
     authorizationParameters: { prompt: 'login' },
   };
   await projects.save(projects.defaultProjectId, { ...config, idps: { ...config.idps, [provider.providerId]: provider } });
+}
+
+/** The SQLite file and its write-ahead log, for the store-size gauge. */
+function storeBytes(dataDir: string): number {
+  let total = 0;
+  for (const name of ['hearth.sqlite', 'hearth.sqlite-wal']) {
+    try {
+      total += statSync(join(dataDir, name)).size;
+    } catch {
+      // not there (yet, or any more)
+    }
+  }
+  return total;
 }
 
 /** Shorter keys can be guessed; an empty one (a torn write) would match an empty credential. */

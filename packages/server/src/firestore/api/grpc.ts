@@ -1,3 +1,4 @@
+import { firestoreMetrics } from '../../http/metrics.js';
 import * as grpc from '@grpc/grpc-js';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -240,9 +241,12 @@ function bidi(kind: StreamKind, options: GrpcOptions): grpc.handleBidiStreamingC
     let opening = false;
     let finished = false;
     const waiting: Json[] = [];
+    const uncount = firestoreMetrics.grpcStreamOpened();
+    call.once('close', uncount);
     const finish = (error?: unknown) => {
       if (finished) return;
       finished = true;
+      uncount();
       session?.close();
       if (error === undefined) call.end();
       else call.emit('error', toStatus(error, options.logger));
@@ -274,6 +278,7 @@ function bidi(kind: StreamKind, options: GrpcOptions): grpc.handleBidiStreamingC
     call.on('end', () => finish());
     call.on('cancelled', () => {
       finished = true;
+      uncount();
       session?.close();
     });
   };

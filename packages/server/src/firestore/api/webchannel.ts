@@ -9,6 +9,7 @@ import type { StreamKind, StreamOpener } from '../streams/stream.js';
 import type { FirestoreAccess, FirestoreCaller } from './access.js';
 import { ChannelSession, frame, type ChannelTimings } from './webchannel-session.js';
 import { isConsoleChannel } from '../../console/console-access.js';
+import { countWebChannelSessions } from '../../http/metrics.js';
 
 /**
  * The WebChannel transport the browser SDK (`firebase/firestore`) uses for the Listen and Write
@@ -110,6 +111,7 @@ export async function registerWebChannelRoutes(app: FastifyInstance, streams: St
   const sweeper = setInterval(sweep, Math.max(10, Math.min(unopenedSessionMs / 2, 30_000)));
   sweeper.unref();
 
+  const uncount = countWebChannelSessions(() => sessions.size);
   const server: WebChannelServer = {
     get sessionCount() {
       return sessions.size;
@@ -117,6 +119,7 @@ export async function registerWebChannelRoutes(app: FastifyInstance, streams: St
     close() {
       if (closed) return;
       closed = true;
+      uncount();
       clearInterval(sweeper);
       for (const session of sessions.values()) session.shutDown();
       sessions.clear();

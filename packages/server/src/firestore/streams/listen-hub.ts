@@ -1,3 +1,4 @@
+import { firestoreMetrics } from '../../http/metrics.js';
 import type { CommitEvent, CommittedChange, DocumentDatabase } from '../core/database.js';
 import { queryCollection, type Query } from '../core/query.js';
 
@@ -77,8 +78,10 @@ export class ListenHub {
   register(target: WatchedTarget): () => void {
     const keys = this.keysOf(target);
     for (const [index, key] of keys) add(index, key, target);
+    const uncount = firestoreMetrics.targetAdded();
     return () => {
       for (const [index, key] of keys) remove(index, key, target);
+      uncount();
     };
   }
 
