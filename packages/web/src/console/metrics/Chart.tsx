@@ -43,5 +43,7 @@ export function Chart({ title, series, data, unit }: { title: string; series: Se
     plot.current?.setData(data as uPlot.AlignedData);
   }, [data]);
 
-  return <div className="console-chart" ref={box} data-testid="metrics-chart" data-points={data[0]?.length ?? 0} />;
+  // What the chart holds, for readers that cannot see the canvas (screen readers, tests): each series' peak.
+  const peaks = series.map((one, index) => `${one.label} peak ${Math.max(0, ...(data[index + 1] ?? []))}${unit}`).join(', ');
+  return <div className="console-chart" ref={box} role="img" aria-label={`${title}: ${data[0]?.length ?? 0} points; ${peaks}`} data-testid="metrics-chart" data-title={title} data-points={data[0]?.length ?? 0} data-peak={Math.max(0, ...(data[1] ?? []))} />;
 }

@@ -24,6 +24,7 @@ export function MetricsPage() {
   const [samples, setSamples] = useState<Sample[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [paused, setPaused] = useState(false);
+  const [intervalMs, setIntervalMs] = useState(5000);
   const last = useRef(0);
 
   useEffect(() => {
@@ -36,6 +37,7 @@ export function MetricsPage() {
         const answer = await consoleRequest<{ intervalMs: number; samples: Sample[] }>(consolePath(`metrics${last.current ? `?since=${last.current}` : ''}`));
         if (!current) return;
         interval = answer.intervalMs > 0 ? answer.intervalMs : interval;
+        setIntervalMs(interval);
         const fresh = answer.samples.filter((sample) => sample.at > last.current);
         if (fresh.length) last.current = fresh[fresh.length - 1]!.at;
         setSamples((old) => {
@@ -78,12 +80,12 @@ export function MetricsPage() {
           {paused ? 'Resume live updates' : 'Pause live updates'}
         </button>
         <span className="console-muted">
-          The last hour, sampled every 5 seconds. Prometheus scrapers read <code>/metrics</code>.
+          The last hour, sampled every {intervalMs >= 1000 ? `${intervalMs / 1000} s` : `${intervalMs} ms`}. Prometheus scrapers read <code>/metrics</code>.
         </span>
       </div>
       <ErrorNote error={error} />
       {samples === null && !error && <Loading what="metrics" />}
-      {samples !== null && samples.length === 0 && <Empty>No samples yet: the first arrives within 5 seconds of the server starting.</Empty>}
+      {samples !== null && samples.length === 0 && <Empty>No samples yet: the first arrives one sampling interval after the server starts.</Empty>}
       {samples !== null && samples.length > 0 && (
         <div className="console-charts">
           {charts.map((chart) => (
