@@ -137,6 +137,17 @@ test('the audit log page lists the disable, the enable and the claims change, an
   assert.ok(lines.some((entry) => entry.summary.includes('"disableUser":true') && entry.operator === 'admin'), 'the export holds the disable');
 });
 
+test('a session ended elsewhere brings back the sign-in screen with the reason', stepTimeout, async () => {
+  const elsewhere = await record.newPage(context);
+  await elsewhere.goto(`${server!.url}/console`);
+  await elsewhere.getByRole('button', { name: 'Sign out' }).click();
+  await elsewhere.getByRole('heading', { name: 'Sign in to the Hearth console' }).waitFor();
+  await elsewhere.close();
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Users' }).click();
+  await page.getByRole('status').filter({ hasText: 'Your session has ended.' }).waitFor();
+  await page.getByRole('textbox', { name: 'Admin key' }).waitFor();
+});
+
 test('nothing left the machine and the page threw nothing', () => {
   assert.deepEqual(requestsOffMachine(record.requested), []);
   assert.deepEqual(record.pageErrors, []);

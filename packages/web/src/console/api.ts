@@ -17,6 +17,8 @@ export class ConsoleApiError extends Error {
 /** Thrown when the session has expired or was never there; the console shows its sign-in screen. */
 export class SignedOutError extends ConsoleApiError {}
 
+const sessionPath = '/hearth/v1/console/session';
+
 type SignedOutListener = () => void;
 const signedOutListeners = new Set<SignedOutListener>();
 
@@ -67,7 +69,9 @@ export async function consoleRequest<T>(path: string, options: RequestOptions = 
       parsed = raw;
     }
   }
-  if (response.status === 401 && !path.endsWith('/console/session')) {
+  // The admin APIs answer a request without a live session as they would any caller without a
+  // credential (401, 403, or 400 for a missing API key), so a refusal asks whether the session is gone.
+  if ([400, 401, 403].includes(response.status) && !path.endsWith(sessionPath) && !(await sessionAlive())) {
     for (const listener of signedOutListeners) listener();
     throw new SignedOutError(401, 'Your console session has ended. Sign in again.', parsed);
   }
@@ -75,12 +79,20 @@ export async function consoleRequest<T>(path: string, options: RequestOptions = 
   return (options.text ? raw : parsed) as T;
 }
 
+async function sessionAlive(): Promise<boolean> {
+  try {
+    const response = await fetch(sessionPath, { credentials: 'same-origin', headers: { 'X-Hearth-Console': '1', accept: 'application/json' } });
+    return response.status !== 401;
+  } catch {
+    // Unreachable is not signed out: the caller's own error says what happened.
+    return true;
+  }
+}
+
 export interface ConsoleSession {
   operator: string;
   expiresAt: number;
 }
-
-const sessionPath = '/hearth/v1/console/session';
 
 /** The current session, or null when signed out. */
 export async function currentSession(): Promise<ConsoleSession | null> {
