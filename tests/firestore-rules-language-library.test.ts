@@ -264,7 +264,7 @@ test('reasons name the value or the error of each allow, with its line, as the e
   assert.equal((await judge('9223372036854775807 + 1 > 0')).reason, "Integer value is out of the [-9223372036854775808, 9223372036854775807] range. for 'get' @ L6");
   assert.equal((await judge('[1,2][5] == 1')).reason, "Index out of bound error. Index: [5] , size: [2]. for 'get' @ L6");
   assert.equal((await judge('resource.data.s.foo()')).reason, "Function not found error: Name: [foo]. for 'get' @ L6");
-  assert.deepEqual(await judge('true'), { allowed: true, reason: "allowed by 'get' @ L6" });
+  assert.deepEqual(await judge('true'), { allowed: true, reason: "allowed by 'get' @ L6", decidedBy: { line: 6, column: 7, match: '/databases/{database}/documents/t/{id}', condition: 'true' } });
 
   const two = compileRules(`rules_version = '2';
 service cloud.firestore {
@@ -279,8 +279,12 @@ service cloud.firestore {
   }
 }`);
   assert.deepEqual(await evaluateRules(two, getRequest()), { allowed: false, reason: "false for 'get' @ L5, Null value error. for 'get' @ L8" });
-  assert.deepEqual(await evaluateRules(two, getRequest({ auth: { uid: 'x', token: {} } })), { allowed: true, reason: "allowed by 'get' @ L8" });
-  assert.deepEqual(await evaluateRules(two, getRequest({ method: 'delete' })), { allowed: true, reason: "allowed by 'delete' @ L9" });
+  assert.deepEqual(await evaluateRules(two, getRequest({ auth: { uid: 'x', token: {} } })), {
+    allowed: true,
+    reason: "allowed by 'get' @ L8",
+    decidedBy: { line: 8, column: 7, match: '/databases/{database}/documents/{any=**}', condition: "request.auth.uid == 'x'" },
+  });
+  assert.deepEqual(await evaluateRules(two, getRequest({ method: 'delete' })), { allowed: true, reason: "allowed by 'delete' @ L9", decidedBy: { line: 9, column: 7, match: '/databases/{database}/documents/{any=**}' } });
   const none = compileRules(`rules_version = '2';
 service cloud.firestore {
   match /databases/{database}/documents {

@@ -164,7 +164,11 @@ test('list reasons: an unconstrained field, one failure per in value, no matchin
     allowed: false,
     reason: "false for 'list' @ L5",
   });
-  assert.deepEqual(await evaluateRules(rules, listRequest(owner('EQUAL', { stringValue: 'u1' }))), { allowed: true, reason: "allowed by 'list' @ L5" });
+  assert.deepEqual(await evaluateRules(rules, listRequest(owner('EQUAL', { stringValue: 'u1' }))), {
+    allowed: true,
+    reason: "allowed by 'list' @ L5",
+    decidedBy: { line: 5, column: 7, match: '/databases/{database}/documents/posts/{id}', condition: 'resource.data.owner == request.auth.uid' },
+  });
   const group = listRequest({ from: [{ collectionId: 'posts', allDescendants: true }] });
   assert.deepEqual(await evaluateRules(rules, group), { allowed: false, reason: 'No matching allow statements' });
 });

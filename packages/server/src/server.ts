@@ -76,6 +76,7 @@ import { registerSessionRoutes } from './console/session-routes.js';
 import { auditConsoleChanges, registerAuditRoutes } from './console/audit.js';
 import { MetricsSampler } from './console/metrics-sampler.js';
 import { registerMetricsRoutes } from './console/metrics-routes.js';
+import { registerConsoleRulesRoutes } from './console/rules-routes.js';
 import { countRequests, countStoreBytes, firestoreMetrics } from './http/metrics.js';
 
 const hour = 3600_000;
@@ -250,13 +251,15 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   const rulesRegistry = new RulesRegistry(sqlite.rules(), logger);
   const rulesSummary = await prepareRules(rulesRegistry, options, logger);
   const stopFollowingRules = options.rulesFile ? await followRulesFile(rulesRegistry, options.defaultProjectId, options.rulesFile, logger) : () => undefined;
+  const guard = new FirestoreGuard(rulesRegistry, database, { dev: options.dev, logger });
   const firestoreAccess = new FirestoreAccess({
     isAdmin: (authorization, projectId) => callers.isAdminOf(authorization, projectId),
     // Every account of the project, its tenants' too (rules see firebase.tenant), as Google's Firestore takes them.
     verifyIdToken: (projectId, token) => deps.tokens.verifyIdToken(projectId, token, { anyTenant: true }),
     dev: options.dev,
-    guard: new FirestoreGuard(rulesRegistry, database, { dev: options.dev, logger }),
+    guard,
   });
+  registerConsoleRulesRoutes(app, { registry: rulesRegistry, database, guard, dev: options.dev, isOwnerCredential: audit.isOwnerCredential });
   await registerRulesRoutes(app, { registry: rulesRegistry, isAdmin: (authorization, projectId) => callers.isAdminOf(authorization, projectId), dev: options.dev });
   await registerFirestoreRestRoutes(app, database, firestoreAccess);
   const firestoreStreams = new FirestoreStreams(database, firestoreAccess);

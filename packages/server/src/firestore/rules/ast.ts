@@ -63,6 +63,8 @@ export interface AllowStatement {
   pos: Position;
   methods: { name: string; pos: Position }[];
   condition?: Expr;
+  /** The condition's source text. */
+  conditionText?: string;
 }
 
 export interface MatchBlock {

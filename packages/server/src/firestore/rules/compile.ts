@@ -2,7 +2,7 @@ import type { Expr, FunctionDecl, MatchBlock, PatternSegment, Ruleset } from './
 import { typeNames } from './evaluate.js';
 import { RulesSyntaxError, type Position } from './lexer.js';
 import { builtinFunctions, namespaces } from './library-functions.js';
-import { type CompiledAllow, type CompiledMatch, MatchIndex, methodBits } from './matching.js';
+import { type CompiledAllow, type CompiledMatch, MatchIndex, methodBits, patternText } from './matching.js';
 import { parseRuleset } from './parser.js';
 import { compileRe2 } from './regex.js';
 
@@ -137,7 +137,20 @@ class Checker {
         else methods |= bits;
       }
       if (allow.condition) this.resolve(allow.condition, scope, undefined);
-      if (methods) allows.push({ methods, condition: allow.condition, line: allow.pos.line, methodNames: allow.methods.map((m) => m.name) });
+      if (methods) {
+        allows.push({
+          methods,
+          condition: allow.condition,
+          line: allow.pos.line,
+          methodNames: allow.methods.map((m) => m.name),
+          explanation: {
+            line: allow.pos.line,
+            column: allow.pos.column,
+            match: patternText(pattern),
+            ...(allow.conditionText === undefined ? {} : { condition: allow.conditionText }),
+          },
+        });
+      }
     }
     if (allows.length) this.compiled.push({ pattern, allows, order: this.compiled.length, wildcardCount: wildcards.length });
     for (const child of block.matches) this.match(child, scope, pattern);

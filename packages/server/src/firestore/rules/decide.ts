@@ -3,7 +3,7 @@ import type { Query } from '../core/query.js';
 import type { CompiledRules } from './compile.js';
 import { documentPath, fromJson, resourceOf } from './convert.js';
 import { evaluate, type EvalContext, type LookupKind } from './evaluate.js';
-import { matchGroupPattern, matchPattern, methodBit, unknownSegment, type CompiledMatch, type PathSegment } from './matching.js';
+import { matchGroupPattern, matchPattern, methodBit, unknownSegment, type CompiledAllow, type CompiledMatch, type PathSegment } from './matching.js';
 import { scenariosOf, type Scenario } from './symbolic.js';
 import type { RulesDecision, RulesRequest } from './types.js';
 import { describeValue, fault, LazyMap, RulesFault, RulesMap, RulesPath, RulesTimestamp, type RulesValue } from './values.js';
@@ -73,23 +73,24 @@ function decide(rules: CompiledRules, request: RulesRequest, lookups: Map<string
   const targets = request.method === 'list' && !request.namedDocument ? listTargets(rules, request) : [documentTarget(rules, request)];
   if (!targets) return { allowed: false, reason: 'The query has too many disjunctions to judge.' };
   const failures: string[] = [];
-  let allowedBy = '';
+  let allowedBy: CompiledAllow | undefined;
   for (const target of targets) {
-    const outcome = judge(target, request, ctx, failures);
-    if (outcome === undefined) return { allowed: false, reason: failures.length ? failures.join(', ') : 'No matching allow statements' };
-    allowedBy = outcome;
+    allowedBy = judge(target, request, ctx, failures);
+    if (allowedBy === undefined) return { allowed: false, reason: failures.length ? failures.join(', ') : 'No matching allow statements' };
   }
-  return { allowed: true, reason: allowedBy };
+  // No scenario at all (nothing to judge) allows without a statement, as before.
+  if (!allowedBy) return { allowed: true, reason: '' };
+  return { allowed: true, reason: `allowed by '${request.method}' @ L${allowedBy.line}`, decidedBy: allowedBy.explanation };
 }
 
-/** The line of the first allow that grants the target, or undefined (failures explain why). */
-function judge(target: Target, request: RulesRequest, ctx: RequestContext, failures: string[]): string | undefined {
+/** The first allow that grants the target, or undefined (failures explain why). */
+function judge(target: Target, request: RulesRequest, ctx: RequestContext, failures: string[]): CompiledAllow | undefined {
   const bit = methodBit(request.method);
   ctx.resource = target.resource;
   for (const { match, wildcards } of target.matches) {
     for (const allow of match.allows) {
       if (!(allow.methods & bit)) continue;
-      if (!allow.condition) return `allowed by '${request.method}' @ L${allow.line}`;
+      if (!allow.condition) return allow;
       ctx.wildcards = wildcards;
       let result: RulesValue;
       try {
@@ -99,7 +100,7 @@ function judge(target: Target, request: RulesRequest, ctx: RequestContext, failu
         failures.push(`${error.message} for '${request.method}' @ L${allow.line}`);
         continue;
       }
-      if (result === true) return `allowed by '${request.method}' @ L${allow.line}`;
+      if (result === true) return allow;
       failures.push(`${typeof result === 'boolean' ? result : 'Invalid type. Permission statements expect a boolean value.'} for '${request.method}' @ L${allow.line}`);
     }
   }

@@ -1,5 +1,5 @@
 import type { Expr, PatternSegment } from './ast.js';
-import type { RulesMethod } from './types.js';
+import type { RulesDecidingAllow, RulesMethod } from './types.js';
 import { RulesPath, Unknown, type RulesValue } from './values.js';
 
 /**
@@ -15,6 +15,8 @@ export interface CompiledAllow {
   methodNames: string[];
   condition?: Expr;
   line: number;
+  /** Where it is and what it says, made once at compile time for decisions to point at. */
+  explanation: RulesDecidingAllow;
 }
 
 export interface CompiledMatch {
@@ -29,6 +31,11 @@ const bit: Record<RulesMethod, number> = { get: 1, list: 2, create: 4, update: 8
 export const methodBits: Record<string, number> = { ...bit, read: bit.get | bit.list, write: bit.create | bit.update | bit.delete };
 export function methodBit(method: RulesMethod): number {
   return bit[method];
+}
+
+/** A match block's full pattern as written: `/databases/{database}/documents/users/{uid}/{rest=**}`. */
+export function patternText(pattern: readonly PatternSegment[]): string {
+  return pattern.map((segment) => (segment.kind === 'literal' ? `/${segment.text}` : segment.kind === 'single' ? `/{${segment.name}}` : `/{${segment.name}=**}`)).join('');
 }
 
 /** A segment a list query leaves open: the document id, or the id of a collection group's parents. */

@@ -132,13 +132,17 @@ class Parser {
     const methods = [{ name: this.identifier(), pos: this.lastPos }];
     while (this.accept(',')) methods.push({ name: this.identifier(), pos: this.lastPos });
     let condition: Expr | undefined;
+    let conditionText: string | undefined;
     if (this.accept(':')) {
       if (!this.isIdent('if')) throw new RulesSyntaxError(this.pos(), "Missing 'if' before conditional expression.");
       this.advance();
+      const start = this.token.offset;
       condition = this.expression();
+      // The condition as written, for explaining decisions (the console's playground).
+      conditionText = this.lexer.source.slice(start, this.token.offset).trim();
     }
     this.accept(';');
-    return { pos, methods, condition };
+    return { pos, methods, condition, ...(conditionText === undefined ? {} : { conditionText }) };
   }
 
   private functionDecl(): FunctionDecl {

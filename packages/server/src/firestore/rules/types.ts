@@ -65,8 +65,21 @@ export interface RulesRequest {
   budget: RulesLookupBudget;
 }
 
+/** The allow statement that granted an access: where it is and what it says. */
+export interface RulesDecidingAllow {
+  /** 1-based line and column of the `allow` keyword. */
+  line: number;
+  column: number;
+  /** The full pattern of its match block: `/databases/{database}/documents/notes/{id}`. */
+  match: string;
+  /** The condition as written; absent for an unconditional allow. */
+  condition?: string;
+}
+
 export interface RulesDecision {
   allowed: boolean;
+  /** When allowed: the statement that did (for a list judged over several scenarios, the last one's). Made at compile time, so free. */
+  decidedBy?: RulesDecidingAllow;
   /**
    * For the operator's log, never for the caller: which match and condition allowed, or why none
    * did (no matching allow, each condition false, or the error an expression raised), with lines.
