@@ -65,7 +65,7 @@ export function RulesPage() {
         <>
           <RulesEditor label="Rules source" value={source} onChange={(next) => { setSource(next); setNotice(null); }} issues={upToDate ? issues : []} />
           <p role="status" className="console-muted" data-testid="rules-status">
-            {!upToDate ? 'Checking…' : errors.length ? `${errors.length} error${errors.length === 1 ? '' : 's'}: fix them before deploying.` : 'No errors.'}
+            {!upToDate ? 'Checking…' : errors.length ? `${errors.length} error${errors.length === 1 ? ': fix it' : 's: fix them'} before deploying.` : 'No errors.'}
           </p>
           {upToDate && <IssueList issues={issues} />}
           <ErrorNote error={checking.error} />
@@ -105,7 +105,7 @@ export function RulesPage() {
             const isCurrent = released.data?.current?.rulesetName === ruleset.name;
             return (
               <li key={ruleset.name}>
-                <code>{ruleset.name.split('/').pop()}</code> {new Date(ruleset.createTime).toLocaleString()} {isCurrent && <span className="console-badge">released</span>}{' '}
+                <code>{ruleset.name.split('/').pop()}</code> {new Date(ruleset.createTime).toLocaleString()} {isCurrent && <span className="console-badge console-ok">released</span>}{' '}
                 <button type="button" onClick={() => void deploying.run(async () => setSource(rulesSourceOf(await getRuleset(projectId, ruleset.name))))}>
                   Open
                 </button>{' '}
