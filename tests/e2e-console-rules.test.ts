@@ -111,8 +111,22 @@ test('the playground denies an anonymous read and allows the owner, naming the d
   assert.match(text, /notes\/\{id\}/);
   await keepScreenshot(page, 'rules-playground');
 
+  // A list is judged by its constraints: only a query limited to the caller's own notes may pass.
+  await playground.getByLabel('Method').selectOption('list');
+  await playground.getByLabel('Path').fill('notes');
+  await playground.getByLabel('Query constraints').fill('{"where": [["owner", "==", "alice"]], "limit": 10}');
+  await playground.getByRole('button', { name: 'Simulate' }).click();
+  await verdict.filter({ hasText: 'Allowed' }).waitFor();
+  await playground.getByLabel('Query constraints').fill('{"limit": 10}');
+  await playground.getByRole('button', { name: 'Simulate' }).click();
+  await verdict.filter({ hasText: 'Denied' }).waitFor();
+  await playground.getByLabel('Query constraints').fill('{"where": [["owner"]]}');
+  await playground.getByRole('button', { name: 'Simulate' }).click();
+  await playground.locator('.console-alert').filter({ hasText: 'Each where entry is [field, operator, value]' }).waitFor();
+
   // With incoming data and a stored document given by hand, for a write the rules never allow.
   await playground.getByLabel('Method').selectOption('create');
+  await playground.getByLabel('Path').fill('notes/n2');
   await playground.getByLabel('Incoming data').fill('{"owner": "alice"}');
   await playground.getByRole('button', { name: 'Simulate' }).click();
   await verdict.filter({ hasText: 'Denied' }).waitFor();

@@ -23,6 +23,30 @@ function toFields(data: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(data).map(([key, value]) => [key, fromJson(value)]));
 }
 
+/**
+ * A list's constraints as the operator writes them — `{"where": [["owner", "==", "alice"]],
+ * "orderBy": [["createdAt", "desc"]], "limit": 10}` with plain JSON values — in the simulator's shape.
+ */
+export function parseListQuery(text: string): SimulateRequest['query'] | undefined {
+  const raw = parseObject(text, 'Query constraints');
+  if (!raw) return undefined;
+  const pairs = (value: unknown, what: string): unknown[][] => {
+    if (value === undefined) return [];
+    if (!Array.isArray(value) || value.some((item) => !Array.isArray(item))) throw new Error(`${what} must be a list of lists, like [["owner", "==", "alice"]].`);
+    return value as unknown[][];
+  };
+  const where = pairs(raw.where, 'where').map(([fieldPath, op, value]) => {
+    if (typeof fieldPath !== 'string' || typeof op !== 'string') throw new Error('Each where entry is [field, operator, value], like ["owner", "==", "alice"].');
+    return { fieldPath, op, value: fromJson(value) };
+  });
+  const orderBy = pairs(raw.orderBy, 'orderBy').map(([fieldPath, direction]) => {
+    if (typeof fieldPath !== 'string' || (direction !== undefined && direction !== 'asc' && direction !== 'desc')) throw new Error('Each orderBy entry is [field] or [field, "asc" | "desc"].');
+    return { fieldPath, ...(direction ? { direction } : {}) };
+  });
+  if (raw.limit !== undefined && (typeof raw.limit !== 'number' || !Number.isInteger(raw.limit) || raw.limit < 1)) throw new Error('limit must be a whole number above 0.');
+  return { ...(where.length ? { where } : {}), ...(orderBy.length ? { orderBy } : {}), ...(typeof raw.limit === 'number' ? { limit: raw.limit } : {}) };
+}
+
 /** Simulates one request against the text in the editor (saved or not) and shows what decided it. */
 export function Playground({ source }: { source: string }) {
   const { projectId } = useConsole();
@@ -33,7 +57,7 @@ export function Playground({ source }: { source: string }) {
   const [claims, setClaims] = useState('{}');
   const [data, setData] = useState('{}');
   const [existing, setExisting] = useState('');
-  const [limit, setLimit] = useState('');
+  const [constraints, setConstraints] = useState('{"where": [], "limit": 10}');
   const [answer, setAnswer] = useState<SimulateAnswer | null>(null);
   const action = useAction();
   const writes = method === 'create' || method === 'update';
@@ -45,6 +69,7 @@ export function Playground({ source }: { source: string }) {
       const token = parseObject(claims, 'Claims') ?? {};
       const incoming = writes ? parseObject(data, 'Incoming data') : undefined;
       const stored = parseObject(existing, 'Stored document');
+      const listQuery = method === 'list' ? parseListQuery(constraints) : undefined;
       const request: SimulateRequest = {
         source,
         method,
@@ -52,7 +77,7 @@ export function Playground({ source }: { source: string }) {
         auth: signedIn ? { uid, token } : null,
         ...(incoming ? { data: toFields(incoming) } : {}),
         ...(stored ? { existing: toFields(stored) } : {}),
-        ...(method === 'list' && Number(limit) > 0 ? { query: { limit: Number(limit) } } : {}),
+        ...(listQuery ? { query: listQuery } : {}),
       };
       setAnswer(await simulate(projectId, '(default)', request));
     });
@@ -73,12 +98,13 @@ export function Playground({ source }: { source: string }) {
         <label>
           Path <input aria-label="Path" value={path} onChange={(event) => setPath(event.target.value)} placeholder={method === 'list' ? 'notes' : 'notes/n1'} />
         </label>
-        {method === 'list' && (
-          <label>
-            Limit <input aria-label="Query limit" type="number" min={1} value={limit} onChange={(event) => setLimit(event.target.value)} />
-          </label>
-        )}
       </div>
+      {method === 'list' && (
+        <label className="console-block">
+          Query constraints (JSON: where [field, op, value], orderBy [field, asc|desc], limit)
+          <textarea aria-label="Query constraints" rows={2} spellCheck={false} value={constraints} onChange={(event) => setConstraints(event.target.value)} />
+        </label>
+      )}
       <fieldset className="console-row">
         <legend>Caller</legend>
         <label>
@@ -129,6 +155,7 @@ export function Playground({ source }: { source: string }) {
           ) : (
             !answer.allowed && <p>No rule allows this request.</p>
           )}
+          {answer.reason && !answer.allowed && <p>Why: {answer.reason}</p>}
           {answer.error && <p>Evaluation error: {answer.error}</p>}
           {(answer.issues ?? []).map((issue, index) => (
             <p key={index}>

@@ -43,6 +43,8 @@ export interface SimulateRequest {
 
 export interface SimulateAnswer {
   allowed: boolean;
+  /** Hearth's one-line account of the decision (e.g. why a condition failed). */
+  reason?: string;
   decidedBy?: { line: number; column: number; match: string; condition: string };
   issues?: RulesIssue[];
   error?: string;
