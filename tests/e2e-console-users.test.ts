@@ -111,6 +111,18 @@ test('custom claims are validated before saving and reach the account', stepTime
   assert.deepEqual(JSON.parse(looked.body.users[0].customAttributes), { role: 'editor' });
 });
 
+test('a text-message second factor is listed and removed', stepTimeout, async () => {
+  const uid = (await page.locator('.console-facts dd code').first().innerText()).trim();
+  const enrolled = await adminPost(server!, '/accounts:update', { localId: uid, mfa: { enrollments: [{ phoneInfo: '+15555550101', displayName: 'work phone' }, { phoneInfo: '+15555550102', displayName: 'home phone' }] } });
+  assert.equal(enrolled.status, 200, JSON.stringify(enrolled.body));
+  await page.reload();
+  await page.getByText('Text message to +15555550101 “work phone”').waitFor();
+  await page.getByRole('button', { name: 'Remove second factor work phone' }).click();
+  await page.getByRole('status').filter({ hasText: 'Second factor removed.' }).waitFor();
+  const looked = await adminPost(server!, '/accounts:lookup', { localId: [uid] });
+  assert.deepEqual(looked.body.users[0].mfaInfo.map((factor: { phoneInfo: string }) => factor.phoneInfo), ['+15555550102']);
+});
+
 test('the console works at 390 px wide', stepTimeout, async () => {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.getByRole('link', { name: '← All users' }).click();

@@ -81,16 +81,27 @@ function UserDetails({ user, reload }: { user: Account; reload: () => void }) {
         <Empty>None enrolled.</Empty>
       ) : (
         <ul>
-          {(user.mfaInfo ?? []).map((factor) => (
+          {(user.mfaInfo ?? []).map((factor) => {
+            const others = (user.mfaInfo ?? []).filter((other) => other.mfaEnrollmentId !== factor.mfaEnrollmentId);
+            // The admin API sets the whole list and can only name text-message factors: removing one
+            // while an authenticator app stays would drop the app too.
+            const keepsApp = others.some((other) => !other.phoneInfo);
+            return (
             <li key={factor.mfaEnrollmentId}>
               {factor.phoneInfo ? `Text message to ${factor.phoneInfo}` : factor.totpInfo ? 'Authenticator app' : 'Second factor'}
               {factor.displayName ? ` “${factor.displayName}”` : ''}, enrolled {factor.enrolledAt ? new Date(factor.enrolledAt).toLocaleString() : '—'}{' '}
               <button
                 type="button"
-                disabled={action.busy}
+                aria-label={`Remove second factor ${factor.displayName ?? factor.phoneInfo ?? factor.mfaEnrollmentId}`}
+                disabled={action.busy || keepsApp}
+                title={keepsApp ? 'Remove the authenticator app first: the admin API cannot keep it while changing the list.' : undefined}
                 onClick={() =>
                   void act(
-                    () => updateAccount(projectId, { localId: user.localId, mfa: { enrollments: (user.mfaInfo ?? []).filter((other) => other.mfaEnrollmentId !== factor.mfaEnrollmentId) } }),
+                    () =>
+                      updateAccount(projectId, {
+                        localId: user.localId,
+                        mfa: { enrollments: others.map((other) => ({ mfaEnrollmentId: other.mfaEnrollmentId, phoneInfo: other.phoneInfo, ...(other.displayName ? { displayName: other.displayName } : {}), ...(other.enrolledAt ? { enrolledAt: other.enrolledAt } : {}) })) },
+                      }),
                     'Second factor removed.',
                   )
                 }
@@ -98,7 +109,8 @@ function UserDetails({ user, reload }: { user: Account; reload: () => void }) {
                 Remove
               </button>
             </li>
-          ))}
+            );
+          })}
         </ul>
       )}
 
@@ -176,9 +188,17 @@ export function claimsProblem(text: string): string | null {
   return null;
 }
 
+function prettyJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text) as unknown, null, 2);
+  } catch {
+    return text;
+  }
+}
+
 function ClaimsEditor({ user, onSaved }: { user: Account; onSaved: () => void }) {
   const { projectId } = useConsole();
-  const initial = user.customAttributes ? JSON.stringify(JSON.parse(user.customAttributes) as unknown, null, 2) : '';
+  const initial = user.customAttributes ? prettyJson(user.customAttributes) : '';
   const [text, setText] = useState(initial);
   useEffect(() => setText(initial), [initial]);
   const problem = claimsProblem(text);
