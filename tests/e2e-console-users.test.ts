@@ -130,6 +130,16 @@ test('the console works at 390 px wide', stepTimeout, async () => {
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   await keepScreenshot(page, 'users-390px');
   assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px at 390px`);
+  for (const [section, heading] of [['Data', 'Data'], ['Rules', 'Rules'], ['Sign-in', 'Sign-in settings'], ['Outbox', 'Outbox'], ['Metrics', 'Metrics'], ['Audit log', 'Audit log']] as const) {
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: section }).click();
+    await page.getByRole('heading', { name: heading, exact: true }).waitFor();
+    await page.locator('.console-loading').first().waitFor({ state: 'detached' });
+    const sideways = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(sideways <= 0, `${section} scrolls sideways by ${sideways}px at 390px`);
+  }
+  await keepScreenshot(page, 'audit-390px');
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Users' }).click();
+  await page.getByTestId('users-table').waitFor();
   await page.setViewportSize({ width: 1440, height: 900 });
   await keepScreenshot(page, 'users-1440px');
 });
