@@ -34,7 +34,7 @@ async function inParallel(count: number, width: number, job: (index: number) => 
 async function timed(page: Page, url: string, ready: string): Promise<number> {
   const started = performance.now();
   await page.goto(url);
-  await page.locator(ready).first().waitFor({ timeout: 60_000 });
+  await page.locator(ready).first().waitFor();
   return performance.now() - started;
 }
 
@@ -70,10 +70,14 @@ export async function runConsoleBench(): Promise<void> {
     const seedSeconds = (performance.now() - seedStart) / 1000;
 
     const page = await (await browser.newContext()).newPage();
+    page.setDefaultTimeout(120_000);
+    page.setDefaultNavigationTimeout(120_000);
+    const signInStart = performance.now();
     await page.goto(`${url}/console`);
     await page.getByRole('textbox', { name: 'Admin key' }).fill(hearth.adminKey);
+    progress(`console sign-in screen after ${((performance.now() - signInStart) / 1000).toFixed(1)} s`);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByTestId('console-operator').waitFor({ timeout: 60_000 });
+    await page.getByTestId('console-operator').waitFor();
 
     const pages: { name: string; path: string; ready: string }[] = [
       { name: 'web app home (baseline)', path: '/', ready: 'main' },

@@ -71,6 +71,9 @@ test('a user of the web app writes a note; the operator opens it in the console'
   await signInWithAdminKey(operator, server!.url, server!.adminKey);
   await operator.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Data' }).click();
   await operator.getByTestId('collections').getByRole('link', { name: 'users' }).click();
+  // users/{uid} holds only the notes subcollection: listed once asked for.
+  await operator.getByText('No documents here yet.').waitFor();
+  await operator.getByLabel('Include documents that only hold subcollections').check();
   await operator.getByTestId('documents').getByRole('link', { name: userId }).click();
   await operator.getByTestId('collections').getByRole('link', { name: 'notes' }).click();
   await operator.getByTestId('documents').getByRole('link').first().click();

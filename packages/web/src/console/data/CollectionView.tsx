@@ -14,8 +14,11 @@ export function CollectionView({ databaseId, path }: { databaseId: string; path:
   const { projectId } = useConsole();
   // Page tokens seen so far, so Previous goes back without the server keeping anything.
   const [tokens, setTokens] = useState<(string | undefined)[]>([undefined]);
+  const [showMissing, setShowMissing] = useState(false);
   const token = tokens[tokens.length - 1];
-  const page = useLoad(() => listDocuments(projectId, databaseId, path, pageSize, token), `${projectId}|${databaseId}|${path}|${token ?? ''}`);
+  const page = useLoad(() => listDocuments(projectId, databaseId, path, pageSize, token, showMissing), `${projectId}|${databaseId}|${path}|${token ?? ''}|${showMissing}`);
+  const navigate = useNavigate();
+  const [openId, setOpenId] = useState('');
   const [tab, setTab] = useState<'documents' | 'query' | 'live'>('documents');
   return (
     <div>
@@ -31,6 +34,17 @@ export function CollectionView({ databaseId, path }: { databaseId: string; path:
       </div>
       {tab === 'documents' && (
         <>
+          <div className="console-row">
+            <label>
+              <input type="checkbox" checked={showMissing} onChange={(event) => { setShowMissing(event.target.checked); setTokens([undefined]); }} /> Include documents that only hold subcollections (slower on big collections)
+            </label>
+          </div>
+          <form className="console-row" onSubmit={(event) => { event.preventDefault(); const id = openId.trim(); if (id && !id.includes('/')) void navigate(dataLink(databaseId, `${path}/${id}`)); }}>
+            <input aria-label="Document ID to open" placeholder="document id" value={openId} onChange={(event) => setOpenId(event.target.value)} />
+            <button type="submit" disabled={!openId.trim() || openId.includes('/')}>
+              Open document
+            </button>
+          </form>
           {page.loading && <Loading what="documents" />}
           <ErrorNote error={page.error} />
           {page.data && !page.loading && ((page.data.documents ?? []).length === 0 ? <Empty>No documents here yet. Add one below.</Empty> : <DocumentList databaseId={databaseId} documents={page.data.documents ?? []} />)}

@@ -41,9 +41,12 @@ export async function listCollectionIds(projectId: string, databaseId: string, d
   return ids;
 }
 
-export function listDocuments(projectId: string, databaseId: string, collectionPath: string, pageSize: number, pageToken: string | undefined): Promise<{ documents?: RestDocument[]; nextPageToken?: string }> {
-  // showMissing: a document that only holds subcollections is still a step on the way to them.
-  const query = new URLSearchParams({ pageSize: String(pageSize), showMissing: 'true', ...(pageToken ? { pageToken } : {}) });
+/**
+ * A page of a collection's documents. showMissing adds the documents that only hold subcollections
+ * (steps on the way to them), but costs a scan of the whole collection: asked for, not by default.
+ */
+export function listDocuments(projectId: string, databaseId: string, collectionPath: string, pageSize: number, pageToken: string | undefined, showMissing: boolean): Promise<{ documents?: RestDocument[]; nextPageToken?: string }> {
+  const query = new URLSearchParams({ pageSize: String(pageSize), ...(showMissing ? { showMissing: 'true' } : {}), ...(pageToken ? { pageToken } : {}) });
   return consoleRequest(`${documentsPath(projectId, databaseId)}/${encodePath(collectionPath)}?${query}`);
 }
 

@@ -3,7 +3,7 @@ import { Link, useNavigate, useSearchParams } from 'react-router';
 import { download } from '../api';
 import { useConsole } from '../ConsoleApp';
 import { Empty, ErrorNote, Loading, formatTime, useAction, useLoad } from '../ui';
-import { createAccount, exportAccounts, importAccounts, providerName, providersOf, queryAccounts, type SearchField } from './accounts';
+import { countAccounts, createAccount, exportAccounts, importAccounts, providerName, providersOf, queryAccounts, type SearchField } from './accounts';
 
 const pageSize = 25;
 const fieldLabels: Record<SearchField, string> = { email: 'Email', phoneNumber: 'Phone', userId: 'User ID', provider: 'Provider' };
@@ -17,6 +17,8 @@ export function UsersPage() {
   const [draftField, setDraftField] = useState<SearchField>(field);
   const [draftTerm, setDraftTerm] = useState(term);
   const page = useLoad(() => queryAccounts(projectId, field, term, offset, pageSize), `${projectId}|${field}|${term}|${offset}`);
+  // The count takes a scan of every account, so it arrives after the page, not before it.
+  const count = useLoad(() => countAccounts(projectId), projectId);
 
   function search(event: FormEvent) {
     event.preventDefault();
@@ -88,7 +90,7 @@ export function UsersPage() {
               </button>
               <span>
                 {offset + 1}–{offset + page.data.users.length}
-                {field !== 'provider' || !term ? ` of ${page.data.total}` : ''}
+                {term && field !== 'provider' ? ` of ${page.data.total}` : !term && count.data !== undefined ? ` of ${count.data}` : ''}
               </span>
               <button type="button" disabled={page.data.nextOffset === undefined} onClick={() => page.data?.nextOffset !== undefined && goTo(page.data.nextOffset)}>
                 Next
@@ -97,8 +99,8 @@ export function UsersPage() {
           </>
         )
       )}
-      <CreateUser onCreated={page.reload} />
-      <ImportExport onImported={page.reload} />
+      <CreateUser onCreated={() => { page.reload(); count.reload(); }} />
+      <ImportExport onImported={() => { page.reload(); count.reload(); }} />
     </section>
   );
 }

@@ -55,7 +55,7 @@ export interface AccountPage {
 }
 
 /**
- * One page of accounts, newest first, optionally narrowed to one exact email, phone number or uid
+ * One page of accounts (by user id), optionally narrowed to one exact email, phone number or uid
  * (accounts:query). Provider has no server-side filter: pages are read until enough match.
  */
 export async function queryAccounts(projectId: string, field: SearchField, value: string, offset: number, limit: number): Promise<AccountPage & { nextOffset?: number }> {
@@ -77,13 +77,42 @@ export async function queryAccounts(projectId: string, field: SearchField, value
       scan += batch;
     }
   }
-  const expression = term ? [{ [field]: term }] : undefined;
+  if (!term) return listAccounts(projectId, offset, limit);
+  const expression = [{ [field]: term }];
   const page = await consoleRequest<{ recordsCount: string; userInfo?: Account[] }>(identityPath(projectId, 'accounts:query'), {
-    body: { returnUserInfo: true, limit, offset, sortBy: 'CREATED_AT', order: 'DESC', ...(expression ? { expression } : {}) },
+    body: { returnUserInfo: true, limit, offset, expression },
   });
   const users = page.userInfo ?? [];
   const total = Number(page.recordsCount);
   return { users, total, ...(offset + users.length < total && users.length === limit ? { nextOffset: offset + limit } : {}) };
+}
+
+/**
+ * The plain list, by user id, through accounts:batchGet: it seeks straight to the page (1 ms at 100k
+ * accounts) where accounts:query counts and sorts every account first (about a second). Pages past
+ * the first are reached with the tokens seen on the way, kept by offset.
+ */
+const pageTokens = new Map<string, string>();
+
+async function listAccounts(projectId: string, offset: number, limit: number): Promise<AccountPage & { nextOffset?: number }> {
+  const token = offset === 0 ? undefined : pageTokens.get(`${projectId}|${limit}|${offset}`);
+  if (offset > 0 && token === undefined) {
+    // Arrived by a link to a later page: the query API can skip there by offset.
+    const page = await consoleRequest<{ recordsCount: string; userInfo?: Account[] }>(identityPath(projectId, 'accounts:query'), { body: { returnUserInfo: true, limit, offset, sortBy: 'USER_ID', order: 'ASC' } });
+    const users = page.userInfo ?? [];
+    return { users, total: Number(page.recordsCount), ...(users.length === limit ? { nextOffset: offset + limit } : {}) };
+  }
+  const query = new URLSearchParams({ maxResults: String(limit), ...(token ? { nextPageToken: token } : {}) });
+  const page = await consoleRequest<{ users?: Account[]; nextPageToken?: string }>(`${identityPath(projectId, 'accounts:batchGet')}?${query}`);
+  const users = page.users ?? [];
+  if (page.nextPageToken) pageTokens.set(`${projectId}|${limit}|${offset + limit}`, page.nextPageToken);
+  return { users, total: -1, ...(page.nextPageToken && users.length === limit ? { nextOffset: offset + limit } : {}) };
+}
+
+/** How many accounts the project has (accounts:query counts them all, so it is asked apart from the page). */
+export async function countAccounts(projectId: string): Promise<number> {
+  const answer = await consoleRequest<{ recordsCount: string }>(identityPath(projectId, 'accounts:query'), { body: { returnUserInfo: false } });
+  return Number(answer.recordsCount);
 }
 
 export async function lookupAccount(projectId: string, uid: string): Promise<Account | null> {
