@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { registerAdminRoutes } from './auth/api/admin-routes.js';
@@ -68,16 +68,9 @@ import { registerRulesRoutes } from './firestore/api/rules-routes.js';
 import { FirestoreGuard } from './firestore/security/guard.js';
 import { followRulesFile, releaseRulesFile } from './firestore/security/rules-file.js';
 import { firestoreRelease, RulesRegistry } from './firestore/security/rules-registry.js';
-import { markConsoleRequests } from './console/console-access.js';
-import { matchesSecret } from './console/console-gate.js';
-import { operatorOfIdToken } from './console/operator-accounts.js';
-import { defaultOperatorSessionOptions, OperatorSessions } from './console/operator-sessions.js';
-import { registerSessionRoutes } from './console/session-routes.js';
-import { auditConsoleChanges, registerAuditRoutes } from './console/audit.js';
-import { MetricsSampler } from './console/metrics-sampler.js';
-import { registerMetricsRoutes } from './console/metrics-routes.js';
+import { setUpConsole } from './console/console-setup.js';
 import { registerConsoleRulesRoutes } from './console/rules-routes.js';
-import { countRequests, countStoreBytes, firestoreMetrics } from './http/metrics.js';
+import { firestoreMetrics } from './http/metrics.js';
 
 const hour = 3600_000;
 /** How long close() lets requests in flight finish before it ends their connections. */
@@ -199,23 +192,18 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   let ownOrigins: string[] = [];
   const app = await createHttpApp(logger, { isAdminCredential: (authorization) => callers.isAdminAuthorization(authorization), ownOrigins: () => ownOrigins });
   app.get('/healthz', async () => ({ status: 'ok' }));
-  countRequests(app);
-  const operatorSessions = new OperatorSessions({ ...defaultOperatorSessionOptions, clock: options.clock ?? Date.now });
-  markConsoleRequests(app, operatorSessions);
-  registerSessionRoutes(app, {
-    sessions: operatorSessions,
-    isAdminKey: (presented) => matchesSecret(presented, adminKey),
-    operatorOfIdToken: (idToken) =>
-      operatorOfIdToken({ projectId: options.defaultProjectId, verifyIdToken: (projectId, token) => deps.tokens.verifyIdToken(projectId, token), getUser: (projectId, localId) => deps.users.get(projectId, localId) }, idToken),
-    failures: new FailureThrottle({ maxFailures: 10, windowMs: 15 * 60_000 }),
-    secure: () => publicUrl.startsWith('https:'),
+  const isOwnerCredential = (request: FastifyRequest) => callers.isOwner(request);
+  const consoleServer = setUpConsole(app, {
+    adminKey,
+    accounts: { projectId: options.defaultProjectId, verifyIdToken: (projectId, token) => deps.tokens.verifyIdToken(projectId, token), getUser: (projectId, localId) => deps.users.get(projectId, localId) },
+    isOwnerCredential,
+    auditLog: sqlite.auditLog(),
+    logger,
+    clock: options.clock ?? Date.now,
+    publicUrl: () => publicUrl,
+    dataDir: options.dataDir,
+    metricsIntervalMs: options.metricsIntervalMs ?? 5000,
   });
-  const audit = { log: sqlite.auditLog(), logger, isOwnerCredential: (request: FastifyRequest) => callers.isOwner(request), clock: options.clock ?? Date.now };
-  auditConsoleChanges(app, audit);
-  registerAuditRoutes(app, audit);
-  const sampler = new MetricsSampler(options.metricsIntervalMs ?? 5000);
-  registerMetricsRoutes(app, { sampler, isOwnerCredential: audit.isOwnerCredential });
-  const uncountStore = countStoreBytes(() => storeBytes(options.dataDir));
   const customTokens = new CustomTokenSignIn(deps, sessions, new CustomTokenVerifier(serviceAccounts, { acceptUnsigned: options.dev }));
   registerServiceAccountRoutes(app, { accounts: serviceAccounts, callers, publicUrl: () => publicUrl, listeningUrl: () => hearth.url });
   registerIdentityRoutes(app, { sessions, accounts, actions, projects, callers, customTokens, sessionCookieKeys, humanCheck });
@@ -259,7 +247,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     dev: options.dev,
     guard,
   });
-  registerConsoleRulesRoutes(app, { registry: rulesRegistry, database, guard, dev: options.dev, isOwnerCredential: audit.isOwnerCredential });
+  registerConsoleRulesRoutes(app, { registry: rulesRegistry, database, guard, dev: options.dev, isOwnerCredential });
   await registerRulesRoutes(app, { registry: rulesRegistry, isAdmin: (authorization, projectId) => callers.isAdminOf(authorization, projectId), dev: options.dev });
   await registerFirestoreRestRoutes(app, database, firestoreAccess);
   const firestoreStreams = new FirestoreStreams(database, firestoreAccess);
@@ -301,8 +289,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       clearInterval(rotation);
       clearInterval(sweep);
       clearInterval(pruning);
-      sampler.close();
-      uncountStore();
+      consoleServer.close();
       stopCountingCommits();
       pruningStopped = true;
       stopFollowingRules();
@@ -378,19 +365,6 @@ async function offerDemoIdp(projects: ProjectDirectory, demo: DemoIdp): Promise<
     authorizationParameters: { prompt: 'login' },
   };
   await projects.save(projects.defaultProjectId, { ...config, idps: { ...config.idps, [provider.providerId]: provider } });
-}
-
-/** The SQLite file and its write-ahead log, for the store-size gauge. */
-function storeBytes(dataDir: string): number {
-  let total = 0;
-  for (const name of ['hearth.sqlite', 'hearth.sqlite-wal']) {
-    try {
-      total += statSync(join(dataDir, name)).size;
-    } catch {
-      // not there (yet, or any more)
-    }
-  }
-  return total;
 }
 
 /** Shorter keys can be guessed; an empty one (a torn write) would match an empty credential. */

@@ -29,7 +29,7 @@ const readOnlyVerbs = new Set([
   'rules:simulate',
 ]);
 
-/** WebChannel's Listen/Write: the console's live view listens; its changes go through REST. */
+/** WebChannel's Listen/Write: audited only for the writes of a Write session the console opened (webchannel.ts marks them). */
 const channelPath = /^\/google\.firestore\.v1\.Firestore\//;
 
 export interface AuditDeps {
@@ -46,10 +46,11 @@ export interface AuditDeps {
  */
 export function auditConsoleChanges(app: FastifyInstance, deps: AuditDeps): void {
   app.addHook('onResponse', async (request, reply) => {
-    const operator = request.consoleOperator || (isSessionChange(request, reply) ? request.consoleSessionOperator : '');
+    const channelWrite = request.consoleChannelWrite;
+    const operator = channelWrite?.operator || request.consoleOperator || (isSessionChange(request, reply) ? request.consoleSessionOperator : '');
     if (!operator || !changingMethods.has(request.method)) return;
     const path = (request.url.split('?')[0] ?? '').slice(0, 1000);
-    if (channelPath.test(path) || readOnlyVerbs.has(verbOf(path))) return;
+    if (!channelWrite && (channelPath.test(path) || readOnlyVerbs.has(verbOf(path)))) return;
     try {
       await deps.log.append({
         at: deps.clock(),
@@ -59,7 +60,7 @@ export function auditConsoleChanges(app: FastifyInstance, deps: AuditDeps): void
         method: request.method,
         path,
         status: reply.statusCode,
-        summary: auditSummary(`${request.method} ${path}`, request.body),
+        summary: auditSummary(`${request.method} ${path}`, channelWrite ? { messages: channelWrite.messages } : request.body),
       });
     } catch (err) {
       // The change is already made and answered; a lost audit entry must at least be loud.

@@ -16,6 +16,8 @@ declare module 'fastify' {
      * console's own session routes look at. Never the administrator by itself.
      */
     consoleSessionOperator: string;
+    /** A WebChannel Write request of a session the console opened, carrying writes: for the audit log. */
+    consoleChannelWrite: { operator: string; messages: unknown[] } | null;
   }
 }
 
@@ -31,6 +33,7 @@ export const consoleHeader = 'x-hearth-console';
 export function markConsoleRequests(app: FastifyInstance, sessions: OperatorSessions): void {
   app.decorateRequest('consoleOperator', '');
   app.decorateRequest('consoleSessionOperator', '');
+  app.decorateRequest('consoleChannelWrite', null);
   app.addHook('onRequest', async (request) => {
     if (request.fromForeignPage) return;
     const token = consoleTokenOf(request);
@@ -54,5 +57,5 @@ export function consoleTokenOf(request: Pick<FastifyRequest, 'headers'>): string
  * origin (`Sec-Fetch-Site: same-origin`), since the SDK cannot send the console's header.
  */
 export function isConsoleChannel(request: FastifyRequest, authorization: string | undefined): boolean {
-  return request.consoleSessionOperator !== '' && authorization === undefined && request.headers['sec-fetch-site'] === 'same-origin';
+  return Boolean(request.consoleSessionOperator) && authorization === undefined && request.headers['sec-fetch-site'] === 'same-origin';
 }

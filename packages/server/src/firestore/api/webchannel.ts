@@ -112,6 +112,8 @@ export async function registerWebChannelRoutes(app: FastifyInstance, streams: St
   sweeper.unref();
 
   const uncount = countWebChannelSessions(() => sessions.size);
+  /** Write sessions the console's session opened: their writes go to the audit log (console/audit.ts). */
+  const consoleWriters = new WeakMap<ChannelSession, string>();
   const server: WebChannelServer = {
     get sessionCount() {
       return sessions.size;
@@ -158,8 +160,9 @@ export async function registerWebChannelRoutes(app: FastifyInstance, streams: St
     if (request.fromForeignPage && options.isAdminCredential?.(authorization)) throw foreignAdminRefusal(request.url);
     let caller: FirestoreCaller | undefined;
     let authFailure: ApiError | undefined;
+    const viaConsole = isConsoleChannel(request, authorization);
     try {
-      caller = await access.callerOf(authorization, db.projectId, isConsoleChannel(request, authorization));
+      caller = await access.callerOf(authorization, db.projectId, viaConsole);
     } catch (error) {
       authFailure = toApiError(error);
     }
@@ -180,6 +183,10 @@ export async function registerWebChannelRoutes(app: FastifyInstance, streams: St
         session.fail(toApiError(error));
       }
     }
+    if (viaConsole && kind === 'Write') {
+      consoleWriters.set(session, request.consoleSessionOperator);
+      noteConsoleWrites(request, request.consoleSessionOperator, maps);
+    }
     session.deliver(ofs, maps);
     // Like the emulator, everything the stream answers goes on the back channel.
     return reply.type(textPlain).send(frame(JSON.stringify([[0, ['c', session.id, '', 8, 12, keepaliveMs]]])));
@@ -187,6 +194,8 @@ export async function registerWebChannelRoutes(app: FastifyInstance, streams: St
 
   const forward = (session: ChannelSession, query: Query, request: FastifyRequest, reply: FastifyReply) => {
     const { ofs, maps } = mapsOf(formOf(request.body), parseJson);
+    const operator = consoleWriters.get(session);
+    if (operator) noteConsoleWrites(request, operator, maps);
     session.ack(intOf(param(query, 'AID')));
     session.deliver(ofs, maps);
     return reply.type(textPlain).send(session.forwardAnswer());
@@ -240,6 +249,12 @@ export async function registerWebChannelRoutes(app: FastifyInstance, streams: St
     }
   });
   return server;
+}
+
+/** Marks a console Write session's request for the audit log when it carries writes (not the handshake's `{database}` alone). */
+function noteConsoleWrites(request: FastifyRequest, operator: string, maps: unknown[]): void {
+  const carriesWrites = maps.some((map) => typeof map === 'object' && map !== null && Array.isArray((map as { writes?: unknown }).writes) && (map as { writes: unknown[] }).writes.length > 0);
+  if (carriesWrites) request.consoleChannelWrite = { operator, messages: maps };
 }
 
 function param(query: Query, name: string): string | undefined {

@@ -1,0 +1,76 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { FailureThrottle } from '../auth/core/throttle.js';
+import { countRequests, countStoreBytes } from '../http/metrics.js';
+import type { AuditLog } from '../storage/audit-log.js';
+import { auditConsoleChanges, registerAuditRoutes } from './audit.js';
+import { markConsoleRequests } from './console-access.js';
+import { matchesSecret } from './console-gate.js';
+import { registerMetricsRoutes } from './metrics-routes.js';
+import { MetricsSampler } from './metrics-sampler.js';
+import { operatorOfIdToken, type OperatorAccountDeps } from './operator-accounts.js';
+import { defaultOperatorSessionOptions, OperatorSessions } from './operator-sessions.js';
+import { registerSessionRoutes } from './session-routes.js';
+
+export interface ConsoleSetup {
+  adminKey: string;
+  /** Operator accounts: the default project's, verified and read back as stored. */
+  accounts: OperatorAccountDeps;
+  /** The admin key (or the console session) on a request: the console's routes take it from scripts. */
+  isOwnerCredential(request: FastifyRequest): boolean;
+  auditLog: AuditLog;
+  logger: Logger;
+  clock: () => number;
+  publicUrl: () => string;
+  dataDir: string;
+  metricsIntervalMs: number;
+}
+
+export interface ConsoleServer {
+  close(): void;
+}
+
+/**
+ * The console's server side on the HTTP app, registered right after it is made so the marking and
+ * counting hooks run before every route: request counting, the session mark, session routes,
+ * the audit hook and routes, metrics. (The rules routes need the document database: rules-routes.ts.)
+ */
+export function setUpConsole(app: FastifyInstance, setup: ConsoleSetup): ConsoleServer {
+  countRequests(app);
+  const sessions = new OperatorSessions({ ...defaultOperatorSessionOptions, clock: setup.clock });
+  markConsoleRequests(app, sessions);
+  registerSessionRoutes(app, {
+    sessions,
+    isAdminKey: (presented) => matchesSecret(presented, setup.adminKey),
+    operatorOfIdToken: (idToken) => operatorOfIdToken(setup.accounts, idToken),
+    failures: new FailureThrottle({ maxFailures: 10, windowMs: 15 * 60_000 }),
+    secure: () => setup.publicUrl().startsWith('https:'),
+  });
+  const audit = { log: setup.auditLog, logger: setup.logger, isOwnerCredential: setup.isOwnerCredential, clock: setup.clock };
+  auditConsoleChanges(app, audit);
+  registerAuditRoutes(app, audit);
+  const sampler = new MetricsSampler(setup.metricsIntervalMs);
+  registerMetricsRoutes(app, { sampler, isOwnerCredential: setup.isOwnerCredential });
+  const uncountStore = countStoreBytes(() => storeBytes(setup.dataDir));
+  return {
+    close() {
+      sampler.close();
+      uncountStore();
+    },
+  };
+}
+
+/** The SQLite file and its write-ahead log, for the store-size gauge. */
+function storeBytes(dataDir: string): number {
+  let total = 0;
+  for (const name of ['hearth.sqlite', 'hearth.sqlite-wal']) {
+    try {
+      total += statSync(join(dataDir, name)).size;
+    } catch {
+      // not there (yet, or any more)
+    }
+  }
+  return total;
+}
