@@ -17,8 +17,9 @@ export function UsersPage() {
   const [draftField, setDraftField] = useState<SearchField>(field);
   const [draftTerm, setDraftTerm] = useState(term);
   const page = useLoad(() => queryAccounts(projectId, field, term, offset, pageSize), `${projectId}|${field}|${term}|${offset}`);
-  // The count takes a scan of every account, so it arrives after the page, not before it.
-  const count = useLoad(() => countAccounts(projectId), projectId);
+  // The count scans every account and holds the server meanwhile, so it is asked once the page is in.
+  const pageIn = page.data !== undefined;
+  const count = useLoad(() => (pageIn ? countAccounts(projectId) : new Promise<number>(() => undefined)), `${projectId}|${pageIn}`);
 
   function search(event: FormEvent) {
     event.preventDefault();

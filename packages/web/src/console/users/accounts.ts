@@ -78,13 +78,11 @@ export async function queryAccounts(projectId: string, field: SearchField, value
     }
   }
   if (!term) return listAccounts(projectId, offset, limit);
-  const expression = [{ [field]: term }];
-  const page = await consoleRequest<{ recordsCount: string; userInfo?: Account[] }>(identityPath(projectId, 'accounts:query'), {
-    body: { returnUserInfo: true, limit, offset, expression },
-  });
-  const users = page.userInfo ?? [];
-  const total = Number(page.recordsCount);
-  return { users, total, ...(offset + users.length < total && users.length === limit ? { nextOffset: offset + limit } : {}) };
+  // An exact email, phone or uid is at most one account: accounts:lookup finds it by index.
+  const lookupField = field === 'email' ? 'email' : field === 'phoneNumber' ? 'phoneNumber' : 'localId';
+  const answer = await consoleRequest<{ users?: Account[] }>(identityPath(projectId, 'accounts:lookup'), { body: { [lookupField]: [term] } });
+  const users = answer.users ?? [];
+  return { users, total: users.length };
 }
 
 /**
