@@ -1,6 +1,6 @@
 import type { Auth } from 'firebase/auth';
 import { signOut } from 'firebase/auth';
-import { useState } from 'react';
+import { lazy, Suspense, useState } from 'react';
 import { BrowserRouter, Link, NavLink, Route, Routes, useNavigate } from 'react-router';
 import { ActionPage } from './action/ActionPage';
 import { AuthProvider, useAuthState } from './auth-context';
@@ -18,6 +18,9 @@ import { PhoneSignIn } from './pages/PhoneSignIn';
 import { SecondFactor } from './second-factor/SecondFactor';
 import { secondFactorPath } from './second-factor/resolver';
 
+// The operator console is its own bundle: end users never download it.
+const Console = lazy(() => import('./console/ConsoleApp'));
+
 export interface AppProps {
   auth: Auth;
   providers: readonly ProviderInfo[];
@@ -29,10 +32,27 @@ export function App({ auth, providers, redirect }: AppProps) {
     <AuthProvider auth={auth} providers={providers} redirect={redirect}>
       {/* Plain (non-transition) navigation, so leaving a page and signing out land in one predictable order. */}
       <BrowserRouter useTransitions={false}>
-        <Header />
-        <main>
-          <Pages />
-        </main>
+        <Routes>
+          <Route
+            path="/console/*"
+            element={
+              <Suspense fallback={<p className="loading">Loading the console…</p>}>
+                <Console />
+              </Suspense>
+            }
+          />
+          <Route
+            path="*"
+            element={
+              <>
+                <Header />
+                <main>
+                  <Pages />
+                </main>
+              </>
+            }
+          />
+        </Routes>
       </BrowserRouter>
     </AuthProvider>
   );

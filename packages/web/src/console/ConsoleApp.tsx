@@ -1,0 +1,172 @@
+import { createContext, useCallback, useContext, useEffect, useState } from 'react';
+import { NavLink, Route, Routes } from 'react-router';
+import { currentSession, endSession, onSignedOut, type ConsoleSession } from './api';
+import { consoleFirebase, type ConsoleFirebase } from './console-firebase';
+import { SignInScreen } from './SignInScreen';
+import { ErrorNote, Loading } from './ui';
+import { UsersPage } from './users/UsersPage';
+import { UserPage } from './users/UserPage';
+import { DataPage } from './data/DataPage';
+import { RulesPage } from './rules/RulesPage';
+import { SettingsPage } from './settings/SettingsPage';
+import { OutboxPage } from './settings/OutboxPage';
+import { MetricsPage } from './metrics/MetricsPage';
+import { AuditPage } from './metrics/AuditPage';
+import './console.css';
+
+export interface ConsoleContextValue {
+  firebase: ConsoleFirebase;
+  session: ConsoleSession;
+  /** The project the admin calls address (the server's default until the operator picks another). */
+  projectId: string;
+  setProjectId: (projectId: string) => void;
+}
+
+const ConsoleContext = createContext<ConsoleContextValue | null>(null);
+
+export function useConsole(): ConsoleContextValue {
+  const value = useContext(ConsoleContext);
+  if (!value) throw new Error('useConsole outside the console');
+  return value;
+}
+
+type Gate = { kind: 'loading' } | { kind: 'failed'; error: unknown } | { kind: 'signedOut'; firebase: ConsoleFirebase; expired: boolean } | { kind: 'signedIn'; firebase: ConsoleFirebase; session: ConsoleSession };
+
+export default function ConsoleApp() {
+  const [gate, setGate] = useState<Gate>({ kind: 'loading' });
+  const [attempt, setAttempt] = useState(0);
+
+  useEffect(() => {
+    let current = true;
+    Promise.all([consoleFirebase(), currentSession()]).then(
+      ([firebase, session]) => current && setGate(session ? { kind: 'signedIn', firebase, session } : { kind: 'signedOut', firebase, expired: false }),
+      (error: unknown) => current && setGate({ kind: 'failed', error }),
+    );
+    return () => {
+      current = false;
+    };
+  }, [attempt]);
+
+  // A request that finds the session gone (or the clock passing its end) brings back the sign-in screen.
+  useEffect(
+    () =>
+      onSignedOut(() =>
+        setGate((previous) => (previous.kind === 'signedIn' ? { kind: 'signedOut', firebase: previous.firebase, expired: true } : previous)),
+      ),
+    [],
+  );
+  const expiresAt = gate.kind === 'signedIn' ? gate.session.expiresAt : undefined;
+  useEffect(() => {
+    if (expiresAt === undefined) return;
+    const timer = setTimeout(
+      () => setGate((previous) => (previous.kind === 'signedIn' ? { kind: 'signedOut', firebase: previous.firebase, expired: true } : previous)),
+      Math.max(0, Math.min(expiresAt - Date.now(), 2 ** 31 - 1)),
+    );
+    return () => clearTimeout(timer);
+  }, [expiresAt]);
+
+  if (gate.kind === 'loading') return <div className="console"><Loading what="the console" /></div>;
+  if (gate.kind === 'failed')
+    return (
+      <div className="console console-center">
+        <ErrorNote error={gate.error} />
+        <button type="button" onClick={() => setAttempt((n) => n + 1)}>
+          Try again
+        </button>
+      </div>
+    );
+  if (gate.kind === 'signedOut')
+    return (
+      <div className="console console-center">
+        <SignInScreen firebase={gate.firebase} expired={gate.expired} onSignedIn={(session) => setGate({ kind: 'signedIn', firebase: gate.firebase, session })} />
+      </div>
+    );
+  return <SignedInConsole firebase={gate.firebase} session={gate.session} onSignedOut={() => setGate({ kind: 'signedOut', firebase: gate.firebase, expired: false })} />;
+}
+
+const sections: { to: string; label: string }[] = [
+  { to: 'users', label: 'Users' },
+  { to: 'data', label: 'Data' },
+  { to: 'rules', label: 'Rules' },
+  { to: 'settings', label: 'Sign-in' },
+  { to: 'outbox', label: 'Outbox' },
+  { to: 'metrics', label: 'Metrics' },
+  { to: 'audit', label: 'Audit log' },
+];
+
+function SignedInConsole({ firebase, session, onSignedOut }: { firebase: ConsoleFirebase; session: ConsoleSession; onSignedOut: () => void }) {
+  const [projectId, setProjectIdState] = useState(firebase.projectId);
+  const [error, setError] = useState<unknown>(null);
+  const setProjectId = useCallback((next: string) => setProjectIdState(next.trim() || firebase.projectId), [firebase.projectId]);
+  async function signOut() {
+    setError(null);
+    try {
+      await endSession();
+      onSignedOut();
+    } catch (caught) {
+      setError(caught);
+    }
+  }
+  return (
+    <ConsoleContext.Provider value={{ firebase, session, projectId, setProjectId }}>
+      <div className="console">
+        <header className="console-header">
+          <NavLink to="/console" end className="console-brand">
+            Hearth console
+          </NavLink>
+          <nav aria-label="Console">
+            {sections.map((section) => (
+              <NavLink key={section.to} to={`/console/${section.to}`}>
+                {section.label}
+              </NavLink>
+            ))}
+          </nav>
+          <div className="console-who">
+            <label>
+              Project{' '}
+              <input aria-label="Project" size={14} defaultValue={projectId} onBlur={(event) => setProjectId(event.currentTarget.value)} onKeyDown={(event) => event.key === 'Enter' && setProjectId(event.currentTarget.value)} />
+            </label>
+            <span data-testid="console-operator">{session.operator}</span>
+            <button type="button" onClick={() => void signOut()}>
+              Sign out
+            </button>
+          </div>
+        </header>
+        <ErrorNote error={error} />
+        <main className="console-main">
+          <Routes>
+            <Route index element={<Overview />} />
+            <Route path="users" element={<UsersPage />} />
+            <Route path="users/:uid" element={<UserPage />} />
+            <Route path="data/*" element={<DataPage />} />
+            <Route path="rules" element={<RulesPage />} />
+            <Route path="settings" element={<SettingsPage />} />
+            <Route path="outbox" element={<OutboxPage />} />
+            <Route path="metrics" element={<MetricsPage />} />
+            <Route path="audit" element={<AuditPage />} />
+            <Route path="*" element={<p>There is no such console page. Pick a section above.</p>} />
+          </Routes>
+        </main>
+      </div>
+    </ConsoleContext.Provider>
+  );
+}
+
+function Overview() {
+  const { session, projectId } = useConsole();
+  return (
+    <section>
+      <h1>Console</h1>
+      <p>
+        Signed in as <strong>{session.operator}</strong> until {new Date(session.expiresAt).toLocaleTimeString()}. Project <code>{projectId}</code>.
+      </p>
+      <ul className="console-cards">
+        {sections.map((section) => (
+          <li key={section.to}>
+            <NavLink to={`/console/${section.to}`}>{section.label}</NavLink>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}

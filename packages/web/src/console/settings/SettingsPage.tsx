@@ -1,0 +1,109 @@
+import { useState } from 'react';
+import { consoleRequest, identityV2Path } from '../api';
+import { useConsole } from '../ConsoleApp';
+import { ErrorNote, Loading, useAction, useLoad } from '../ui';
+import { IdentityProviders } from './IdentityProviders';
+
+interface ProjectConfig {
+  signIn: { email: { enabled: boolean; passwordRequired: boolean }; anonymous: { enabled: boolean }; phoneNumber: { enabled: boolean } };
+  authorizedDomains: string[];
+  apiKeys: string[];
+  mail?: { projectName: string; from: string };
+}
+
+export function SettingsPage() {
+  const { projectId } = useConsole();
+  const config = useLoad(() => consoleRequest<ProjectConfig>(identityV2Path(projectId, 'config')), projectId);
+  const action = useAction();
+  const [notice, setNotice] = useState<string | null>(null);
+
+  async function patch(mask: string, body: Record<string, unknown>, done: string) {
+    setNotice(null);
+    if (await action.run(async () => void (await consoleRequest(`${identityV2Path(projectId, 'config')}?updateMask=${encodeURIComponent(mask)}`, { method: 'PATCH', body })))) {
+      setNotice(done);
+      config.reload();
+    }
+  }
+
+  return (
+    <section>
+      <h1>Sign-in settings</h1>
+      {config.loading && !config.data && <Loading what="the settings" />}
+      <ErrorNote error={config.error} />
+      {config.data && (
+        <>
+          <h2>Sign-in methods</h2>
+          <ul className="console-list">
+            <Toggle label="Email and password" checked={config.data.signIn.email.enabled && config.data.signIn.email.passwordRequired} disabled={action.busy} onChange={(on) => void patch('signIn.email.enabled,signIn.email.passwordRequired', { signIn: { email: { enabled: on || config.data!.signIn.email.enabled, passwordRequired: on } } }, `Email and password ${on ? 'enabled' : 'disabled'}.`)} />
+            <Toggle label="Email link (passwordless)" checked={config.data.signIn.email.enabled && !config.data.signIn.email.passwordRequired} disabled={action.busy} onChange={(on) => void patch('signIn.email.enabled,signIn.email.passwordRequired', { signIn: { email: { enabled: on || config.data!.signIn.email.passwordRequired, passwordRequired: !on } } }, `Email link ${on ? 'enabled' : 'disabled'}.`)} />
+            <Toggle label="Anonymous" checked={config.data.signIn.anonymous.enabled} disabled={action.busy} onChange={(on) => void patch('signIn.anonymous.enabled', { signIn: { anonymous: { enabled: on } } }, `Anonymous sign-in ${on ? 'enabled' : 'disabled'}.`)} />
+            <Toggle label="Phone" checked={config.data.signIn.phoneNumber.enabled} disabled={action.busy} onChange={(on) => void patch('signIn.phoneNumber.enabled', { signIn: { phoneNumber: { enabled: on } } }, `Phone sign-in ${on ? 'enabled' : 'disabled'}.`)} />
+          </ul>
+          <ListEditor
+            title="Authorized domains"
+            hint="Pages on these domains may use redirect and popup sign-in and appear in action links."
+            items={config.data.authorizedDomains}
+            placeholder="app.example.com"
+            busy={action.busy}
+            onSave={(items) => void patch('authorizedDomains', { authorizedDomains: items }, 'Authorized domains saved.')}
+          />
+          <ListEditor
+            title="API keys"
+            hint="Browser keys that name this project. Removing one breaks the apps that use it."
+            items={config.data.apiKeys}
+            placeholder="at least 8 characters"
+            busy={action.busy}
+            onSave={(items) => void patch('apiKeys', { apiKeys: items }, 'API keys saved.')}
+          />
+          {config.data.mail && (
+            <>
+              <h2>Mail sender</h2>
+              <p>
+                Mails come from <code>{config.data.mail.from}</code> as “{config.data.mail.projectName}”. See what was sent on the <a href="/console/outbox">Outbox</a> page.
+              </p>
+            </>
+          )}
+        </>
+      )}
+      <ErrorNote error={action.error} />
+      {notice && <p role="status">{notice}</p>}
+      <IdentityProviders />
+    </section>
+  );
+}
+
+function Toggle({ label, checked, disabled, onChange }: { label: string; checked: boolean; disabled: boolean; onChange: (on: boolean) => void }) {
+  return (
+    <li>
+      <label>
+        <input type="checkbox" role="switch" checked={checked} disabled={disabled} onChange={(event) => onChange(event.target.checked)} /> {label}
+      </label>
+    </li>
+  );
+}
+
+function ListEditor({ title, hint, items, placeholder, busy, onSave }: { title: string; hint: string; items: string[]; placeholder: string; busy: boolean; onSave: (items: string[]) => void }) {
+  const [draft, setDraft] = useState('');
+  return (
+    <>
+      <h2>{title}</h2>
+      <p className="console-muted">{hint}</p>
+      <ul className="console-list">
+        {items.map((item) => (
+          <li key={item}>
+            <code>{item}</code>{' '}
+            <button type="button" aria-label={`Remove ${item}`} disabled={busy} onClick={() => onSave(items.filter((other) => other !== item))}>
+              Remove
+            </button>
+          </li>
+        ))}
+      </ul>
+      <form className="console-row" onSubmit={(event) => { event.preventDefault(); const value = draft.trim(); if (value && !items.includes(value)) { onSave([...items, value]); setDraft(''); } }}>
+        <input aria-label={`New ${title.toLowerCase().replace(/s$/, '')}`} placeholder={placeholder} value={draft} onChange={(event) => setDraft(event.target.value)} />
+        <button type="submit" disabled={busy || !draft.trim()}>
+          Add
+        </button>
+      </form>
+    </>
+  );
+}
