@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
 import { join, resolve } from 'node:path';
+import { devExposure } from './cli/start-checks.js';
 import { registerUsersCommands } from './cli/users.js';
 import { createServiceAccountKey, listServiceAccountKeys, revokeServiceAccountKey } from './auth/core/service-account-commands.js';
 import { defaultOptions, defaultShippedRulesFile, type HearthOptions } from './config.js';
@@ -40,6 +41,7 @@ interface StartFlags {
   data: string;
   databaseUrl?: string;
   dev: boolean;
+  devAllowRemote: boolean;
   project: string;
   logLevel: string;
   maxFailedSignins: number;
@@ -80,12 +82,13 @@ const program = new Command('hearth').description('Self-hostable identity server
 
 program
   .command('start')
-  .description('serve the identity API, the web app and the console')
+  .description('serve the identity API, the document database and the web app')
   .option('--port <port>', 'port to listen on', port, 9000)
   .option('--host <host>', 'address to listen on', '127.0.0.1')
   .option('--data <dir>', 'data folder (SQLite file, signing keys, admin key)', './.hearth')
   .option('--database-url <url>', 'keep everything in PostgreSQL (postgres://user@host:5432/db, or HEARTH_DATABASE_URL) instead of the SQLite file')
   .option('--dev', 'development mode: any API key is accepted and `Bearer owner` is an admin', false)
+  .option('--dev-allow-remote', 'allow --dev on an address beyond loopback (everyone who can reach it is an administrator); refused without it', false)
   .option('--project <id>', 'default project id (the web app and unknown keys in --dev use it)', 'demo-hearth')
   .option('--log-level <level>', 'pino log level', 'info')
   .option('--max-failed-signins <n>', 'failed password sign-ins on one account from one address before waits begin (ten times that per account, and per address, in 15 minutes)', count, 10)
@@ -136,10 +139,12 @@ program
       ...(sms ? { sms } : {}),
       smsOutbox: flags.smsOutbox,
     });
+    const exposure = devExposure({ dev: options.dev, host: options.host, devAllowRemote: flags.devAllowRemote });
+    if (exposure.verdict === 'refuse') program.error(`error: ${exposure.message}`);
     const logger = createLogger(options.logLevel);
-    if (options.dev && !['127.0.0.1', '::1', 'localhost'].includes(options.host)) {
-      // --dev accepts `Bearer owner` as the administrator: anyone who can reach the port is one.
-      logger.warn({ host: options.host }, '--dev on a non-loopback address: anyone who can reach it can act as administrator with `Bearer owner`');
+    if (exposure.verdict === 'warn') {
+      logger.warn({ host: options.host }, exposure.message);
+      process.stderr.write(`\n  ${exposure.message}\n\n`);
     }
     const hearth = await createHearth(options, logger);
     const url = await hearth.listen();

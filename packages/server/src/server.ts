@@ -36,7 +36,7 @@ import { IdpSignIn } from './auth/federation/idp-sign-in.js';
 import { OidcRelyingParty } from './auth/federation/oidc.js';
 import { SamlServiceProvider } from './auth/federation/saml.js';
 import { OAuth2Client } from './auth/federation/oauth2.js';
-import { startDemoIdp, type DemoIdp } from './auth/federation/demo-idp.js';
+import type { DemoIdp } from './auth/federation/demo-idp.js';
 import type { OidcProvider } from './auth/federation/idp-configs.js';
 import { AccountService } from './auth/core/accounts.js';
 import { AdminAccountService } from './auth/core/admin-accounts.js';
@@ -260,6 +260,8 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       publicUrl ||= hearth.url;
       ownOrigins = ownOriginsOf(hearth.url, publicUrl);
       if (options.demoIdpPort !== undefined) {
+        // Loaded only here: oidc-provider warns about the Node.js runtime as soon as it is imported.
+        const { startDemoIdp } = await import('./auth/federation/demo-idp.js');
         demoIdp = await startDemoIdp({ host: options.host, port: options.demoIdpPort, redirectUris: [flow.callbackUrl] });
         await offerDemoIdp(projects, demoIdp);
       }
