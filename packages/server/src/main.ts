@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { join, resolve } from 'node:path';
 import { devExposure } from './cli/start-checks.js';
 import { registerUsersCommands } from './cli/users.js';
+import { defaultSignUpLimits } from './auth/core/signup-limit.js';
 import { createServiceAccountKey, listServiceAccountKeys, revokeServiceAccountKey } from './auth/core/service-account-commands.js';
 import { defaultOptions, defaultShippedRulesFile, type HearthOptions } from './config.js';
 import { createHearth, createLogger } from './server.js';
@@ -45,6 +46,8 @@ interface StartFlags {
   project: string;
   logLevel: string;
   maxFailedSignins: number;
+  maxSignupsPerAddress: number;
+  maxSignupsPerProject: number;
   recentLogin: number;
   smtpUrl?: string;
   publicUrl?: string;
@@ -92,6 +95,8 @@ program
   .option('--project <id>', 'default project id (the web app and unknown keys in --dev use it)', 'demo-hearth')
   .option('--log-level <level>', 'pino log level', 'info')
   .option('--max-failed-signins <n>', 'failed password sign-ins on one account from one address before waits begin (ten times that per account, and per address, in 15 minutes)', count, 10)
+  .option('--max-signups-per-address <n>', 'accounts clients may create from one address per hour, per project (administrators are not limited)', count, defaultSignUpLimits.perAddress.maxFailures)
+  .option('--max-signups-per-project <n>', 'accounts clients may create in one project per hour, from all addresses', count, defaultSignUpLimits.perProject.maxFailures)
   .option('--smtp-url <url>', 'deliver mail by SMTP, e.g. smtp://user:pass@mail.example:587 (or HEARTH_SMTP_URL); otherwise mail goes to the outbox')
   .option('--public-url <url>', 'the origin action links in mails point at (default: the listening address)', origin)
   .option('--demo-idp [port]', 'run the built-in demo OpenID provider (default: the next port) and offer it as "Hearth Demo"; it trusts any email, so never in production')
@@ -134,6 +139,10 @@ program
       shippedRulesFile: defaultShippedRulesFile,
       ...(flags.demoIdp ? { demoIdpPort: flags.demoIdp === true ? flags.port + 1 : port(flags.demoIdp) } : {}),
       accountThrottle: { ...defaults.accountThrottle, maxFailures: flags.maxFailedSignins },
+      signUpLimits: {
+        perAddress: { ...defaults.signUpLimits.perAddress, maxFailures: flags.maxSignupsPerAddress },
+        perProject: { ...defaults.signUpLimits.perProject, maxFailures: flags.maxSignupsPerProject },
+      },
       addressThrottle: { ...defaults.addressThrottle, maxFailures: flags.maxFailedSignins * 10 },
       ...(process.env.HEARTH_ADMIN_KEY ? { adminKey: process.env.HEARTH_ADMIN_KEY } : {}),
       ...(sms ? { sms } : {}),

@@ -47,6 +47,7 @@ import { ProjectDirectory } from './auth/core/project-config.js';
 import { SessionService } from './auth/core/sessions.js';
 import { SigningKeyRing, writePrivateFileAtomically } from './auth/core/signing-keys.js';
 import { FailureThrottle, signInLimits, SignInThrottle } from './auth/core/throttle.js';
+import { SignUpLimit } from './auth/core/signup-limit.js';
 import { TokenService } from './auth/core/tokens.js';
 import { UserRepository } from './auth/core/user-repository.js';
 import type { HearthOptions } from './config.js';
@@ -191,7 +192,8 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   app.get('/healthz', async () => ({ status: 'ok' }));
   const customTokens = new CustomTokenSignIn(deps, sessions, new CustomTokenVerifier(serviceAccounts, { acceptUnsigned: options.dev }));
   registerServiceAccountRoutes(app, { accounts: serviceAccounts, callers, publicUrl: () => publicUrl, listeningUrl: () => hearth.url });
-  registerIdentityRoutes(app, { sessions, accounts, actions, projects, callers, customTokens, sessionCookieKeys, humanCheck });
+  const signUpLimit = await SignUpLimit.open(store, options.signUpLimits);
+  registerIdentityRoutes(app, { sessions, accounts, actions, projects, callers, customTokens, sessionCookieKeys, humanCheck, signUpLimit });
   registerCaptchaRoutes(app, humanCheck);
   registerActionRoutes(app, { mailer, actions, callers, mail, store, dev: options.dev });
   registerPhoneRoutes(app, { phone: phoneSignIn, callers, store, dev: options.dev, delivery: sms.mode });
@@ -285,6 +287,8 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       const cutOff = setTimeout(() => app.server.closeAllConnections(), shutdownGraceMs);
       await app.close().finally(() => clearTimeout(cutOff));
       await mailer.drain();
+      // The sign-up counts are written behind the answers; a clean stop keeps every one.
+      await signUpLimit.flushed();
       mail.close();
       await store.close();
     },
