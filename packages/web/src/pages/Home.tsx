@@ -1,14 +1,17 @@
-import { Link } from 'react-router';
+import { Link, useLocation } from 'react-router';
 import { useAuthState } from '../auth-context';
 import { StatusMessage } from '../components/ErrorAlert';
 
 export function Home() {
   const { user, redirect } = useAuthState();
+  const location = useLocation();
+  // What the page that sent us here did (e.g. deleted the account).
+  const notice = (location.state as { notice?: unknown } | null)?.notice;
   if (!user) {
     return (
       <section>
         <h1>Welcome to Hearth</h1>
-        <StatusMessage>{redirect.notice}</StatusMessage>
+        <StatusMessage>{redirect.notice ?? (typeof notice === 'string' ? notice : null)}</StatusMessage>
         <p>You are not signed in.</p>
         <p>
           <Link to="/signin">Sign in</Link> or <Link to="/signup">create an account</Link>.
