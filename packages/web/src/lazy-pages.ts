@@ -9,11 +9,24 @@ function page<Name extends string>(load: () => Promise<Record<Name, ComponentTyp
   return lazy(async () => ({ default: (await load())[name] }));
 }
 
-export const Account = page(() => import('./pages/Account'), 'Account');
-export const ActionPage = page(() => import('./action/ActionPage'), 'ActionPage');
+const loadAccount = () => import('./pages/Account');
+const loadActionPage = () => import('./action/ActionPage');
+const loadNotes = () => import('./notes/Notes');
+
+/**
+ * Starts fetching the page a direct visit lands on while the app is still starting (settings,
+ * saved session), rather than after: on a slow connection the two waits then overlap.
+ */
+export function preloadPageFor(pathname: string): void {
+  const load = pathname === '/notes' ? loadNotes : pathname === '/account' ? loadAccount : pathname === '/__/auth/action' ? loadActionPage : null;
+  void load?.().catch(() => undefined);
+}
+
+export const Account = page(loadAccount, 'Account');
+export const ActionPage = page(loadActionPage, 'ActionPage');
 export const EmailLink = page(() => import('./pages/EmailLink'), 'EmailLink');
 export const ForgotPassword = page(() => import('./pages/ForgotPassword'), 'ForgotPassword');
-export const Notes = page(() => import('./notes/Notes'), 'Notes');
+export const Notes = page(loadNotes, 'Notes');
 export const PhoneSignIn = page(() => import('./pages/PhoneSignIn'), 'PhoneSignIn');
 export const SecondFactor = page(() => import('./second-factor/SecondFactor'), 'SecondFactor');
 export const SignIn = page(() => import('./pages/SignIn'), 'SignIn');
