@@ -88,5 +88,10 @@ export function isFederated(providerId: string): boolean {
 export function methodName(providerId: string, providers: readonly ProviderInfo[]): string {
   if (providerId === 'password') return 'Email and password';
   if (providerId === 'phone') return 'Phone';
-  return providers.find((p) => p.providerId === providerId)?.displayName ?? providerId;
+  if (providerId === 'anonymous') return 'Guest';
+  // A provider no longer offered keeps a readable name: `oidc.acme` reads "Acme".
+  const offered = providers.find((p) => p.providerId === providerId)?.displayName;
+  if (offered) return offered;
+  const bare = providerId.replace(/^(oidc|saml)\./, '').replace(/\.com$/, '');
+  return bare.charAt(0).toUpperCase() + bare.slice(1);
 }

@@ -1,6 +1,8 @@
+import { signInAnonymously } from 'firebase/auth';
 import { Link, useLocation } from 'react-router';
 import { useAuthState } from '../auth-context';
-import { StatusMessage } from '../components/ErrorAlert';
+import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
+import { useTask } from '../components/useAction';
 
 export function Home() {
   const { user, redirect } = useAuthState();
@@ -16,6 +18,7 @@ export function Home() {
         <p>
           <Link to="/signin">Sign in</Link> or <Link to="/signup">create an account</Link>.
         </p>
+        <GuestEntry />
       </section>
     );
   }
@@ -23,11 +26,32 @@ export function Home() {
     <section>
       <h1>Welcome{user.displayName ? `, ${user.displayName}` : ''}</h1>
       <p>
-        Signed in as <strong data-testid="signed-in-email">{user.email ?? user.phoneNumber ?? 'an anonymous user'}</strong>.
+        Signed in as <strong data-testid="signed-in-email">{user.email ?? user.phoneNumber ?? 'a guest'}</strong>.
       </p>
+      {user.isAnonymous && (
+        <p className="hint" data-testid="guest-nudge">
+          Your notes are kept for this guest account in this browser only. <Link to="/account">Add an email and password or link a provider</Link> to keep them
+          and sign in anywhere; your notes stay yours.
+        </p>
+      )}
       <p>
-        <Link to="/account">Manage your account</Link>
+        <Link to="/notes">Open your notes</Link> · <Link to="/account">Manage your account</Link>
       </p>
     </section>
+  );
+}
+
+/** Try the app without an account: an anonymous account, upgradable later from the account page (same uid, same data). */
+function GuestEntry() {
+  const { auth } = useAuthState();
+  const { busy, error, run } = useTask();
+  return (
+    <div className="guest">
+      <p>Just looking?</p>
+      <button type="button" className="secondary" disabled={busy} onClick={() => void run(async () => void (await signInAnonymously(auth)))}>
+        Continue as a guest
+      </button>
+      <ErrorAlert error={error} />
+    </div>
   );
 }

@@ -31,7 +31,11 @@ export function SetPassword({ user, onSet, resume }: { user: User; onSet: () => 
   return (
     <section className="card" aria-labelledby="set-password-heading">
       <h2 id="set-password-heading">Password</h2>
-      <p>This account has no password yet. Add one to sign in with your email and password too.</p>
+      <p>
+        {user.isAnonymous
+          ? 'You are using a guest account. Add an email and a password to keep it, and your notes, and to sign in from anywhere.'
+          : 'This account has no password yet. Add one to sign in with your email and password too.'}
+      </p>
       {resume?.kind === 'set-password' && <StatusMessage>You signed in again. Enter your new password once more to set it.</StatusMessage>}
       <form onSubmit={onSubmit}>
         {!user.email && <Field label="Email" type="email" autoComplete="email" required value={email} onChange={setEmail} />}
