@@ -1,4 +1,5 @@
-import { signInAnonymously } from 'firebase/auth';
+import { sendEmailVerification, signInAnonymously } from 'firebase/auth';
+import { useState } from 'react';
 import { Link, useLocation } from 'react-router';
 import { useAuthState } from '../auth-context';
 import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
@@ -28,6 +29,7 @@ export function Home() {
       <p>
         Signed in as <strong data-testid="signed-in-email">{user.email ?? user.phoneNumber ?? 'a guest'}</strong>.
       </p>
+      {user.email && !user.emailVerified && <VerifyNudge />}
       {user.isAnonymous && (
         <p className="hint" data-testid="guest-nudge">
           Your notes are kept for this guest account in this browser only. <Link to="/account">Add an email and password or link a provider</Link> to keep them
@@ -38,6 +40,36 @@ export function Home() {
         <Link to="/notes">Open your notes</Link> · <Link to="/account">Manage your account</Link>
       </p>
     </section>
+  );
+}
+
+/** An unverified address: say so where the user lands, with the link one click away. */
+function VerifyNudge() {
+  const { user } = useAuthState();
+  const [sent, setSent] = useState<string | null>(null);
+  const { busy, error, run } = useTask();
+  if (!user?.email) return null;
+  return (
+    <div className="card" data-testid="verify-nudge">
+      <p>
+        Please verify <strong>{user.email}</strong>: it lets you recover your account and turn on two-step verification.
+      </p>
+      <button
+        type="button"
+        className="secondary"
+        disabled={busy || sent !== null}
+        onClick={() =>
+          void run(async () => {
+            await sendEmailVerification(user);
+            setSent(`We sent a verification link to ${user.email ?? 'your address'}.`);
+          })
+        }
+      >
+        Send the verification link
+      </button>
+      <ErrorAlert error={error} />
+      <StatusMessage>{sent}</StatusMessage>
+    </div>
   );
 }
 
