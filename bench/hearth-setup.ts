@@ -34,6 +34,7 @@ export async function startBenchHearth(): Promise<BenchHearth> {
       webRoot: undefined,
       accountThrottle: { maxFailures: 1e9, windowMs: 1 },
       addressThrottle: { maxFailures: 1e9, windowMs: 1 },
+      signUpLimits: { perAddress: { maxFailures: 1e9, windowMs: 1 }, perProject: { maxFailures: 1e9, windowMs: 1 } },
       smsLimits: { perNumber: { maxFailures: 1e6, windowMs: 3600_000 }, perAddress: { maxFailures: 1e6, windowMs: 3600_000 } },
     });
     const hearth = await createHearth(options);

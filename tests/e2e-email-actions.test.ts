@@ -149,7 +149,14 @@ test('used, made-up, broken and unsupported links each show a plain sentence', s
   await page.goto(url(`/__/auth/action?mode=resetPassword&oobCode=made-up-code&apiKey=${key}&lang=en`));
   assert.equal(await alertText(), 'This link is invalid or has already been used.');
   await page.goto(url(`/__/auth/action?mode=verifyEmail&oobCode=made-up-code&apiKey=${key}&lang=en`));
+  // Signed in, and the reset proved the address: an unusable verification link is no news to this user.
+  await status('Your email address is already verified.');
+  assert.equal(await page.getByRole('alert').count(), 0);
+  await page.getByRole('banner').getByRole('button', { name: 'Sign out' }).click();
+  await page.getByText('You are not signed in.').waitFor();
+  await page.goto(url(`/__/auth/action?mode=verifyEmail&oobCode=made-up-code&apiKey=${key}&lang=en`));
   assert.equal(await alertText(), 'This link is invalid or has already been used.');
+  await page.getByRole('link', { name: 'Send a new one from your account page' }).waitFor();
 
   await page.goto(url(`/__/auth/action?mode=resetPassword&apiKey=${key}&lang=en`));
   assert.equal(await alertText(), 'This link is incomplete or broken.');

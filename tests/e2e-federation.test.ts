@@ -30,13 +30,15 @@ let providerOrigin = '';
 /** The demo provider's sign-in page's Content-Security-Policy (checked by the last test). */
 let providerPolicy = '';
 const requested: string[] = [];
+const staleAfterSeconds = 5;
 const pageErrors: string[] = [];
 
 before(async () => {
   assertBrowserReady();
   const demoIdpPort = await freePort();
   providerOrigin = `http://127.0.0.1:${demoIdpPort}`;
-  server = await startHearth({ webRoot, demoIdpPort });
+  // A sign-in counts as recent for 5 s, so a test can reach a stale session by waiting.
+  server = await startHearth({ webRoot, demoIdpPort, recentLoginSeconds: staleAfterSeconds });
   providerPolicy = await providerPagePolicy();
   browser = await launchChromium();
 });
@@ -256,10 +258,15 @@ test('reauthenticateWithRedirect: a provider-only user deletes the account', ste
   const uid = await uidOnAccountPage(page);
 
   const form = page.getByRole('region', { name: 'Delete account' });
-  assert.equal(await form.getByLabel('Password', { exact: true }).count(), 0, 'an account without a password is not asked for one');
   await form.getByLabel('I understand my account will be deleted').check();
   await visitor.context.clearCookies(); // so the provider asks again rather than answering from its own session
+  await new Promise((wait) => setTimeout(wait, (staleAfterSeconds + 1) * 1000)); // the sign-in is no longer recent
   await form.getByRole('button', { name: 'Delete account' }).click();
+  const confirm = form.getByRole('group', { name: 'Confirm it’s you' });
+  const withProvider = confirm.getByRole('button', { name: `Continue with ${demo}` });
+  await withProvider.waitFor();
+  assert.equal(await confirm.getByLabel('Your password').count(), 0, 'an account without a password is not asked for one');
+  await withProvider.click();
   await page.waitForURL((address) => address.origin !== server!.url);
   await completeProviderPage(page, email);
   await expectSignedOut(page);

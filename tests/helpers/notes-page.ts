@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 
 export async function noteTexts(page: Page): Promise<string[]> {
-  return (await page.getByTestId('note').locator('span').allInnerTexts()).map((text) => text.trim());
+  return (await page.getByTestId('note-text').allInnerTexts()).map((text) => text.trim());
 }
 
 /** Polls until the page shows exactly these notes, in order (fails with the last seen after `waitMs`). */

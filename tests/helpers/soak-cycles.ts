@@ -7,7 +7,7 @@
 import { randomInt } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { freePort, postJson, tempDataDir, type SpawnedHearth } from './hearth.js';
-import { spawnForSoak as spawnHearth } from './soak-process.js';
+import { spawnForSoak as spawnHearth, unlimitedSignUps } from './soak-process.js';
 import { ChoosySmtp } from './soak-smtp.js';
 
 export interface CycleOptions {
@@ -48,7 +48,8 @@ export async function runKillCycles(options: CycleOptions): Promise<CycleReport>
   const port = await freePort();
   const smtp = new ChoosySmtp();
   await smtp.start();
-  const args = ['--port', String(port), '--data', dataDir, '--dev', '--log-level', 'error', '--smtp-url', smtp.url];
+  // The soak signs up from 127.0.0.1 without pause: past the per-address sign-up limit on purpose.
+  const args = ['--port', String(port), '--data', dataDir, '--dev', '--log-level', 'error', '--smtp-url', smtp.url, ...unlimitedSignUps];
   const acked: Acknowledged = { batches: [], attempted: [], accounts: [], mails: [] };
   const restartMs: number[] = [];
   const lost: string[] = [];

@@ -8,7 +8,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { randomInt } from 'node:crypto';
 import { freePort, postJson, tempDataDir } from './hearth.js';
-import { spawnForSoak as spawnHearth } from './soak-process.js';
+import { spawnForSoak as spawnHearth, unlimitedSignUps } from './soak-process.js';
 import { ChoosySmtp } from './soak-smtp.js';
 
 export interface MixedOptions {
@@ -52,7 +52,8 @@ export async function runMixedLoad(options: MixedOptions): Promise<MixedReport> 
   await smtp.start();
   const port = await freePort();
   const dataDir = tempDataDir();
-  const server = await spawnHearth(['--port', String(port), '--data', dataDir, '--dev', '--log-level', 'error', '--smtp-url', smtp.url]);
+  // The soak signs up from 127.0.0.1 without pause: past the per-address sign-up limit on purpose.
+  const server = await spawnHearth(['--port', String(port), '--data', dataDir, '--dev', '--log-level', 'error', '--smtp-url', smtp.url, ...unlimitedSignUps]);
   const pid = server.child.pid!;
   const started = Date.now();
   const deadline = started + options.minutes * 60_000;

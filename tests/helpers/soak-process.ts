@@ -43,3 +43,6 @@ export async function spawnForSoak(args: string[], healthyWithinMs = 180_000): P
     },
   };
 }
+
+/** Flags that lift the sign-up limits for runs that create accounts from one address without pause. */
+export const unlimitedSignUps = ['--max-signups-per-address', '1000000000', '--max-signups-per-project', '1000000000'];

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { defaultHumanCheckOptions, type HumanCheckOptions } from './auth/captcha/human-check.js';
 import type { OobLifetimes } from './auth/core/oob-codes.js';
+import { defaultSignUpLimits, type SignUpLimits } from './auth/core/signup-limit.js';
 import type { ThrottleLimits } from './auth/core/throttle.js';
 import { defaultSmsCodeOptions, defaultSmsLimits, type SmsCodeOptions, type SmsLimits } from './auth/phone/codes.js';
 import type { TwilioOptions } from './auth/phone/twilio-sender.js';
@@ -27,6 +28,8 @@ export interface HearthOptions {
   recentLoginSeconds: number;
   accountThrottle: ThrottleLimits;
   addressThrottle: ThrottleLimits;
+  /** Accounts clients may create per address and per project (admins are not limited). */
+  signUpLimits: SignUpLimits;
   /** Action mails per recipient address. */
   mailThrottle: ThrottleLimits;
   oobLifetimes: OobLifetimes;
@@ -86,6 +89,7 @@ export function defaultOptions(overrides: Partial<HearthOptions> = {}): HearthOp
     accountThrottle: { maxFailures: 10, windowMs: 15 * 60_000 },
     addressThrottle: { maxFailures: 100, windowMs: 15 * 60_000 },
     mailThrottle: { maxFailures: 10, windowMs: 60 * 60_000 },
+    signUpLimits: defaultSignUpLimits,
     oobLifetimes: { defaultMs: 3600_000, emailSignInMs: 6 * 3600_000 },
     maxInValues: 30,
     captcha: defaultHumanCheckOptions,

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
 import { join, resolve } from 'node:path';
+import { devExposure } from './cli/start-checks.js';
 import { registerUsersCommands } from './cli/users.js';
+import { defaultSignUpLimits } from './auth/core/signup-limit.js';
 import { createServiceAccountKey, listServiceAccountKeys, revokeServiceAccountKey } from './auth/core/service-account-commands.js';
 import { defaultOptions, defaultShippedRulesFile, type HearthOptions } from './config.js';
 import { createHearth, createLogger } from './server.js';
@@ -40,9 +42,12 @@ interface StartFlags {
   data: string;
   databaseUrl?: string;
   dev: boolean;
+  devAllowRemote: boolean;
   project: string;
   logLevel: string;
   maxFailedSignins: number;
+  maxSignupsPerAddress: number;
+  maxSignupsPerProject: number;
   recentLogin: number;
   smtpUrl?: string;
   publicUrl?: string;
@@ -80,15 +85,18 @@ const program = new Command('hearth').description('Self-hostable identity server
 
 program
   .command('start')
-  .description('serve the identity API, the web app and the console')
+  .description('serve the identity API, the document database and the web app')
   .option('--port <port>', 'port to listen on', port, 9000)
   .option('--host <host>', 'address to listen on', '127.0.0.1')
   .option('--data <dir>', 'data folder (SQLite file, signing keys, admin key)', './.hearth')
   .option('--database-url <url>', 'keep everything in PostgreSQL (postgres://user@host:5432/db, or HEARTH_DATABASE_URL) instead of the SQLite file')
   .option('--dev', 'development mode: any API key is accepted and `Bearer owner` is an admin', false)
+  .option('--dev-allow-remote', 'allow --dev on an address beyond loopback (everyone who can reach it is an administrator); refused without it', false)
   .option('--project <id>', 'default project id (the web app and unknown keys in --dev use it)', 'demo-hearth')
   .option('--log-level <level>', 'pino log level', 'info')
   .option('--max-failed-signins <n>', 'failed password sign-ins on one account from one address before waits begin (ten times that per account, and per address, in 15 minutes)', count, 10)
+  .option('--max-signups-per-address <n>', 'accounts clients may create from one address per hour, per project (administrators are not limited)', count, defaultSignUpLimits.perAddress.maxFailures)
+  .option('--max-signups-per-project <n>', 'accounts clients may create in one project per hour, from all addresses', count, defaultSignUpLimits.perProject.maxFailures)
   .option('--smtp-url <url>', 'deliver mail by SMTP, e.g. smtp://user:pass@mail.example:587 (or HEARTH_SMTP_URL); otherwise mail goes to the outbox')
   .option('--public-url <url>', 'the origin action links in mails point at (default: the listening address)', origin)
   .option('--demo-idp [port]', 'run the built-in demo OpenID provider (default: the next port) and offer it as "Hearth Demo"; it trusts any email, so never in production')
@@ -131,15 +139,21 @@ program
       shippedRulesFile: defaultShippedRulesFile,
       ...(flags.demoIdp ? { demoIdpPort: flags.demoIdp === true ? flags.port + 1 : port(flags.demoIdp) } : {}),
       accountThrottle: { ...defaults.accountThrottle, maxFailures: flags.maxFailedSignins },
+      signUpLimits: {
+        perAddress: { ...defaults.signUpLimits.perAddress, maxFailures: flags.maxSignupsPerAddress },
+        perProject: { ...defaults.signUpLimits.perProject, maxFailures: flags.maxSignupsPerProject },
+      },
       addressThrottle: { ...defaults.addressThrottle, maxFailures: flags.maxFailedSignins * 10 },
       ...(process.env.HEARTH_ADMIN_KEY ? { adminKey: process.env.HEARTH_ADMIN_KEY } : {}),
       ...(sms ? { sms } : {}),
       smsOutbox: flags.smsOutbox,
     });
+    const exposure = devExposure({ dev: options.dev, host: options.host, devAllowRemote: flags.devAllowRemote });
+    if (exposure.verdict === 'refuse') program.error(`error: ${exposure.message}`);
     const logger = createLogger(options.logLevel);
-    if (options.dev && !['127.0.0.1', '::1', 'localhost'].includes(options.host)) {
-      // --dev accepts `Bearer owner` as the administrator: anyone who can reach the port is one.
-      logger.warn({ host: options.host }, '--dev on a non-loopback address: anyone who can reach it can act as administrator with `Bearer owner`');
+    if (exposure.verdict === 'warn') {
+      logger.warn({ host: options.host }, exposure.message);
+      process.stderr.write(`\n  ${exposure.message}\n\n`);
     }
     const hearth = await createHearth(options, logger);
     const url = await hearth.listen();

@@ -36,7 +36,7 @@ import { IdpSignIn } from './auth/federation/idp-sign-in.js';
 import { OidcRelyingParty } from './auth/federation/oidc.js';
 import { SamlServiceProvider } from './auth/federation/saml.js';
 import { OAuth2Client } from './auth/federation/oauth2.js';
-import { startDemoIdp, type DemoIdp } from './auth/federation/demo-idp.js';
+import type { DemoIdp } from './auth/federation/demo-idp.js';
 import type { OidcProvider } from './auth/federation/idp-configs.js';
 import { AccountService } from './auth/core/accounts.js';
 import { AdminAccountService } from './auth/core/admin-accounts.js';
@@ -47,6 +47,7 @@ import { ProjectDirectory } from './auth/core/project-config.js';
 import { SessionService } from './auth/core/sessions.js';
 import { SigningKeyRing, writePrivateFileAtomically } from './auth/core/signing-keys.js';
 import { FailureThrottle, signInLimits, SignInThrottle } from './auth/core/throttle.js';
+import { SignUpLimit } from './auth/core/signup-limit.js';
 import { TokenService } from './auth/core/tokens.js';
 import { UserRepository } from './auth/core/user-repository.js';
 import type { HearthOptions } from './config.js';
@@ -208,7 +209,8 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   });
   const customTokens = new CustomTokenSignIn(deps, sessions, new CustomTokenVerifier(serviceAccounts, { acceptUnsigned: options.dev }));
   registerServiceAccountRoutes(app, { accounts: serviceAccounts, callers, publicUrl: () => publicUrl, listeningUrl: () => hearth.url });
-  registerIdentityRoutes(app, { sessions, accounts, actions, projects, callers, customTokens, sessionCookieKeys, humanCheck });
+  const signUpLimit = await SignUpLimit.open(store, options.signUpLimits);
+  registerIdentityRoutes(app, { sessions, accounts, actions, projects, callers, customTokens, sessionCookieKeys, humanCheck, signUpLimit });
   registerCaptchaRoutes(app, humanCheck);
   registerActionRoutes(app, { mailer, actions, callers, mail, store, dev: options.dev });
   registerPhoneRoutes(app, { phone: phoneSignIn, callers, store, dev: options.dev, delivery: sms.mode });
@@ -283,6 +285,8 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       publicUrl ||= hearth.url;
       ownOrigins = ownOriginsOf(hearth.url, publicUrl);
       if (options.demoIdpPort !== undefined) {
+        // Loaded only here: oidc-provider warns about the Node.js runtime as soon as it is imported.
+        const { startDemoIdp } = await import('./auth/federation/demo-idp.js');
         demoIdp = await startDemoIdp({ host: options.host, port: options.demoIdpPort, redirectUris: [flow.callbackUrl] });
         await offerDemoIdp(projects, demoIdp);
       }
@@ -308,6 +312,8 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       const cutOff = setTimeout(() => app.server.closeAllConnections(), shutdownGraceMs);
       await app.close().finally(() => clearTimeout(cutOff));
       await mailer.drain();
+      // The sign-up counts are written behind the answers; a clean stop keeps every one.
+      await signUpLimit.flushed();
       mail.close();
       await store.close();
       await pgDocuments?.feed.close();

@@ -2,20 +2,12 @@ import type { Auth } from 'firebase/auth';
 import { signOut } from 'firebase/auth';
 import { lazy, Suspense, useState } from 'react';
 import { BrowserRouter, Link, NavLink, Route, Routes, useNavigate } from 'react-router';
-import { ActionPage } from './action/ActionPage';
 import { AuthProvider, useAuthState } from './auth-context';
 import type { ProviderInfo } from './firebase';
 import type { RedirectOutcome } from './redirect';
 import { ErrorAlert } from './components/ErrorAlert';
-import { Account } from './pages/Account';
-import { EmailLink } from './pages/EmailLink';
-import { ForgotPassword } from './pages/ForgotPassword';
 import { Home } from './pages/Home';
-import { SignIn } from './pages/SignIn';
-import { SignUp } from './pages/SignUp';
-import { Notes } from './notes/Notes';
-import { PhoneSignIn } from './pages/PhoneSignIn';
-import { SecondFactor } from './second-factor/SecondFactor';
+import { Account, ActionPage, EmailLink, ForgotPassword, Notes, PhoneSignIn, SecondFactor, SignIn, SignUp } from './lazy-pages';
 import { secondFactorPath } from './second-factor/resolver';
 
 // The operator console is its own bundle: end users never download it.
@@ -62,19 +54,21 @@ function Pages() {
   const { user } = useAuthState();
   if (user === undefined) return <p className="loading">Loading…</p>;
   return (
-    <Routes>
-      <Route path="/" element={<Home />} />
-      <Route path="/signup" element={<SignUp />} />
-      <Route path="/signin" element={<SignIn />} />
-      <Route path="/signin/phone" element={<PhoneSignIn />} />
-      <Route path={secondFactorPath} element={<SecondFactor />} />
-      <Route path="/account" element={<Account />} />
-      <Route path="/notes" element={<Notes />} />
-      <Route path="/forgot-password" element={<ForgotPassword />} />
-      <Route path="/email-link" element={<EmailLink />} />
-      <Route path="/__/auth/action" element={<ActionPage />} />
-      <Route path="*" element={<NotFound />} />
-    </Routes>
+    <Suspense fallback={<p className="loading">Loading…</p>}>
+      <Routes>
+        <Route path="/" element={<Home />} />
+        <Route path="/signup" element={<SignUp />} />
+        <Route path="/signin" element={<SignIn />} />
+        <Route path="/signin/phone" element={<PhoneSignIn />} />
+        <Route path={secondFactorPath} element={<SecondFactor />} />
+        <Route path="/account" element={<Account />} />
+        <Route path="/notes" element={<Notes />} />
+        <Route path="/forgot-password" element={<ForgotPassword />} />
+        <Route path="/email-link" element={<EmailLink />} />
+        <Route path="/__/auth/action" element={<ActionPage />} />
+        <Route path="*" element={<NotFound />} />
+      </Routes>
+    </Suspense>
   );
 }
 

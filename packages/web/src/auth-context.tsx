@@ -1,4 +1,4 @@
-import { onAuthStateChanged, type Auth, type User } from 'firebase/auth';
+import { onAuthStateChanged, onIdTokenChanged, type Auth, type User } from 'firebase/auth';
 import { createContext, useCallback, useContext, useEffect, useState, type ReactNode } from 'react';
 import type { ProviderInfo } from './firebase';
 import type { RedirectOutcome } from './redirect';
@@ -48,6 +48,15 @@ export function AuthProvider({ auth, providers, redirect: initialRedirect, child
       first = false;
     });
   }, [auth]);
+  useEffect(
+    () =>
+      // Signing in again as the same account (an email link opened to confirm it is them) makes a
+      // new User object without an auth state change; pages must act with the new one's tokens.
+      onIdTokenChanged(auth, (next) => {
+        if (next) setUser((current) => (current && current.uid === next.uid ? next : current));
+      }),
+    [auth],
+  );
   const refresh = useCallback(() => setRevision((r) => r + 1), []);
   const dismissRedirect = useCallback(() => setRedirect(nothing), []);
   return <AuthContext.Provider value={{ auth, user, refresh, providers, redirect, dismissRedirect, secondFactor, startSecondFactor }}>{children}</AuthContext.Provider>;

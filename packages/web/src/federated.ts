@@ -47,17 +47,25 @@ export function linkProvider(user: User, providerId: string): Promise<UserCreden
 /** Set just before reauthenticating by redirect to delete the account: the uid to delete on return. */
 const deleteAfterReauthKey = 'hearth:deleteAfterReauth';
 
-/** Proves the user again with the provider, then deletes the account (by popup, or by redirect and on return). */
-export async function reauthenticateToDelete(user: User, providerId: string, remove: () => Promise<void>): Promise<void> {
+/**
+ * Proves the user again with one of its providers: true once done by popup; false when the tab is
+ * being sent to the provider instead (`beforeRedirect` runs first, to finish on return).
+ */
+export async function reauthenticateWithProvider(user: User, providerId: string, beforeRedirect: () => void): Promise<boolean> {
   const provider = new OAuthProvider(providerId);
   const result = await popupOrRedirect(
     () => reauthenticateWithPopup(user, provider),
     () => {
-      window.sessionStorage.setItem(deleteAfterReauthKey, user.uid);
+      beforeRedirect();
       return reauthenticateWithRedirect(user, provider);
     },
   );
-  if (result) await remove();
+  return result !== null;
+}
+
+/** Marks a reauthentication by redirect as started to delete the account `uid`. */
+export function deleteAfterReauth(uid: string): void {
+  window.sessionStorage.setItem(deleteAfterReauthKey, uid);
 }
 
 /** The uid a reauthentication by redirect was started to delete, if any; asking forgets it. */
@@ -80,5 +88,10 @@ export function isFederated(providerId: string): boolean {
 export function methodName(providerId: string, providers: readonly ProviderInfo[]): string {
   if (providerId === 'password') return 'Email and password';
   if (providerId === 'phone') return 'Phone';
-  return providers.find((p) => p.providerId === providerId)?.displayName ?? providerId;
+  if (providerId === 'anonymous') return 'Guest';
+  // A provider no longer offered keeps a readable name: `oidc.acme` reads "Acme".
+  const offered = providers.find((p) => p.providerId === providerId)?.displayName;
+  if (offered) return offered;
+  const bare = providerId.replace(/^(oidc|saml)\./, '').replace(/\.com$/, '');
+  return bare.charAt(0).toUpperCase() + bare.slice(1);
 }

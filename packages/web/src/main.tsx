@@ -3,12 +3,14 @@ import { createRoot } from 'react-dom/client';
 import { App } from './App';
 import { startAuth } from './firebase';
 import { completeRedirect } from './redirect';
+import { preloadPageFor } from './lazy-pages';
 import './styles.css';
 
 const container = document.getElementById('root');
 if (!container) throw new Error('index.html has no #root');
 const root = createRoot(container);
 root.render(<p className="loading">Loading…</p>);
+preloadPageFor(window.location.pathname);
 
 // The redirect result is read exactly once per page load, before React (whose StrictMode runs
 // effects twice) renders anything.

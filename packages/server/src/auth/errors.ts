@@ -128,6 +128,11 @@ const details: Partial<Record<AuthErrorCode, string>> = {
 /** The SDK's own text for auth/too-many-requests: TOO_MANY_ATTEMPTS' default speaks of failed sign-ins. */
 const tooManySmsDetail = 'We have blocked all requests from this device due to unusual activity. Try again later.';
 
+/** Too many requests of one kind from one client address (auth/too-many-requests), in Google's words. */
+export function tooManyRequestsFromDevice(): ApiError {
+  return authError('TOO_MANY_ATTEMPTS_TRY_LATER', tooManySmsDetail);
+}
+
 /** Too many SMS sent from one client address (auth/too-many-requests). */
 export function tooManySmsRequests(): ApiError {
   return authError('TOO_MANY_ATTEMPTS_TRY_LATER', tooManySmsDetail);

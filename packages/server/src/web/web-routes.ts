@@ -35,7 +35,13 @@ export async function registerWebRoutes(app: FastifyInstance, webRoot: string | 
     app.get('/', async () => ({ hearth: 'running', web: 'not built: run `npm run build`' }));
     return;
   }
-  await app.register(fastifyStatic, { root: webRoot, wildcard: false, index: ['index.html'] });
+  // preCompressed: the build writes .br and .gz beside each file (packages/web/vite.config.ts).
+  await app.register(fastifyStatic, { root: webRoot, wildcard: false, index: ['index.html'], preCompressed: true });
+  // Caches must keep the encodings of a built file apart (and the CORS answer's Origin).
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.url.startsWith('/assets/')) void reply.header('vary', 'Origin, Accept-Encoding');
+    return payload;
+  });
   app.get('/*', (request, reply) => {
     const path = request.url.split('?')[0]!;
     const wantsPage = (request.headers.accept ?? '').includes('text/html');

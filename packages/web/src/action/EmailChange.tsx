@@ -14,13 +14,16 @@ import { useOnce, type TaskState } from './useOnce';
  * Reads what the code changes (checkActionCode), then applies it. `data.email` is the address
  * the account ends up with, `data.previousEmail` the one it replaces.
  */
-function useEmailChange(auth: Auth, link: ActionLink, refresh: () => void): TaskState<ActionCodeInfo> {
+function useEmailChange(auth: Auth, link: ActionLink, refresh: () => void): TaskState<{ info: ActionCodeInfo; signedOut: boolean }> {
   return useOnce(`apply:${link.code}`, async () => {
     const info = await withLinkSettings(auth, link, () => checkActionCode(auth, link.code));
+    const previous = info.data.previousEmail?.toLowerCase();
+    const wasSignedIn = previous !== undefined && auth.currentUser?.email?.toLowerCase() === previous;
     await withLinkSettings(auth, link, () => applyActionCode(auth, link.code));
     await refreshSignedInUser(auth, info.data.previousEmail);
     refresh();
-    return info;
+    // Changing the address ends the account's sessions: this browser too, if it was signed in to it.
+    return { info, signedOut: wasSignedIn && auth.currentUser === null };
   });
 }
 
@@ -34,10 +37,17 @@ export function VerifyAndChangeEmail({ link }: { link: ActionLink }) {
         <ErrorAlert error={result.error} />
       ) : result.status === 'done' ? (
         <>
-          <StatusMessage>{`Your sign-in email is now ${result.value.data.email ?? ''}.`}</StatusMessage>
-          <p>
-            Use it the next time you <Link to="/signin">sign in</Link>.
-          </p>
+          <StatusMessage>{`Your sign-in email is now ${result.value.info.data.email ?? ''}.`}</StatusMessage>
+          {result.value.signedOut ? (
+            <p>
+              For your security, changing the address signed you out everywhere, in this browser too. <Link to="/signin">Sign in</Link> with your new
+              email.
+            </p>
+          ) : (
+            <p>
+              Use it the next time you <Link to="/signin">sign in</Link>.
+            </p>
+          )}
           <ContinueLink continueUrl={link.continueUrl} />
         </>
       ) : (
@@ -56,7 +66,7 @@ export function RecoverEmail({ link }: { link: ActionLink }) {
       {result.status === 'failed' ? (
         <ErrorAlert error={result.error} />
       ) : result.status === 'done' ? (
-        <Restored link={link} email={result.value.data.email ?? ''} />
+        <Restored link={link} email={result.value.info.data.email ?? ''} />
       ) : (
         <p className="loading">Restoring your email…</p>
       )}

@@ -1,17 +1,13 @@
 import type { User } from 'firebase/auth';
-import { addDoc, collection, deleteDoc, doc, onSnapshot, orderBy, query, serverTimestamp, type Firestore, type FirestoreError } from 'firebase/firestore';
-import { useEffect, useState } from 'react';
+import { addDoc, collection, deleteDoc, doc, serverTimestamp, updateDoc, type Firestore, type FirestoreError } from 'firebase/firestore';
+import { useEffect, useRef, useState } from 'react';
 import { Navigate, useLocation } from 'react-router';
 import { useAuthState } from '../auth-context';
 import { Field } from '../components/Field';
 import { firestoreOf } from './firestore';
-
-interface Note {
-  id: string;
-  text: string;
-  /** Written here and not yet acknowledged by the server. */
-  pending: boolean;
-}
+import { maxNoteLength, undoWindowMs } from './limits';
+import { NoteItem } from './NoteItem';
+import { useNotes, useOnline } from './useNotes';
 
 /** The signed-in user's notes, kept in sync live: changes made anywhere show up here at once. */
 export function Notes() {
@@ -24,69 +20,147 @@ export function Notes() {
 
 function NotesOf({ user, db }: { user: User; db: Firestore }) {
   const notesRef = collection(db, 'users', user.uid, 'notes');
-  const [notes, setNotes] = useState<Note[] | null>(null);
-  const [fromCache, setFromCache] = useState(true);
-  const [error, setError] = useState<FirestoreError | null>(null);
+  const { notes, fromCache, error: listenError } = useNotes(db, user.uid);
+  const online = useOnline();
+  const [writeError, setWriteError] = useState<FirestoreError | null>(null);
   const [text, setText] = useState('');
+  const deletions = usePendingDeletions((id) => deleteDoc(doc(notesRef, id)).catch(setWriteError));
+  const error = writeError ?? listenError;
 
-  useEffect(() => {
-    const notesQuery = query(collection(db, 'users', user.uid, 'notes'), orderBy('createdAt', 'desc'));
-    return onSnapshot(
-      notesQuery,
-      { includeMetadataChanges: true },
-      (snapshot) => {
-        setError(null);
-        setFromCache(snapshot.metadata.fromCache);
-        setNotes(snapshot.docs.map((note) => ({ id: note.id, text: String(note.get('text') ?? ''), pending: note.metadata.hasPendingWrites })));
-      },
-      setError,
-    );
-  }, [db, user.uid]);
-
-  async function add(event: React.FormEvent) {
+  function add(event: React.FormEvent) {
     event.preventDefault();
     const trimmed = text.trim();
     if (!trimmed) return;
     setText('');
-    // The listener shows the note at once (pending), then confirmed once the server has it.
-    await addDoc(notesRef, { text: trimmed, createdAt: serverTimestamp() }).catch(setError);
+    setWriteError(null);
+    // Not awaited: offline, the write waits in the SDK's queue; the listener shows it at once as pending.
+    addDoc(notesRef, { text: trimmed, createdAt: serverTimestamp() }).catch(setWriteError);
+  }
+  function save(id: string, newText: string) {
+    setWriteError(null);
+    updateDoc(doc(notesRef, id), { text: newText, updatedAt: serverTimestamp() }).catch(setWriteError);
   }
 
+  const shown = notes?.filter((note) => !deletions.hidden.has(note.id)) ?? null;
+  const pendingCount = shown?.filter((note) => note.pending).length ?? 0;
   return (
-    <section>
+    <section className="notes-page">
       <h1>Your notes</h1>
       <p className="hint">Kept in sync live: open this page in another window and watch changes arrive.</p>
-      <form onSubmit={(event) => void add(event)} className="card">
-        <Field label="New note" type="text" value={text} onChange={setText} />
-        <button type="submit">Add note</button>
+      <Connection online={online} fromCache={fromCache} loaded={notes !== null} pendingCount={pendingCount} />
+      <form onSubmit={add} className="card">
+        <Field label="New note" type="text" maxLength={maxNoteLength} value={text} onChange={setText} />
+        <button type="submit" disabled={!text.trim()}>
+          Add note
+        </button>
       </form>
       {error && (
         <p role="alert" className="alert">
           {describe(error)}
         </p>
       )}
-      {notes === null ? (
-        <p>Loading…</p>
+      {deletions.last && (
+        <p role="status" className="status undo">
+          Note deleted.{' '}
+          <button type="button" className="link" onClick={() => deletions.undo(deletions.last!)}>
+            Undo
+          </button>
+        </p>
+      )}
+      {shown === null ? (
+        // A refused listener never sends a first snapshot: the error above says why instead.
+        error ? null : <p className="loading">Loading your notes…</p>
+      ) : shown.length === 0 ? (
+        <p className="empty" data-testid="notes-empty">
+          No notes yet. Write your first one above.
+        </p>
       ) : (
         <ul className="notes" data-testid="notes" data-from-cache={String(fromCache)}>
-          {notes.map((note) => (
-            <li key={note.id} data-testid="note" data-pending={String(note.pending)}>
-              <span>{note.text}</span>
-              {note.pending && <small> (saving…)</small>}
-              <button type="button" onClick={() => void deleteDoc(doc(notesRef, note.id)).catch(setError)} aria-label={`Delete ${note.text}`}>
-                Delete
-              </button>
-            </li>
+          {shown.map((note) => (
+            <NoteItem key={note.id} note={note} onSave={(next) => save(note.id, next)} onDelete={() => deletions.remove(note.id)} />
           ))}
-          {notes.length === 0 && <li>No notes yet.</li>}
         </ul>
       )}
     </section>
   );
 }
 
+/** Says when the page works from this device's copy, and what that means for changes. */
+function Connection({ online, fromCache, loaded, pendingCount }: { online: boolean; fromCache: boolean; loaded: boolean; pendingCount: number }) {
+  const waiting = pendingCount === 1 ? '1 change is' : `${pendingCount} changes are`;
+  if (!online) {
+    return (
+      <p className="offline" role="status" data-testid="offline">
+        You are offline. You can keep writing: {pendingCount > 0 ? `${waiting} saved on this device and will` : 'changes are saved on this device and'} sync when you are back online.
+      </p>
+    );
+  }
+  if (loaded && fromCache) {
+    return (
+      <p className="offline" role="status" data-testid="offline">
+        Connecting to the server… showing the notes saved on this device.
+      </p>
+    );
+  }
+  return null;
+}
+
+/**
+ * Deletion with undo: a deleted note is hidden at once and deleted on the server only after the
+ * undo window, or when the page is left (a note is never lost to an undo that cannot come).
+ */
+function usePendingDeletions(deleteNow: (id: string) => void) {
+  const timers = useRef(new Map<string, ReturnType<typeof setTimeout>>());
+  const [hidden, setHidden] = useState<ReadonlySet<string>>(new Set());
+  const [last, setLast] = useState<string | null>(null);
+  const commit = useRef(deleteNow);
+  commit.current = deleteNow;
+  useEffect(
+    () => () => {
+      for (const [id, timer] of timers.current) {
+        clearTimeout(timer);
+        commit.current(id);
+      }
+      timers.current.clear();
+    },
+    [],
+  );
+  const settle = (id: string) => {
+    timers.current.delete(id);
+    setLast((current) => (current === id ? null : current));
+  };
+  return {
+    hidden,
+    last,
+    remove(id: string) {
+      if (timers.current.has(id)) return;
+      setHidden((current) => new Set(current).add(id));
+      setLast(id);
+      timers.current.set(
+        id,
+        setTimeout(() => {
+          settle(id);
+          commit.current(id);
+        }, undoWindowMs),
+      );
+    },
+    undo(id: string) {
+      clearTimeout(timers.current.get(id));
+      settle(id);
+      setHidden((current) => {
+        const next = new Set(current);
+        next.delete(id);
+        return next;
+      });
+    },
+  };
+}
+
 function describe(error: FirestoreError): string {
-  if (error.code === 'permission-denied') return 'This server does not let you keep notes yet (the database is closed until security rules are set up).';
+  if (error.code === 'permission-denied') {
+    return 'This site does not let you keep notes here: its security rules refuse it. If you just signed in, reload the page; if it persists, ask the site’s administrator.';
+  }
   if (error.code === 'unavailable') return 'The server cannot be reached; your notes will sync when it is back.';
-  return `Something went wrong: ${error.message}`;
+  if (error.code === 'invalid-argument' || error.code === 'failed-precondition') return `That note could not be saved: ${error.message}`;
+  return `Something went wrong: ${error.message}. Reload the page to try again.`;
 }

@@ -1,13 +1,14 @@
 import { signOut, updatePassword, updateProfile, type User } from 'firebase/auth';
-import { useState } from 'react';
-import { Navigate, useLocation, useNavigate } from 'react-router';
+import { useEffect, useState } from 'react';
+import { Navigate, useLocation, useNavigate, useSearchParams } from 'react-router';
 import { useAuthState } from '../auth-context';
 import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
 import { Field } from '../components/Field';
 import { useAction } from '../components/useAction';
 import { ChangeEmailSection, VerifyEmailSection } from './AccountEmail';
 import { DeleteAccount } from './DeleteAccount';
-import { hasPassword, reauthenticateWithPassword } from './reauthenticate';
+import { accountHasPassword, forgetResume, pendingResume, reauthenticateWithPassword, resumeParam, type ResumableAction } from './recent-sign-in';
+import { SetPassword } from './SetPassword';
 import { SignInMethods } from './SignInMethods';
 import { TwoStep } from '../second-factor/TwoStep';
 
@@ -17,7 +18,36 @@ export function Account() {
   // Set while the account is being deleted: the user then vanishes on purpose, so go home.
   const [deleting, setDeleting] = useState(false);
   if (user === undefined) return <p>Loading…</p>;
-  if (user === null) return deleting ? <Navigate to="/" replace /> : <Navigate to="/signin" replace state={{ from: location.pathname }} />;
+  if (user === null) return deleting ? <Navigate to="/" replace state={{ notice: 'Your account was deleted.' }} /> : <Navigate to="/signin" replace state={{ from: location.pathname }} />;
+  return <AccountOf user={user} onDeleting={setDeleting} />;
+}
+
+function AccountOf({ user, onDeleting }: { user: User; onDeleting: (deleting: boolean) => void }) {
+  const { auth } = useAuthState();
+  const [params, setParams] = useSearchParams();
+  // Set when a sign-in link mailed to confirm it is them brought the user back here.
+  const [resume] = useState<ResumableAction | null>(() => pendingResume(user.uid, params.get(resumeParam)));
+  useEffect(() => {
+    if (!params.has(resumeParam)) return;
+    forgetResume();
+    setParams((current) => {
+      current.delete(resumeParam);
+      return current;
+    }, { replace: true });
+  }, [params, setParams]);
+  // undefined until the server says whether the account has a password of its own.
+  const [ownPassword, setOwnPassword] = useState<boolean | undefined>(undefined);
+  const [passwordNotice, setPasswordNotice] = useState<string | null>(null);
+  useEffect(() => {
+    let current = true;
+    accountHasPassword(auth, user).then(
+      (has) => current && setOwnPassword(has),
+      () => current && setOwnPassword(undefined),
+    );
+    return () => {
+      current = false;
+    };
+  }, [auth, user]);
   return (
     <section>
       <h1>Your account</h1>
@@ -43,9 +73,19 @@ export function Account() {
       <NameForm user={user} />
       <SignInMethods user={user} />
       <TwoStep user={user} />
-      <ChangeEmailSection user={user} />
-      {hasPassword(user) && <PasswordForm user={user} />}
-      <DeleteAccount user={user} onDeleting={setDeleting} />
+      <ChangeEmailSection user={user} resume={resume} />
+      {ownPassword === true && <PasswordForm user={user} notice={passwordNotice} />}
+      {ownPassword === false && (
+        <SetPassword
+          user={user}
+          resume={resume}
+          onSet={() => {
+            setPasswordNotice('Your password was set. You can now sign in with your email and this password.');
+            setOwnPassword(true);
+          }}
+        />
+      )}
+      <DeleteAccount user={user} onDeleting={onDeleting} resume={resume} />
       <SignOutSection />
     </section>
   );
@@ -77,10 +117,10 @@ function NameForm({ user }: { user: User }) {
   );
 }
 
-function PasswordForm({ user }: { user: User }) {
+function PasswordForm({ user, notice }: { user: User; notice: string | null }) {
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
-  const [done, setDone] = useState<string | null>(null);
+  const [done, setDone] = useState<string | null>(notice);
   const { busy, error, onSubmit } = useAction(async () => {
     setDone(null);
     await reauthenticateWithPassword(user, current);

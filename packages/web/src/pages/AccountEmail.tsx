@@ -1,8 +1,10 @@
 import { sendEmailVerification, verifyBeforeUpdateEmail, type User } from 'firebase/auth';
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
 import { Field } from '../components/Field';
 import { useAction } from '../components/useAction';
+import { useRecentSignInTask } from './ConfirmIdentity';
+import type { ResumableAction } from './recent-sign-in';
 
 /** Whether the address is proven, and a button that mails the proof link when it is not. */
 export function VerifyEmailSection({ user }: { user: User }) {
@@ -33,15 +35,27 @@ export function VerifyEmailSection({ user }: { user: User }) {
 }
 
 /** Changes the sign-in address only once a link mailed to the new address is followed. */
-export function ChangeEmailSection({ user }: { user: User }) {
+export function ChangeEmailSection({ user, resume }: { user: User; resume: ResumableAction | null }) {
   const [email, setEmail] = useState('');
   const [sent, setSent] = useState<string | null>(null);
-  const { busy, error, onSubmit } = useAction(async () => {
+  const { busy, error, run, panel } = useRecentSignInTask(user);
+  const send = (address: string) =>
+    run({ kind: 'change-email', address }, async () => {
+      await verifyBeforeUpdateEmail(user, address);
+      setEmail('');
+      setSent(`Check ${address} for a link to confirm the change. Until you open it, you keep signing in with ${user.email ?? 'your current address'}.`);
+    });
+  const onSubmit = (event: React.FormEvent) => {
+    event.preventDefault();
     setSent(null);
-    const address = email.trim();
-    await verifyBeforeUpdateEmail(user, address);
-    setEmail('');
-    setSent(`Check ${address} for a link to confirm the change.`);
+    void send(email.trim());
+  };
+  // Back from a sign-in link mailed to confirm it is them: send the confirmation they asked for.
+  const resumed = useRef(false);
+  useEffect(() => {
+    if (resume?.kind !== 'change-email' || resumed.current) return;
+    resumed.current = true;
+    void send(resume.address);
   });
   return (
     <section className="card" aria-labelledby="change-email-heading">
@@ -50,10 +64,11 @@ export function ChangeEmailSection({ user }: { user: User }) {
         <Field label="New email" type="email" autoComplete="email" required value={email} onChange={setEmail} />
         <ErrorAlert error={error} />
         <StatusMessage>{sent}</StatusMessage>
-        <button type="submit" disabled={busy}>
+        <button type="submit" disabled={busy || panel !== null}>
           Send confirmation link
         </button>
       </form>
+      {panel}
     </section>
   );
 }

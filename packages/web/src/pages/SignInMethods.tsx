@@ -46,7 +46,7 @@ export function SignInMethods({ user }: { user: User }) {
           return (
             <li key={info.providerId} data-testid={`sign-in-method-${info.providerId}`}>
               <span>
-                {name} <code className="muted">{info.providerId}</code>
+                {name}
                 {info.email && info.providerId !== 'password' ? <span className="muted"> · {info.email}</span> : null}
               </span>
               {canUnlink && (

@@ -14,6 +14,7 @@ import type {
   UpdateRequest,
 } from '../core/requests.js';
 import type { SessionService } from '../core/sessions.js';
+import type { SignUpLimit } from '../core/signup-limit.js';
 import type { SigningKeyRing } from '../core/signing-keys.js';
 import type { HumanCheck } from '../core/verification.js';
 import type { CallerResolver } from './caller.js';
@@ -32,6 +33,8 @@ export interface IdentityServices {
   sessionCookieKeys: SigningKeyRing;
   /** Hearth's reCAPTCHA stand-in: its site key is what getRecaptchaParam answers. */
   humanCheck: HumanCheck;
+  /** Accounts clients may create per address and per project. */
+  signUpLimit: SignUpLimit;
 }
 
 const nullableString = { type: ['string', 'null'] };
@@ -66,7 +69,14 @@ const v3Prefix = '/www.googleapis.com/identitytoolkit/v3/relyingparty';
 export function registerIdentityRoutes(app: FastifyInstance, services: IdentityServices): void {
   const { sessions, accounts, actions, projects, callers, customTokens, sessionCookieKeys } = services;
   const endpoints: Endpoint[] = [
-    { v1: 'signUp', v3: 'signupNewUser', schema: schemas.signUpBody, handle: async (c, b: SignUpRequest) => signUpResponse(await sessions.signUp(c, b)) },
+    {
+      v1: 'signUp',
+      v3: 'signupNewUser',
+      schema: schemas.signUpBody,
+      handle: async (c, b: SignUpRequest) =>
+        // With an ID token signUp adds a password to an existing account: nothing new to count.
+        signUpResponse(await (b.idToken ? sessions.signUp(c, b) : services.signUpLimit.admit(c, () => sessions.signUp(c, b)))),
+    },
     {
       v1: 'signInWithPassword',
       v3: 'verifyPassword',

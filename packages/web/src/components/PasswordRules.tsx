@@ -1,0 +1,44 @@
+import { validatePassword, type Auth, type PasswordValidationStatus } from 'firebase/auth';
+import { useEffect, useState } from 'react';
+
+interface Rule {
+  text: string;
+  met: (status: PasswordValidationStatus) => boolean | undefined;
+}
+
+/** The project's password policy (served at /v2/passwordPolicy) as a checklist, shown before typing and ticked while typing. */
+export function PasswordRules({ auth, password }: { auth: Auth; password: string }) {
+  const [status, setStatus] = useState<PasswordValidationStatus | null>(null);
+  useEffect(() => {
+    let current = true;
+    validatePassword(auth, password).then(
+      (next) => current && setStatus(next),
+      () => current && setStatus(null),
+    );
+    return () => {
+      current = false;
+    };
+  }, [auth, password]);
+  if (!status) return null;
+  const options = status.passwordPolicy.customStrengthOptions;
+  const rules: Rule[] = [
+    { text: `At least ${options.minPasswordLength ?? 6} characters`, met: (s) => s.meetsMinPasswordLength },
+  ];
+  if (options.maxPasswordLength !== undefined) rules.push({ text: `At most ${options.maxPasswordLength} characters`, met: (s) => s.meetsMaxPasswordLength });
+  if (options.containsLowercaseLetter) rules.push({ text: 'A lowercase letter', met: (s) => s.containsLowercaseLetter });
+  if (options.containsUppercaseLetter) rules.push({ text: 'An uppercase letter', met: (s) => s.containsUppercaseLetter });
+  if (options.containsNumericCharacter) rules.push({ text: 'A number', met: (s) => s.containsNumericCharacter });
+  if (options.containsNonAlphanumericCharacter) rules.push({ text: 'A symbol', met: (s) => s.containsNonAlphanumericCharacter });
+  return (
+    <ul className="password-rules" aria-label="Password rules">
+      {rules.map((rule) => {
+        const met = password !== '' && rule.met(status) === true;
+        return (
+          <li key={rule.text} data-met={String(met)}>
+            <span aria-hidden="true">{met ? '✓' : '○'}</span> {rule.text}
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
