@@ -85,7 +85,7 @@ const program = new Command('hearth').description('Self-hostable identity server
 
 program
   .command('start')
-  .description('serve the identity API, the document database and the web app')
+  .description('serve the identity API, the document database, the web app and the operator console (/console)')
   .option('--port <port>', 'port to listen on', port, 9000)
   .option('--host <host>', 'address to listen on', '127.0.0.1')
   .option('--data <dir>', 'data folder (SQLite file, signing keys, admin key)', './.hearth')
