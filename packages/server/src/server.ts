@@ -13,7 +13,6 @@ import { registerServiceAccountRoutes } from './auth/api/service-account-routes.
 import { registerMfaRoutes } from './auth/api/mfa-routes.js';
 import { createMfa } from './auth/mfa/mfa-setup.js';
 import { registerCaptchaRoutes } from './auth/api/captcha-routes.js';
-import { loadOrCreateCaptchaKey } from './auth/captcha/challenges.js';
 import { HumanChecks } from './auth/captcha/human-check.js';
 import { registerPhoneRoutes } from './auth/api/phone-routes.js';
 import { SmsCodes } from './auth/phone/codes.js';
@@ -53,6 +52,8 @@ import type { HearthOptions } from './config.js';
 import { createHttpApp } from './http/app.js';
 import { ownOriginsOf } from './http/browser-origin.js';
 import { SqliteStore } from './storage/sqlite/sqlite-store.js';
+import { openPgPool } from './storage/postgres/pg-connection.js';
+import { openIdentityStorage } from './server-storage.js';
 import type { Store } from './storage/store.js';
 import { registerWebRoutes } from './web/web-routes.js';
 import { FirestoreAccess } from './firestore/api/access.js';
@@ -97,15 +98,22 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   // The folder holds password hashes, keys and mails: private to the owner even if it existed before.
   chmodSync(options.dataDir, 0o700);
+  const pgPool = options.databaseUrl ? openPgPool(options.databaseUrl) : undefined;
+  // Documents stay in the SQLite file until the PostgreSQL DocumentStore is wired here too.
   const sqlite = new SqliteStore(join(options.dataDir, 'hearth.sqlite'));
-  const store: Store = sqlite;
-  const keys = await SigningKeyRing.open(join(options.dataDir, 'signing-keys.json'), {
+  const storage = await openIdentityStorage(options.dataDir, sqlite, pgPool).catch(async (error: unknown) => {
+    await sqlite.close();
+    await pgPool?.end();
+    throw error;
+  });
+  const store: Store = storage.store;
+  const keys = await SigningKeyRing.open(storage.signingKeys, {
     rotateAfterMs: 24 * hour,
     prepublishMs: hour,
     publishRetiredForMs: 2 * hour,
   });
   // Session cookies live up to two weeks: their keys rotate weekly and stay published past the longest cookie.
-  const sessionCookieKeys = await SigningKeyRing.open(join(options.dataDir, 'session-cookie-keys.json'), {
+  const sessionCookieKeys = await SigningKeyRing.open(storage.sessionCookieKeys, {
     rotateAfterMs: 7 * 24 * hour,
     prepublishMs: hour,
     publishRetiredForMs: 15 * 24 * hour,
@@ -157,7 +165,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     logger.warn({ providerId, err: { message: (err as Error).message } }, 'identity provider unreachable'),
   );
   const idpSignIn = new IdpSignIn(deps, store, oidc, saml, oauth2, sessions, options.dev);
-  const humanCheck = new HumanChecks(store, loadOrCreateCaptchaKey(options.dataDir), { ...options.captcha, dev: options.dev });
+  const humanCheck = new HumanChecks(store, storage.captchaKey, { ...options.captcha, dev: options.dev });
   const sms = chooseSmsSender({ dev: options.dev, outbox: options.smsOutbox, ...(options.sms ? { provider: options.sms } : {}) }, (failure) =>
     logger.warn({ sms: failure }, 'SMS provider attempt failed'),
   );
@@ -170,7 +178,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   );
   const phoneSignIn = new PhoneSignIn(deps, sessions, smsCodes, humanCheck);
   // Every first-factor sign-in asks accounts with second factors for one (SessionService.startSession).
-  const mfa = await createMfa({ auth: deps, sessions, store, dataDir: options.dataDir, clock: options.clock ?? Date.now, sms: { codes: smsCodes, humanCheck } });
+  const mfa = await createMfa({ auth: deps, sessions, store, dataDir: options.dataDir, ...(storage.mfaSealingKey ? { sealingKey: storage.mfaSealingKey } : {}), clock: options.clock ?? Date.now, sms: { codes: smsCodes, humanCheck } });
   deps.secondFactors = mfa.gate;
   const sweepAll = async () => {
     await oobCodes.sweep();
@@ -220,7 +228,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   let pruningStopped = false;
   const pruning = setInterval(() => void database.pruneHistory(() => pruningStopped).catch((err: unknown) => logger.error({ err }, 'pruning document versions failed')), 60_000);
   pruning.unref();
-  const rulesRegistry = new RulesRegistry(sqlite.rules(), logger);
+  const rulesRegistry = new RulesRegistry(storage.rules, logger);
   const rulesSummary = await prepareRules(rulesRegistry, options, logger);
   const stopFollowingRules = options.rulesFile ? await followRulesFile(rulesRegistry, options.defaultProjectId, options.rulesFile, logger) : () => undefined;
   const firestoreAccess = new FirestoreAccess({
@@ -285,6 +293,8 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       await mailer.drain();
       mail.close();
       await store.close();
+      await sqlite.close();
+      await pgPool?.end();
     },
   };
   return hearth;

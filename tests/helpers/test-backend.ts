@@ -1,0 +1,40 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createTestPgDatabase, type TestPgDatabase } from './pg-database.js';
+
+/**
+ * Which storage the test servers use: SQLite (the default) or, with HEARTH_TEST_BACKEND=postgres,
+ * a fresh PostgreSQL database per data folder. A restart on the same data folder (durability
+ * tests) finds the same database again through a marker file in the folder.
+ */
+export const testBackend: 'sqlite' | 'postgres' = process.env.HEARTH_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite';
+
+const markerName = '.test-database-url';
+const made = new Map<string, TestPgDatabase>();
+
+/** The database URL for a data folder's server on the PostgreSQL backend (undefined on SQLite). */
+export async function testDatabaseUrl(dataDir: string): Promise<string | undefined> {
+  if (testBackend !== 'postgres') return undefined;
+  const marker = join(dataDir, markerName);
+  if (existsSync(marker)) return readFileSync(marker, 'utf8').trim();
+  const database = await createTestPgDatabase();
+  made.set(dataDir, database);
+  writeFileSync(marker, `${database.url}\n`);
+  return database.url;
+}
+
+/** Drops the data folder's database, if this process made one. */
+export async function dropTestDatabase(dataDir: string): Promise<void> {
+  const database = made.get(dataDir);
+  if (!database) return;
+  made.delete(dataDir);
+  await database.drop();
+}
+
+// Data folders a test passes itself outlive each server on them: their databases go at exit.
+let dropping = false;
+process.on('beforeExit', () => {
+  if (dropping || made.size === 0) return;
+  dropping = true;
+  void Promise.all([...made.values()].map((database) => database.drop().catch(() => undefined))).then(() => made.clear());
+});
