@@ -38,3 +38,39 @@ process.on('beforeExit', () => {
   dropping = true;
   void Promise.all([...made.values()].map((database) => database.drop().catch(() => undefined))).then(() => made.clear());
 });
+
+/**
+ * Rows of a test server's storage, read as an operator would: `sql` is a SELECT in the dialect
+ * both share, with `?` placeholders; run on the data folder's SQLite file or on its database.
+ */
+export async function storedRows(dataDir: string, sql: string, params: unknown[] = []): Promise<Array<Record<string, unknown>>> {
+  const databaseUrl = await testDatabaseUrl(dataDir);
+  if (!databaseUrl) {
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(join(dataDir, 'hearth.sqlite'), { readonly: true });
+    try {
+      return db.prepare(sql).all(...params) as Array<Record<string, unknown>>;
+    } finally {
+      db.close();
+    }
+  }
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    let n = 0;
+    return (await client.query(sql.replace(/\?/g, () => `$${++n}`), params)).rows as Array<Record<string, unknown>>;
+  } finally {
+    await client.end();
+  }
+}
+
+/** A secret the server keeps: a file of the data folder on SQLite, a row of the shared database on PostgreSQL. */
+export async function storedSecret(dataDir: string, name: 'signing-keys' | 'captcha-key' | 'mfa-key'): Promise<string> {
+  if (testBackend === 'sqlite') return readFileSync(join(dataDir, name === 'signing-keys' ? 'signing-keys.json' : name), 'utf8').trim();
+  const rows =
+    name === 'signing-keys'
+      ? await storedRows(dataDir, 'SELECT keys AS value FROM key_rings WHERE name = ?', [name])
+      : await storedRows(dataDir, 'SELECT secret AS value FROM shared_secrets WHERE name = ?', [name]);
+  return String(rows[0]!.value).trim();
+}
