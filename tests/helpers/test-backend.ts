@@ -74,3 +74,10 @@ export async function storedSecret(dataDir: string, name: 'signing-keys' | 'capt
       : await storedRows(dataDir, 'SELECT secret AS value FROM shared_secrets WHERE name = ?', [name]);
   return String(rows[0]!.value).trim();
 }
+
+/** The environment a `hearth` command needs to find the storage of the data folder after `--data` in `args`. */
+export async function backendEnv(args: string[]): Promise<NodeJS.ProcessEnv> {
+  const dataIndex = args.indexOf('--data');
+  const databaseUrl = dataIndex >= 0 ? await testDatabaseUrl(args[dataIndex + 1]!) : undefined;
+  return databaseUrl ? { HEARTH_DATABASE_URL: databaseUrl } : {};
+}

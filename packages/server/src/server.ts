@@ -75,6 +75,8 @@ const hour = 3600_000;
 const shutdownGraceMs = 3_000;
 /** Outbox messages are for following links while developing; a week is plenty. */
 const outboxRetentionMs = 7 * 24 * hour;
+/** On PostgreSQL: how often project settings changed by another instance are read back. */
+const projectReloadMs = 2_000;
 
 export interface Hearth {
   app: FastifyInstance;
@@ -127,6 +129,13 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
 
   const projects = new ProjectDirectory(store, options.defaultProjectId, options.dev, { phoneSignIn: options.dev });
   await projects.load();
+  // Instances on one database see each other's projects, tenants and API keys within a few seconds.
+  let projectReload: NodeJS.Timeout | undefined;
+  if (pgPool) {
+    projects.shareWithOtherInstances();
+    projectReload = setInterval(() => void projects.reload().catch((err: unknown) => logger.error({ err }, 'reloading project settings failed')), projectReloadMs);
+    projectReload.unref();
+  }
   await withdrawDemoIdp(projects); // offered again below only while --demo-idp is given
   const adminKey = options.adminKey !== undefined ? checkedAdminKey(options.adminKey, 'HEARTH_ADMIN_KEY') : loadOrCreateAdminKey(options.dataDir);
   const serviceAccounts = new ServiceAccounts(store);
@@ -277,6 +286,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       if (closed) return;
       closed = true;
       clearInterval(rotation);
+      clearInterval(projectReload);
       clearInterval(sweep);
       clearInterval(pruning);
       pruningStopped = true;

@@ -30,14 +30,17 @@ const maxCommitAttempts = 5;
  * one transaction (READ COMMITTED): preconditions are conditional statements and unique indexes,
  * so an instance racing another for the same row waits for the row lock and then sees the
  * winner's write, exactly as two requests in one SQLite process would one after the other.
- * The pool belongs to the caller (server.ts), which ends it.
+ * The pool belongs to the caller (server.ts, which ends it), unless `ownsPool` hands it over.
  */
 export class PgStore implements Store {
-  private constructor(private readonly pool: PgPool) {}
+  private constructor(
+    private readonly pool: PgPool,
+    private readonly ownsPool: boolean,
+  ) {}
 
-  static async open(pool: PgPool): Promise<PgStore> {
+  static async open(pool: PgPool, options: { ownsPool?: boolean } = {}): Promise<PgStore> {
     await applyPgMigrations(pool, 'identity', identitySchemaSteps);
-    return new PgStore(pool);
+    return new PgStore(pool, options.ownsPool === true);
   }
 
   getUser(projectId: string, localId: string): Promise<UserRecord | undefined> {
@@ -127,8 +130,9 @@ export class PgStore implements Store {
     }
   }
 
-  /** The pool is the server's: it ends it once every store on it is done. */
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    if (this.ownsPool && !this.pool.ended) await this.pool.end();
+  }
 }
 
 async function apply(client: PgClient, m: Mutation): Promise<void> {
