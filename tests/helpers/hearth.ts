@@ -84,7 +84,8 @@ export async function spawnHearth(args: string[], env: NodeJS.ProcessEnv = {}): 
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const url = `http://127.0.0.1:${port}`;
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
-  const deadline = Date.now() + 30_000;
+  // Generous: on a loaded shared machine a cold tsx start alone can take half a minute.
+  const deadline = Date.now() + 90_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`hearth exited early (${child.exitCode}):\n${output}`);
     try {

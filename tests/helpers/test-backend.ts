@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createTestPgDatabase, type TestPgDatabase } from './pg-database.js';
 
@@ -19,6 +19,7 @@ export async function testDatabaseUrl(dataDir: string): Promise<string | undefin
   if (existsSync(marker)) return readFileSync(marker, 'utf8').trim();
   const database = await createTestPgDatabase();
   made.set(dataDir, database);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   writeFileSync(marker, `${database.url}\n`);
   return database.url;
 }

@@ -73,6 +73,15 @@ export const codeReads = {
     return rows.map((row) => ({ scope: row.scope, keyHash: row.key_hash, expiresAt: num(row.expires_at), state: row.state }));
   },
 
+  /** The rows of these keys that have not decayed by `now` (ThrottleRowReader). */
+  async getThrottleRecords(db: PgQueryable, scope: string, keyHashes: string[], now: number): Promise<ThrottleRecord[]> {
+    const { rows } = await db.query<{ scope: string; key_hash: string; expires_at: string; state: string }>(
+      'SELECT * FROM throttle_state WHERE scope = $1 AND key_hash = ANY($2) AND expires_at > $3',
+      [scope, keyHashes, now],
+    );
+    return rows.map((row) => ({ scope: row.scope, keyHash: row.key_hash, expiresAt: num(row.expires_at), state: row.state }));
+  },
+
   async getHumanCheck(db: PgQueryable, keyHash: string): Promise<HumanCheckRecord | undefined> {
     const { rows } = await db.query<{ key_hash: string; project_id: string; expires_at: string; used_at: string | null }>('SELECT * FROM human_checks WHERE key_hash = $1', [keyHash]);
     const row = rows[0];

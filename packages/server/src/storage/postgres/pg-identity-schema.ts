@@ -56,8 +56,8 @@ export const identitySchemaSteps: readonly string[] = [
   CREATE INDEX oob_codes_expiry ON oob_codes (expires_at);
   CREATE INDEX oob_codes_project ON oob_codes (project_id);
 
-  -- The outbox is also the mail queue (see the SQLite schema); with several instances a row is
-  -- claimed for a while (next_attempt_at moved on) by the instance that lists it due.
+  -- The outbox is also the mail queue (see the SQLite schema); with several instances a due row
+  -- is claimed by an advisory lock (pg-mail-claims.ts).
   CREATE TABLE outbox (
     id BIGSERIAL PRIMARY KEY,
     project_id TEXT NOT NULL,

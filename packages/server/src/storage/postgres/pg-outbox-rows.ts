@@ -12,13 +12,6 @@ export function isOutboxMutation(mutation: Mutation): mutation is OutboxMutation
   return outboxMutationKinds.has(mutation.kind);
 }
 
-/**
- * How long a mail listed as due belongs to the instance that listed it: longer than an SMTP
- * attempt takes, so no other instance sends it meanwhile; if that instance dies, another one
- * picks the mail up after it (at least once, never twice while both live).
- */
-export const mailClaimMs = 5 * 60_000;
-
 interface OutboxRow {
   id: string;
   message: string;
@@ -36,23 +29,14 @@ export const outboxReads = {
     return rows.map(parseOutboxRow);
   },
 
-  /**
-   * Due rows, claimed: their next attempt moves `mailClaimMs` on in the same statement, and rows
-   * another instance is claiming right now are skipped (FOR UPDATE SKIP LOCKED), so each mail is
-   * handed to one instance. The attempt's outcome then sets the row's real state and next attempt.
-   */
-  async claimDue(db: PgQueryable, now: number, limit: number): Promise<Array<OutboxMessage & { decoy: boolean }>> {
-    const { rows } = await db.query<OutboxRow & { due: string }>(
-      `UPDATE outbox SET next_attempt_at = $3 FROM (
-         SELECT id, next_attempt_at AS due FROM outbox WHERE state = 'queued' AND next_attempt_at <= $1 ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED
-       ) AS claimed
-       WHERE outbox.id = claimed.id
-       RETURNING outbox.id, outbox.message, outbox.decoy, outbox.delivery, claimed.due`,
-      [now, limit, now + mailClaimMs],
+  /** Due rows, oldest due first. */
+  async listDue(db: PgQueryable, now: number, limit: number, ids?: number[]): Promise<Array<OutboxMessage & { decoy: boolean }>> {
+    const { rows } = await db.query<OutboxRow>(
+      `SELECT id, message, decoy, delivery FROM outbox WHERE state = 'queued' AND next_attempt_at <= $1 AND ($3::bigint[] IS NULL OR id = ANY($3))
+       ORDER BY next_attempt_at, id LIMIT $2`,
+      [now, limit, ids ?? null],
     );
-    return rows
-      .sort((a, b) => num(a.due) - num(b.due) || num(a.id) - num(b.id))
-      .map((row) => ({ ...parseOutboxRow(row), decoy: row.decoy }));
+    return rows.map((row) => ({ ...parseOutboxRow(row), decoy: row.decoy }));
   },
 
   async nextDueAt(db: PgQueryable): Promise<number | undefined> {

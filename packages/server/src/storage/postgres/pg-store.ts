@@ -19,6 +19,8 @@ import { applyPgMigrations, inPgTransaction, type PgClient, type PgPool } from '
 import { applyCodeMutation, codeReads, deleteRealmCodeRows, isCodeMutation } from './pg-code-rows.js';
 import { identitySchemaSteps } from './pg-identity-schema.js';
 import { applyOutboxMutation, isOutboxMutation, outboxReads } from './pg-outbox-rows.js';
+import type { ThrottleRowReader } from '../throttle-reader.js';
+import { PgMailClaims } from './pg-mail-claims.js';
 import { isRetryable } from './pg-rows.js';
 import { applyUserMutation, deleteRealmUserRows, isUserMutation, userReads } from './pg-user-rows.js';
 
@@ -32,11 +34,15 @@ const maxCommitAttempts = 5;
  * winner's write, exactly as two requests in one SQLite process would one after the other.
  * The pool belongs to the caller (server.ts, which ends it), unless `ownsPool` hands it over.
  */
-export class PgStore implements Store {
+export class PgStore implements Store, ThrottleRowReader {
+  private readonly mailClaims: PgMailClaims;
+
   private constructor(
     private readonly pool: PgPool,
     private readonly ownsPool: boolean,
-  ) {}
+  ) {
+    this.mailClaims = new PgMailClaims(pool);
+  }
 
   static async open(pool: PgPool, options: { ownsPool?: boolean } = {}): Promise<PgStore> {
     await applyPgMigrations(pool, 'identity', identitySchemaSteps);
@@ -79,9 +85,9 @@ export class PgStore implements Store {
     return outboxReads.list(this.pool, projectId, limit);
   }
 
-  /** Claims what it lists (see outboxReads.claimDue): with several instances each mail goes out once. */
+  /** Claims what it lists (see PgMailClaims): with several instances each mail goes out once. */
   listDueMail(now: number, limit: number): Promise<Array<OutboxMessage & { decoy: boolean }>> {
-    return outboxReads.claimDue(this.pool, now, limit);
+    return this.mailClaims.claimDue(now, limit);
   }
 
   nextMailDueAt(): Promise<number | undefined> {
@@ -90,6 +96,10 @@ export class PgStore implements Store {
 
   listThrottleRecords(scope: string, now: number, limit: number): Promise<ThrottleRecord[]> {
     return codeReads.listThrottleRecords(this.pool, scope, now, limit);
+  }
+
+  getThrottleRecords(scope: string, keyHashes: string[], now: number): Promise<ThrottleRecord[]> {
+    return codeReads.getThrottleRecords(this.pool, scope, keyHashes, now);
   }
 
   listProjects(): Promise<ProjectRecord[]> {
@@ -123,6 +133,7 @@ export class PgStore implements Store {
         await inPgTransaction(this.pool, async (client) => {
           for (const mutation of mutations) await apply(client, mutation);
         });
+        await this.mailClaims.settled(mutations);
         return;
       } catch (error) {
         if (attempt >= maxCommitAttempts || !isRetryable(error)) throw error;
@@ -131,6 +142,7 @@ export class PgStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.mailClaims.close();
     if (this.ownsPool && !this.pool.ended) await this.pool.end();
   }
 }
