@@ -74,7 +74,8 @@ export class SigningKeyRing {
       return next === keys ? undefined : JSON.stringify(next);
     });
     this.keys = text === undefined ? [] : (JSON.parse(text) as StoredKey[]);
-    const signer = this.keys[findLastIndex(this.keys, (key) => key.createdAt + this.options.prepublishMs <= now)]!;
+    // An instance that waited for another's first key can see it made a moment after its own `now`: it signs anyway.
+    const signer = this.keys[Math.max(0, findLastIndex(this.keys, (key) => key.createdAt + this.options.prepublishMs <= now))]!;
     if (this.active?.kid !== signer.kid) {
       this.active = { kid: signer.kid, privateKey: (await importJWK(signer.privateJwk, 'RS256')) as CryptoKey };
     }
