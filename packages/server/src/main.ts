@@ -2,6 +2,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { join, resolve } from 'node:path';
 import { registerUsersCommands } from './cli/users.js';
+import { registerMigrateCommand } from './cli/migrate.js';
 import { createServiceAccountKey, listServiceAccountKeys, revokeServiceAccountKey } from './auth/core/service-account-commands.js';
 import { defaultOptions, defaultShippedRulesFile, type HearthOptions } from './config.js';
 import { createHearth, createLogger } from './server.js';
@@ -178,6 +179,7 @@ program
   });
 
 registerUsersCommands(program);
+registerMigrateCommand(program);
 
 const serviceAccounts = program.command('service-accounts').description("a project's service-account keys (JSON files for firebase-admin's cert())");
 serviceAccounts
