@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: each Hearth throughput beside a physical baseline measured in the same process
  * run, as a ratio. Settings: BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (1), BENCH_CONNECTIONS (10),
- * BENCH_USERS (50), BENCH_MFA_USERS (300). `npm run bench -- auth`, `-- firestore`, `-- listeners`, `-- rules` or `-- vectors` runs one part only
+ * BENCH_USERS (50), BENCH_MFA_USERS (300). `npm run bench -- auth`, `-- firestore`, `-- listeners`, `-- rules`, `-- vectors` or `-- identity-storage` (PostgreSQL beside SQLite, bench/pg-identity.ts) runs one part only
  * (firestore/index.ts and listeners/index.ts list their own settings); with no name, every part runs in turn.
  */
 import { loadavg } from 'node:os';
@@ -16,6 +16,7 @@ import { runFirestoreBench } from './firestore/index.js';
 import { runListenersBench } from './listeners/index.js';
 import { runRulesBench } from './rules.js';
 import { runVectorBench } from './vector-search.js';
+import { runIdentityStorageBench } from './pg-identity.js';
 import { measureLoad, type LoadSettings } from './load.js';
 import { measureConcurrent, renderTable, type Rate } from './stats.js';
 
@@ -158,7 +159,7 @@ async function runAuthBench(): Promise<void> {
   }
 }
 
-const benches: Record<string, () => Promise<void>> = { auth: runAuthBench, firestore: runFirestoreBench, listeners: runListenersBench, rules: runRulesBench, vectors: runVectorBench };
+const benches: Record<string, () => Promise<void>> = { auth: runAuthBench, firestore: runFirestoreBench, listeners: runListenersBench, rules: runRulesBench, vectors: runVectorBench, 'identity-storage': runIdentityStorageBench };
 
 async function main(): Promise<void> {
   const names = process.argv.slice(2);
