@@ -25,8 +25,9 @@ run_files .tmp/test-results.tap tests/*.test.ts
 status=$?
 
 # The PostgreSQL pass: files that start a server (the only ones the backend can change), but not
-# the browser ones (e2e-*, helpers/browser), nor those about the SQLite file itself.
-sqlite_only='firestore-stored-ids|hardening-admin-credential'
+# the browser ones (e2e-*, helpers/browser), nor those about the SQLite file itself, nor the pg-*
+# files, which run on PostgreSQL in the first pass already.
+sqlite_only='firestore-stored-ids|hardening-admin-credential|pg-multi-instance|pg-migrate'
 pg_files=()
 for file in tests/*.test.ts; do
   name=$(basename "$file")
