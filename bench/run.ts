@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: each Hearth throughput beside a physical baseline measured in the same process
  * run, as a ratio. Settings: BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (1), BENCH_CONNECTIONS (10),
- * BENCH_USERS (50), BENCH_MFA_USERS (300), BENCH_AUTH_PROFILE (a folder: CPU profiles of the sign-in, refresh and lookup runs). `npm run bench -- auth`, `-- firestore`, `-- listeners`, `-- rules`, `-- vectors`, `-- postgres`, `-- console` or `-- web` runs one part only
+ * BENCH_USERS (50), BENCH_MFA_USERS (300), BENCH_AUTH_PROFILE (a folder: CPU profiles of the sign-in, refresh and lookup runs). `npm run bench -- auth`, `-- firestore`, `-- listeners`, `-- rules`, `-- vectors`, `-- postgres`, `-- console`, `-- web` or `-- identity-storage` (PostgreSQL beside SQLite, bench/pg-identity.ts) runs one part only
  * (firestore/index.ts and listeners/index.ts list their own settings); with no name, every part runs in turn.
  */
 import { mkdirSync } from 'node:fs';
@@ -20,6 +20,7 @@ import { runPostgresBench } from './postgres/index.js';
 import { runRulesBench } from './rules.js';
 import { runConsoleBench } from './console.js';
 import { runVectorBench } from './vector-search.js';
+import { runIdentityStorageBench } from './pg-identity.js';
 import { runWebBench } from './web-load.js';
 import { measureLoad, type LoadSettings, type LoadTarget } from './load.js';
 import { profile, type ProfileSummary } from './listeners/profile.js';
@@ -213,6 +214,7 @@ async function runAuthBench(): Promise<void> {
   }
 }
 
+import { runIdentityStorageBench } from './pg-identity.js';
 const benches: Record<string, () => Promise<void>> = { auth: runAuthBench, firestore: runFirestoreBench, listeners: runListenersBench, rules: runRulesBench, vectors: runVectorBench, postgres: runPostgresBench, console: runConsoleBench, web: runWebBench };
 
 async function main(): Promise<void> {

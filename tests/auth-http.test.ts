@@ -4,7 +4,8 @@
  * secrets that must never appear in answers or logs.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { storedSecret } from './helpers/test-backend.js';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -143,7 +144,7 @@ describe('tokens', () => {
   });
 
   test('a correctly signed but expired token: TOKEN_EXPIRED', async () => {
-    const keys = JSON.parse(readFileSync(join(server.dataDir, 'signing-keys.json'), 'utf8')) as Array<{ kid: string; privateJwk: JWK }>;
+    const keys = JSON.parse(await storedSecret(server.dataDir, 'signing-keys')) as Array<{ kid: string; privateJwk: JWK }>;
     const key = keys[keys.length - 1]!;
     const claims = JSON.parse(Buffer.from(idToken.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
     const past = Math.floor(Date.now() / 1000) - 7200;

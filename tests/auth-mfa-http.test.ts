@@ -4,11 +4,11 @@
  * credentials, and secrets kept out of answers, logs and the database file.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
+import { storedRows, storedSecret, testBackend } from './helpers/test-backend.js';
 import pino from 'pino';
 import { adminPost, uniqueEmail } from './helpers/admin-http.js';
 import { postJson, startHearth, type TestHearth } from './helpers/hearth.js';
@@ -282,16 +282,11 @@ describe('secrets', () => {
     for (const secret of [account.secret, pending, `"${code}"`]) assert.ok(!logs.includes(secret), 'a secret reached the log');
     assert.ok(logs.includes('mfaSignIn'), 'the requests were logged (so the check above looked at something)');
 
-    const db = new Database(join(server.dataDir, 'hearth.sqlite'), { readonly: true });
-    try {
-      const { record } = db.prepare('SELECT record FROM users WHERE local_id = ?').get(account.localId) as { record: string };
-      assert.ok(record.includes('sealedSecret'));
-      assert.ok(!record.includes(account.secret), 'the secret is not stored in the clear');
-    } finally {
-      db.close();
-    }
-    const keyFile = join(server.dataDir, 'mfa-key');
-    assert.equal(statSync(keyFile).mode & 0o777, 0o600);
-    assert.equal(Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'base64url').length, 32);
+    const [row] = await storedRows(server.dataDir, 'SELECT record FROM users WHERE local_id = ?', [account.localId]);
+    const record = String(row!.record);
+    assert.ok(record.includes('sealedSecret'));
+    assert.ok(!record.includes(account.secret), 'the secret is not stored in the clear');
+    if (testBackend === 'sqlite') assert.equal(statSync(join(server.dataDir, 'mfa-key')).mode & 0o777, 0o600);
+    assert.equal(Buffer.from(await storedSecret(server.dataDir, 'mfa-key'), 'base64url').length, 32);
   });
 });

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
+import { storedRows } from './helpers/test-backend.js';
 import pino from 'pino';
 import { deleteApp, initializeApp } from 'firebase/app';
 import { connectAuthEmulator, inMemoryPersistence, initializeAuth, revokeAccessToken, signInAnonymously } from 'firebase/auth';
@@ -174,16 +174,11 @@ describe('hostile input', () => {
   test('the code is stored only as a keyed hash; neither it nor the session or the token is logged', async () => {
     const { sessionInfo, code } = await sendCode(phoneNumber());
     await postJson(v1('signInWithPhoneNumber'), { sessionInfo, code: otherCode(code) });
-    const db = new Database(`${server.dataDir}/hearth.sqlite`, { readonly: true });
-    try {
-      const rows = db.prepare('SELECT * FROM phone_verifications').all() as Array<Record<string, unknown>>;
-      assert.ok(rows.length > 0);
-      const stored = JSON.stringify(rows);
-      assert.ok(!stored.includes(sessionInfo), 'no sessionInfo in clear');
-      assert.ok(!stored.includes(`"${code}"`), 'no code in clear');
-    } finally {
-      db.close();
-    }
+    const rows = await storedRows(server.dataDir, 'SELECT * FROM phone_verifications');
+    assert.ok(rows.length > 0);
+    const stored = JSON.stringify(rows);
+    assert.ok(!stored.includes(sessionInfo), 'no sessionInfo in clear');
+    assert.ok(!stored.includes(`"${code}"`), 'no code in clear');
     assert.ok(logText.includes('sendVerificationCode'), 'requests are logged');
     for (const secret of [sessionInfo, code, token]) assert.ok(!logText.includes(secret), `${secret} is not in the log`);
   });

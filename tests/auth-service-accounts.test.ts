@@ -14,6 +14,7 @@ import { cert, deleteApp, initializeApp, type App } from 'firebase-admin/app';
 import { getAuth } from 'firebase-admin/auth';
 import { redirectGoogleHosts, type GoogleHostsRedirect } from './helpers/google-hosts.js';
 import { repoRoot, startHearth, tempDataDir, type TestHearth } from './helpers/hearth.js';
+import { backendEnv, storedRows } from './helpers/test-backend.js';
 
 let server: TestHearth;
 let google: GoogleHostsRedirect;
@@ -149,6 +150,9 @@ describe('service-account keys', () => {
       }
       assert.ok(!bytes.includes(secretLine), `${file} holds no part of the private key`);
     }
+    const stored = await storedRows(server.dataDir, 'SELECT * FROM service_account_keys');
+    assert.ok(JSON.stringify(stored).includes(key.private_key_id), 'the key is stored (so the check above looked at it)');
+    assert.ok(!JSON.stringify(stored).includes(secretLine), 'the stored row holds no part of the private key');
   });
 });
 
@@ -156,7 +160,8 @@ describe('hearth service-accounts (CLI)', () => {
   test('create writes a 0600 key file that cert() accepts and Hearth honours; list and revoke', async () => {
     const dataDir = tempDataDir();
     const run = promisify(execFile);
-    const cli = (...args: string[]) => run(process.execPath, ['--import', 'tsx', join(repoRoot, 'packages/server/src/main.ts'), 'service-accounts', ...args], { cwd: repoRoot });
+    const cli = async (...args: string[]) =>
+      run(process.execPath, ['--import', 'tsx', join(repoRoot, 'packages/server/src/main.ts'), 'service-accounts', ...args], { cwd: repoRoot, env: { ...process.env, ...(await backendEnv(args)) } });
     const out = join(dataDir, 'key.json');
     const created = await cli('create', '--project', 'cli-project', '--data', dataDir, '--out', out, '--public-url', 'https://auth.example.com');
     assert.match(created.stdout, /key\.json/);

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { backendEnv } from './helpers/test-backend.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -263,7 +264,11 @@ describe('hearth users --tenant', () => {
     await createUserWithEmailAndPassword(clientIn(from.tenantId), email, 'moving-pass');
     await createUserWithEmailAndPassword(clientIn(null), uniqueEmail('stays'), 'other-pass');
     const file = join(server.dataDir, 'tenant-users.json');
-    const cli = (...args: string[]) => promisify(execFile)(process.execPath, ['--import', 'tsx', join(repoRoot, 'packages/server/src/main.ts'), 'users', ...args, '--project', server.projectId, '--data', server.dataDir], { cwd: repoRoot });
+    const cli = async (...args: string[]) =>
+      promisify(execFile)(process.execPath, ['--import', 'tsx', join(repoRoot, 'packages/server/src/main.ts'), 'users', ...args, '--project', server.projectId, '--data', server.dataDir], {
+        cwd: repoRoot,
+        env: { ...process.env, ...(await backendEnv(['--data', server.dataDir])) },
+      });
 
     await cli('export', file, '--tenant', from.tenantId);
     const exported = (JSON.parse(readFileSync(file, 'utf8')) as { users: Array<{ email?: string }> }).users;

@@ -8,9 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, createHmac, pbkdf2Sync, randomBytes, scryptSync } from 'node:crypto';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
+import { storedRows } from './helpers/test-backend.js';
 import { deleteApp as deleteAdminApp, initializeApp as initializeAdminApp, type App } from 'firebase-admin/app';
 import { getAuth as getAdminAuth, type Auth as AdminAuth, type UserImportOptions, type UserImportRecord } from 'firebase-admin/auth';
 import { signInWithEmailAndPassword } from 'firebase/auth';
@@ -40,14 +39,9 @@ after(async () => {
 });
 
 /** The password hash Hearth keeps for an account, read from its SQLite file as an operator would. */
-function storedHash(uid: string): string | undefined {
-  const db = new Database(join(server.dataDir, 'hearth.sqlite'), { readonly: true });
-  try {
-    const row = db.prepare('SELECT record FROM users WHERE project_id = ? AND local_id = ?').get(server.projectId, uid) as { record: string } | undefined;
-    return row ? (JSON.parse(row.record) as { passwordHash?: string }).passwordHash : undefined;
-  } finally {
-    db.close();
-  }
+async function storedHash(uid: string): Promise<string | undefined> {
+  const [row] = await storedRows(server.dataDir, 'SELECT record FROM users WHERE project_id = ? AND local_id = ?', [server.projectId, uid]);
+  return row ? (JSON.parse(String(row.record)) as { passwordHash?: string }).passwordHash : undefined;
 }
 
 async function signInCode(email: string, password: string): Promise<string> {
@@ -65,14 +59,14 @@ async function importThenSignIn(record: Omit<UserImportRecord, 'uid' | 'email'>,
   const email = uniqueEmail('import');
   const result = await admin.importUsers([{ uid, email, ...record }], options);
   assert.deepEqual({ successCount: result.successCount, failureCount: result.failureCount }, { successCount: 1, failureCount: 0 }, JSON.stringify(result.errors));
-  const imported = storedHash(uid)!;
+  const imported = (await storedHash(uid))!;
   assert.match(imported, new RegExp(`^imported\\$${options.hash.algorithm}\\$`));
   assert.equal(await signInCode(email, `${password}x`), 'auth/invalid-credential', 'a wrong password is refused');
-  assert.equal(storedHash(uid), imported, 'a failed sign-in changes nothing');
+  assert.equal(await storedHash(uid), imported, 'a failed sign-in changes nothing');
   const { user } = await signInWithEmailAndPassword(clients.auth(server), email, password);
   assert.equal(user.uid, uid);
   assert.equal(user.providerData[0]?.providerId, 'password');
-  assert.match(storedHash(uid)!, /^scrypt\$32768\$8\$1\$/, 'the first sign-in re-hashes with scrypt');
+  assert.match((await storedHash(uid))!, /^scrypt\$32768\$8\$1\$/, 'the first sign-in re-hashes with scrypt');
   assert.equal(await signInCode(email, password), 'signed in', 'and the password keeps working');
   assert.equal(await signInCode(email, `${password}x`), 'auth/invalid-credential');
 }

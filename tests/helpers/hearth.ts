@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { defaultOptions, type HearthOptions } from '../../packages/server/src/config.js';
 import { createHearth, createLogger, type Hearth } from '../../packages/server/src/server.js';
+import { dropTestDatabase, testDatabaseUrl } from './test-backend.js';
 
 export const repoRoot = resolve(import.meta.dirname, '../..');
 
@@ -25,11 +26,18 @@ export function tempDataDir(): string {
   return mkdtempSync(join(tmpdir(), 'hearth-test-'));
 }
 
-/** Starts Hearth in this process on a free port with a fresh data folder. */
+/**
+ * Starts Hearth in this process on a free port with a fresh data folder (and, with
+ * HEARTH_TEST_BACKEND=postgres, a fresh database, dropped at close unless the folder was given).
+ */
 export async function startHearth(overrides: Partial<HearthOptions> = {}, logger?: Logger): Promise<TestHearth> {
   const dataDir = overrides.dataDir ?? tempDataDir();
-  const options = defaultOptions({ port: 0, dataDir, dev: true, defaultProjectId: 'demo-test', logLevel: 'silent', webRoot: undefined, ...overrides });
-  const hearth = await createHearth(options, logger ?? createLogger(options.logLevel));
+  const databaseUrl = overrides.databaseUrl ?? (await testDatabaseUrl(dataDir));
+  const options = defaultOptions({ port: 0, dataDir, dev: true, defaultProjectId: 'demo-test', logLevel: 'silent', webRoot: undefined, ...(databaseUrl ? { databaseUrl } : {}), ...overrides });
+  const hearth = await createHearth(options, logger ?? createLogger(options.logLevel)).catch(async (error: unknown) => {
+    if (!overrides.dataDir) await dropTestDatabase(dataDir);
+    throw error;
+  });
   const url = await hearth.listen();
   return {
     hearth,
@@ -41,7 +49,10 @@ export async function startHearth(overrides: Partial<HearthOptions> = {}, logger
     dataDir,
     async close() {
       await hearth.close();
-      if (!overrides.dataDir) rmSync(dataDir, { recursive: true, force: true });
+      if (!overrides.dataDir) {
+        rmSync(dataDir, { recursive: true, force: true });
+        await dropTestDatabase(dataDir);
+      }
     },
   };
 }
@@ -53,11 +64,17 @@ export interface SpawnedHearth {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `hearth start` as its own process, as a user would, and waits for /healthz. */
+/**
+ * Starts `hearth start` as its own process, as a user would, and waits for /healthz. With
+ * HEARTH_TEST_BACKEND=postgres, `--data DIR` also names DIR's test database (made on first use).
+ */
 export async function spawnHearth(args: string[], env: NodeJS.ProcessEnv = {}): Promise<SpawnedHearth> {
   const portIndex = args.indexOf('--port');
   const port = portIndex >= 0 ? args[portIndex + 1] : '9000';
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'packages/server/src/main.ts'), 'start', ...args], {
+  const dataIndex = args.indexOf('--data');
+  const databaseUrl = dataIndex >= 0 && !args.includes('--database-url') ? await testDatabaseUrl(args[dataIndex + 1]!) : undefined;
+  const backendArgs = databaseUrl ? ['--database-url', databaseUrl] : [];
+  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'packages/server/src/main.ts'), 'start', ...args, ...backendArgs], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -67,7 +84,8 @@ export async function spawnHearth(args: string[], env: NodeJS.ProcessEnv = {}): 
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const url = `http://127.0.0.1:${port}`;
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
-  const deadline = Date.now() + 30_000;
+  // Generous: on a loaded shared machine a cold tsx start alone can take half a minute.
+  const deadline = Date.now() + 90_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`hearth exited early (${child.exitCode}):\n${output}`);
     try {

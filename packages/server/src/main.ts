@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { devExposure } from './cli/start-checks.js';
 import { registerUsersCommands } from './cli/users.js';
 import { defaultSignUpLimits } from './auth/core/signup-limit.js';
+import { registerMigrateCommand } from './cli/migrate.js';
 import { createServiceAccountKey, listServiceAccountKeys, revokeServiceAccountKey } from './auth/core/service-account-commands.js';
 import { defaultOptions, defaultShippedRulesFile, type HearthOptions } from './config.js';
 import { createHearth, createLogger } from './server.js';
@@ -192,6 +193,7 @@ program
   });
 
 registerUsersCommands(program);
+registerMigrateCommand(program);
 
 const serviceAccounts = program.command('service-accounts').description("a project's service-account keys (JSON files for firebase-admin's cert())");
 serviceAccounts

@@ -13,7 +13,6 @@ import { registerServiceAccountRoutes } from './auth/api/service-account-routes.
 import { registerMfaRoutes } from './auth/api/mfa-routes.js';
 import { createMfa } from './auth/mfa/mfa-setup.js';
 import { registerCaptchaRoutes } from './auth/api/captcha-routes.js';
-import { loadOrCreateCaptchaKey } from './auth/captcha/challenges.js';
 import { HumanChecks } from './auth/captcha/human-check.js';
 import { registerPhoneRoutes } from './auth/api/phone-routes.js';
 import { SmsCodes } from './auth/phone/codes.js';
@@ -53,9 +52,8 @@ import { UserRepository } from './auth/core/user-repository.js';
 import type { HearthOptions } from './config.js';
 import { createHttpApp } from './http/app.js';
 import { ownOriginsOf } from './http/browser-origin.js';
-import { SqliteStore } from './storage/sqlite/sqlite-store.js';
 import { openPgPool } from './storage/postgres/pg-connection.js';
-import { openPgDocumentStore } from './storage/postgres/pg-document-store.js';
+import { openStorage } from './server-storage.js';
 import type { Store } from './storage/store.js';
 import { registerWebRoutes } from './web/web-routes.js';
 import { FirestoreAccess } from './firestore/api/access.js';
@@ -80,6 +78,8 @@ const hour = 3600_000;
 const shutdownGraceMs = 3_000;
 /** Outbox messages are for following links while developing; a week is plenty. */
 const outboxRetentionMs = 7 * 24 * hour;
+/** On PostgreSQL: how often project settings changed by another instance are read back. */
+const projectReloadMs = 2_000;
 
 export interface Hearth {
   app: FastifyInstance;
@@ -103,15 +103,19 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   // The folder holds password hashes, keys and mails: private to the owner even if it existed before.
   chmodSync(options.dataDir, 0o700);
-  const sqlite = new SqliteStore(join(options.dataDir, 'hearth.sqlite'));
-  const store: Store = sqlite;
-  const keys = await SigningKeyRing.open(join(options.dataDir, 'signing-keys.json'), {
+  const pgPool = options.databaseUrl ? openPgPool(options.databaseUrl) : undefined;
+  const storage = await openStorage(options.dataDir, pgPool).catch(async (error: unknown) => {
+    await pgPool?.end();
+    throw error;
+  });
+  const store: Store = storage.store;
+  const keys = await SigningKeyRing.open(storage.signingKeys, {
     rotateAfterMs: 24 * hour,
     prepublishMs: hour,
     publishRetiredForMs: 2 * hour,
   });
   // Session cookies live up to two weeks: their keys rotate weekly and stay published past the longest cookie.
-  const sessionCookieKeys = await SigningKeyRing.open(join(options.dataDir, 'session-cookie-keys.json'), {
+  const sessionCookieKeys = await SigningKeyRing.open(storage.sessionCookieKeys, {
     rotateAfterMs: 7 * 24 * hour,
     prepublishMs: hour,
     publishRetiredForMs: 15 * 24 * hour,
@@ -125,6 +129,13 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
 
   const projects = new ProjectDirectory(store, options.defaultProjectId, options.dev, { phoneSignIn: options.dev });
   await projects.load();
+  // Instances on one database see each other's projects, tenants and API keys within a few seconds.
+  let projectReload: NodeJS.Timeout | undefined;
+  if (pgPool) {
+    projects.shareWithOtherInstances();
+    projectReload = setInterval(() => void projects.reload().catch((err: unknown) => logger.error({ err }, 'reloading project settings failed')), projectReloadMs);
+    projectReload.unref();
+  }
   await withdrawDemoIdp(projects); // offered again below only while --demo-idp is given
   const adminKey = options.adminKey !== undefined ? checkedAdminKey(options.adminKey, 'HEARTH_ADMIN_KEY') : loadOrCreateAdminKey(options.dataDir);
   const serviceAccounts = new ServiceAccounts(store);
@@ -163,7 +174,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     logger.warn({ providerId, err: { message: (err as Error).message } }, 'identity provider unreachable'),
   );
   const idpSignIn = new IdpSignIn(deps, store, oidc, saml, oauth2, sessions, options.dev);
-  const humanCheck = new HumanChecks(store, loadOrCreateCaptchaKey(options.dataDir), { ...options.captcha, dev: options.dev });
+  const humanCheck = new HumanChecks(store, storage.captchaKey, { ...options.captcha, dev: options.dev });
   const sms = chooseSmsSender({ dev: options.dev, outbox: options.smsOutbox, ...(options.sms ? { provider: options.sms } : {}) }, (failure) =>
     logger.warn({ sms: failure }, 'SMS provider attempt failed'),
   );
@@ -176,7 +187,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   );
   const phoneSignIn = new PhoneSignIn(deps, sessions, smsCodes, humanCheck);
   // Every first-factor sign-in asks accounts with second factors for one (SessionService.startSession).
-  const mfa = await createMfa({ auth: deps, sessions, store, dataDir: options.dataDir, clock: options.clock ?? Date.now, sms: { codes: smsCodes, humanCheck } });
+  const mfa = await createMfa({ auth: deps, sessions, store, dataDir: options.dataDir, ...(storage.mfaSealingKey ? { sealingKey: storage.mfaSealingKey } : {}), clock: options.clock ?? Date.now, sms: { codes: smsCodes, humanCheck } });
   deps.secondFactors = mfa.gate;
   const sweepAll = async () => {
     await oobCodes.sweep();
@@ -200,7 +211,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     adminKey,
     accounts: { projectId: options.defaultProjectId, verifyIdToken: (projectId, token) => deps.tokens.verifyIdToken(projectId, token), getUser: (projectId, localId) => deps.users.get(projectId, localId) },
     isOwnerCredential,
-    auditLog: sqlite.auditLog(),
+    auditLog: storage.auditLog,
     logger,
     clock: options.clock ?? Date.now,
     publicUrl: () => publicUrl,
@@ -228,10 +239,8 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   registerMfaRoutes(app, { enrollment: mfa.enrollment, signIn: mfa.signIn, callers });
   registerAdminRoutes(app, { sessions, accounts, admin, projects, callers, imports: new UserImportService(store), sessionCookies: new SessionCookies(deps, sessionCookieKeys), accountQuery: new AccountQuery(store) });
   registerTokenRoutes(app, sessions, callers, keys);
-  const pgPool = options.databaseUrl ? openPgPool(options.databaseUrl) : undefined;
-  const pgDocuments = pgPool ? await openPgDocumentStore(pgPool) : undefined;
-  const database = new DocumentDatabase(pgDocuments?.store ?? sqlite.documents(), {
-    ...(pgDocuments ? { changeFeed: pgDocuments.feed } : {}),
+  const database = new DocumentDatabase(storage.documents, {
+    ...(storage.changeFeed ? { changeFeed: storage.changeFeed } : {}),
     queryLimits: { ...defaultQueryLimits, maxInValues: options.maxInValues },
     compositeIndexes: options.indexesFile ? loadIndexFile(options.indexesFile) : [],
     versionRetentionMs: options.versionRetentionSeconds * 1000,
@@ -243,7 +252,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   let pruningStopped = false;
   const pruning = setInterval(() => void database.pruneHistory(() => pruningStopped).catch((err: unknown) => logger.error({ err }, 'pruning document versions failed')), 60_000);
   pruning.unref();
-  const rulesRegistry = new RulesRegistry(sqlite.rules(), logger);
+  const rulesRegistry = new RulesRegistry(storage.rules, logger);
   const rulesSummary = await prepareRules(rulesRegistry, options, logger);
   const stopFollowingRules = options.rulesFile ? await followRulesFile(rulesRegistry, options.defaultProjectId, options.rulesFile, logger) : () => undefined;
   const guard = new FirestoreGuard(rulesRegistry, database, { dev: options.dev, logger });
@@ -296,6 +305,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       if (closed) return;
       closed = true;
       clearInterval(rotation);
+      clearInterval(projectReload);
       clearInterval(sweep);
       clearInterval(pruning);
       consoleServer.close();
@@ -315,8 +325,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       // The sign-up counts are written behind the answers; a clean stop keeps every one.
       await signUpLimit.flushed();
       mail.close();
-      await store.close();
-      await pgDocuments?.feed.close();
+      await storage.close();
       await pgPool?.end();
     },
   };

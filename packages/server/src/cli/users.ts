@@ -7,6 +7,9 @@ import { exportAccounts, exportHashOptions, toCsvLine } from '../auth/core/user-
 import { AccountFileError, formatOf, parseAccountFile } from '../auth/core/user-files.js';
 import { importAccounts, maxImportBatch, type ImportError } from '../auth/core/user-import.js';
 import { SqliteStore } from '../storage/sqlite/sqlite-store.js';
+import { openPgPool } from '../storage/postgres/pg-connection.js';
+import { PgStore } from '../storage/postgres/pg-store.js';
+import type { Store } from '../storage/store.js';
 import { realmKey } from '../auth/tenants/realm.js';
 
 /**
@@ -19,6 +22,7 @@ interface ExportFlags {
   project: string;
   tenant?: string;
   data: string;
+  databaseUrl?: string;
   format?: string;
 }
 
@@ -26,6 +30,7 @@ interface ImportFlags {
   project: string;
   tenant?: string;
   data: string;
+  databaseUrl?: string;
   format?: string;
   hashAlgo?: string;
   hashKey?: string;
@@ -50,6 +55,7 @@ export function registerUsersCommands(program: Command): void {
     .option('--project <id>', 'project id', 'demo-hearth')
     .option('--tenant <id>', "a tenant's accounts instead of the project's own")
     .option('--data <dir>', 'data folder', './.hearth')
+    .option('--database-url <url>', 'the PostgreSQL database instead of the data folder (or HEARTH_DATABASE_URL)')
     .option('--format <format>', 'json or csv, when the file name does not say')
     .action((file: string, flags: ExportFlags) => run(() => exportCommand(file, flags)));
 
@@ -59,6 +65,7 @@ export function registerUsersCommands(program: Command): void {
     .option('--project <id>', 'project id', 'demo-hearth')
     .option('--tenant <id>', 'into a tenant of the project (it must exist) instead of the project itself')
     .option('--data <dir>', 'data folder', './.hearth')
+    .option('--database-url <url>', 'the PostgreSQL database instead of the data folder (or HEARTH_DATABASE_URL)')
     .option('--format <format>', 'json or csv, when the file name does not say')
     .option('--hash-algo <algorithm>', 'how the passwords were hashed: SCRYPT, STANDARD_SCRYPT, BCRYPT, PBKDF2_SHA256, PBKDF_SHA1, HMAC_SHA512/256/SHA1/MD5, SHA512/256/1, MD5; HEARTH_SCRYPT for a Hearth export')
     .option('--hash-key <key>', 'SCRYPT signer key or HMAC key (base64)')
@@ -85,8 +92,17 @@ async function run(command: () => Promise<number>): Promise<void> {
 
 class UsageError extends Error {}
 
-function openStore(data: string, mustExist: boolean): SqliteStore {
-  const dir = resolve(data);
+/** The data folder's SQLite file, or the PostgreSQL database when one is named (flag or HEARTH_DATABASE_URL). */
+async function openStore(flags: { data: string; databaseUrl?: string }, mustExist: boolean): Promise<Store> {
+  const databaseUrl = flags.databaseUrl ?? process.env.HEARTH_DATABASE_URL;
+  if (databaseUrl) {
+    const pool = openPgPool(databaseUrl, { max: 2 });
+    return PgStore.open(pool, { ownsPool: true }).catch(async (error: unknown) => {
+      await pool.end();
+      throw new UsageError(`cannot open the database: ${(error as Error).message}`);
+    });
+  }
+  const dir = resolve(flags.data);
   const file = join(dir, 'hearth.sqlite');
   if (mustExist && !existsSync(file)) throw new UsageError(`no Hearth data in ${dir} (give --data)`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -95,7 +111,7 @@ function openStore(data: string, mustExist: boolean): SqliteStore {
 
 async function exportCommand(file: string, flags: ExportFlags): Promise<number> {
   const format = formatOf(file, flags.format);
-  const store = openStore(flags.data, true);
+  const store = await openStore(flags, true);
   // The file holds password hashes: private to the owner from its first byte.
   const fd = openSync(file, 'w', 0o600);
   let count = 0;
@@ -135,7 +151,7 @@ async function importCommand(file: string, flags: ImportFlags): Promise<number> 
   if (!hashOptions.hashAlgorithm && accounts.some((a) => a.passwordHash)) {
     throw new UsageError(`${file} has password hashes: say how they were made with --hash-algo (HEARTH_SCRYPT for a Hearth export, or your Firebase project's password hash parameters)`);
   }
-  const store = openStore(flags.data, false);
+  const store = await openStore(flags, false);
   const errors: ImportError[] = [];
   try {
     const realm = await realmOf(store, flags);
@@ -154,7 +170,7 @@ async function importCommand(file: string, flags: ImportFlags): Promise<number> 
 }
 
 /** The realm the flags name: the project's own, or one of its tenants (which must exist). */
-async function realmOf(store: SqliteStore, flags: { project: string; tenant?: string }): Promise<string> {
+async function realmOf(store: Store, flags: { project: string; tenant?: string }): Promise<string> {
   if (flags.tenant === undefined) return flags.project;
   const realm = realmKey(flags.project, flags.tenant);
   if (!(await store.listProjects()).some((row) => row.projectId === realm)) throw new UsageError(`project ${flags.project} has no tenant ${flags.tenant}`);

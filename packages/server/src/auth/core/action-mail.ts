@@ -69,6 +69,7 @@ export class ActionMailer {
       // Per project, not per tenant: an inbox is not flooded once for each of a project's tenants.
       const recipientKey = `${projectOf(caller.realm)}\u0000${plan.recipient}`;
       const clientKey = `${projectOf(caller.realm)}\u0000${caller.clientIp}`;
+      await Promise.all([this.sendThrottle.recipient.refresh([recipientKey]), this.sendThrottle.client.refresh([clientKey])]);
       if (this.sendThrottle.recipient.isBlocked(recipientKey) || this.sendThrottle.client.isBlocked(clientKey)) {
         throw authError(plan.requestType === 'PASSWORD_RESET' ? 'RESET_PASSWORD_EXCEED_LIMIT' : 'QUOTA_EXCEEDED');
       }

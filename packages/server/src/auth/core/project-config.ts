@@ -83,10 +83,18 @@ function withDefaults(stored: Partial<ProjectConfig>, defaults: ProjectConfig): 
  * or a tenant's key, whose config is the tenant's settings over its project's.
  */
 export class ProjectDirectory {
-  private readonly configs = new Map<string, ProjectConfig>();
-  private readonly projectByKey = new Map<string, string>();
+  private configs = new Map<string, ProjectConfig>();
+  private projectByKey = new Map<string, string>();
   /** By realm key. */
-  private readonly tenants = new Map<string, TenantRecord>();
+  private tenants = new Map<string, TenantRecord>();
+  /**
+   * Set when other instances share the store: their changes are read back now and then
+   * (`reload`), and at once when a tenant is not known here, at most once a second.
+   */
+  private sharedStore = false;
+  private lastMissReloadAt = 0;
+  /** Bumped by every change made here: a reload that overlapped one is dropped, not to undo it. */
+  private changes = 0;
 
   constructor(
     private readonly store: Store,
@@ -96,14 +104,34 @@ export class ProjectDirectory {
   ) {}
 
   async load(): Promise<void> {
+    await this.reload();
+    await this.config(this.defaultProjectId);
+  }
+
+  /** Other instances change the same rows: `reload` then picks their changes up. */
+  shareWithOtherInstances(): void {
+    this.sharedStore = true;
+  }
+
+  /** Reads every project and tenant again, replacing what is known here in one step. */
+  async reload(): Promise<void> {
+    const changesBefore = this.changes;
+    const configs = new Map<string, ProjectConfig>();
+    const projectByKey = new Map<string, string>();
+    const tenants = new Map<string, TenantRecord>();
     for (const project of await this.store.listProjects()) {
       if (isTenantRealm(project.projectId)) {
-        this.tenants.set(project.projectId, tenantWithDefaults(JSON.parse(project.config) as TenantRecord));
+        tenants.set(project.projectId, tenantWithDefaults(JSON.parse(project.config) as TenantRecord));
         continue;
       }
-      this.remember(project.projectId, withDefaults(JSON.parse(project.config) as Partial<ProjectConfig>, defaultProjectConfig(project.projectId, this.defaults)));
+      const config = withDefaults(JSON.parse(project.config) as Partial<ProjectConfig>, defaultProjectConfig(project.projectId, this.defaults));
+      configs.set(project.projectId, config);
+      for (const key of config.apiKeys) projectByKey.set(key, project.projectId);
     }
-    await this.config(this.defaultProjectId);
+    if (this.changes !== changesBefore) return;
+    this.configs = configs;
+    this.projectByKey = projectByKey;
+    this.tenants = tenants;
   }
 
   /**
@@ -112,11 +140,11 @@ export class ProjectDirectory {
    */
   async config(projectId: string): Promise<ProjectConfig> {
     if (isTenantRealm(projectId)) {
-      const tenant = this.tenants.get(projectId);
+      const tenant = this.tenants.get(projectId) ?? ((await this.reloadOnMiss()) ? this.tenants.get(projectId) : undefined);
       if (!tenant) throw authError('TENANT_NOT_FOUND');
       return effectiveConfig(await this.config(projectOf(projectId)), tenant);
     }
-    const known = this.configs.get(projectId);
+    const known = this.configs.get(projectId) ?? ((await this.reloadOnMiss()) ? this.configs.get(projectId) : undefined);
     if (known) return known;
     const config = defaultProjectConfig(projectId, this.defaults);
     await this.save(projectId, config);
@@ -134,6 +162,7 @@ export class ProjectDirectory {
       const owner = this.projectByKey.get(key);
       if (owner !== undefined && owner !== projectId) throw requestErrors.invalidArgument('That API key belongs to another project.');
     }
+    this.changes++;
     await this.store.commit([{ kind: 'putProject', project: { projectId, config: JSON.stringify(config) } }]);
     const previous = this.configs.get(projectId);
     for (const key of previous?.apiKeys ?? []) this.projectByKey.delete(key);
@@ -165,14 +194,25 @@ export class ProjectDirectory {
   /** Creates or replaces a tenant, with `alongside` in the same commit. */
   async saveTenant(tenant: TenantRecord, projectId: string, alongside: Mutation[] = []): Promise<void> {
     const realm = realmKey(projectId, tenant.tenantId);
+    this.changes++;
     await this.store.commit([{ kind: 'putProject', project: { projectId: realm, config: JSON.stringify(tenant) } }, ...alongside]);
     this.tenants.set(realm, tenant);
   }
 
   /** Forgets a tenant; `removal` deletes its row and its data in one commit. */
   async deleteTenant(realm: string, removal: Mutation[]): Promise<void> {
+    this.changes++;
     await this.store.commit(removal);
     this.tenants.delete(realm);
+  }
+
+  /** True when it read the store again (shared store, and not within the last second). */
+  private async reloadOnMiss(): Promise<boolean> {
+    const now = Date.now();
+    if (!this.sharedStore || now - this.lastMissReloadAt < 1000) return false;
+    this.lastMissReloadAt = now;
+    await this.reload();
+    return true;
   }
 
   private remember(projectId: string, config: ProjectConfig): void {

@@ -1,5 +1,8 @@
 import { join, resolve } from 'node:path';
 import { SqliteStore } from '../../storage/sqlite/sqlite-store.js';
+import { openPgPool } from '../../storage/postgres/pg-connection.js';
+import { PgStore } from '../../storage/postgres/pg-store.js';
+import type { Store } from '../../storage/store.js';
 import { ServiceAccounts, tokenPath, UnknownServiceAccountKey } from './service-accounts.js';
 import { writePrivateFileAtomically } from './signing-keys.js';
 
@@ -9,9 +12,13 @@ export interface ServiceAccountCommandOptions {
   data: string;
 }
 
-/** `hearth service-accounts ...`: works on the data folder directly, so a running server sees the change at once. */
+/**
+ * `hearth service-accounts ...`: works on the data folder directly (or on the PostgreSQL database
+ * HEARTH_DATABASE_URL names), so a running server sees the change at once.
+ */
 async function withAccounts<T>(options: ServiceAccountCommandOptions, work: (accounts: ServiceAccounts) => Promise<T>): Promise<T> {
-  const store = new SqliteStore(join(resolve(options.data), 'hearth.sqlite'));
+  const databaseUrl = process.env.HEARTH_DATABASE_URL;
+  const store: Store = databaseUrl ? await PgStore.open(openPgPool(databaseUrl, { max: 2 }), { ownsPool: true }) : new SqliteStore(join(resolve(options.data), 'hearth.sqlite'));
   try {
     return await work(new ServiceAccounts(store));
   } finally {

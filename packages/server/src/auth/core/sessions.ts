@@ -140,6 +140,7 @@ export class SessionService {
     const config = await this.deps.projects.config(caller.realm);
     if (!config.signIn.email.enabled) throw authError('PASSWORD_LOGIN_DISABLED');
     // Counted before the slow check, so concurrent guesses cannot all slip under the limit.
+    await this.signIns.refresh(caller.realm, email, caller.clientIp);
     if (!this.signIns.admit(caller.realm, email, caller.clientIp)) throw authError('TOO_MANY_ATTEMPTS_TRY_LATER');
     const privacy = config.emailPrivacyConfig.enableImprovedEmailPrivacy;
     const found = await this.deps.users.getByEmail(caller.realm, email);

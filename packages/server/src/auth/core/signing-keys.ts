@@ -5,6 +5,7 @@ import { exportJWK, importJWK, type JWK } from 'jose';
 import { KeyObject, randomBytes, webcrypto } from 'node:crypto';
 import { closeSync, existsSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { KeyRingStore } from '../../storage/key-ring-store.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as ReturnType<typeof x509.cryptoProvider.get>);
 
@@ -41,52 +42,64 @@ function findLastIndex<T>(items: T[], test: (item: T) => boolean): number {
 const algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', publicExponent: new Uint8Array([1, 0, 1]), modulusLength: 2048 };
 
 /**
- * The token signing keys: generated on first start, kept in the data folder (mode 0600), rotated.
- * A new key is published `prepublishMs` before it signs anything, so verifiers that cache the key
- * set (for the max-age we advertise) know it in time; a retired key stays published for
- * `publishRetiredForMs` so the tokens it signed verify until they expire.
+ * The token signing keys: generated on first start, kept in the data folder (mode 0600) or in the
+ * shared database, rotated. A new key is published `prepublishMs` before it signs anything, so
+ * verifiers that cache the key set (for the max-age we advertise) know it in time; a retired key
+ * stays published for `publishRetiredForMs` so the tokens it signed verify until they expire.
+ * With several instances, whichever rotates first holds the ring's row lock; the others read its
+ * keys at their next rotation check (every few minutes, well within `prepublishMs`) or as soon as
+ * they meet a kid they do not know.
  */
 export class SigningKeyRing {
   private keys: StoredKey[] = [];
   private active?: SigningKey;
   private readonly publicKeys = new Map<string, CryptoKey>();
+  private lastReloadAt = 0;
 
   private constructor(
-    private readonly file: string,
+    private readonly storage: KeyRingStore,
     private readonly options: KeyRotation,
   ) {}
 
-  static async open(file: string, options: KeyRotation): Promise<SigningKeyRing> {
-    const ring = new SigningKeyRing(file, options);
-    if (existsSync(file)) ring.keys = JSON.parse(readFileSync(file, 'utf8')) as StoredKey[];
+  /** `storage`: a file path in the data folder, or a shared store. */
+  static async open(storage: string | KeyRingStore, options: KeyRotation): Promise<SigningKeyRing> {
+    const ring = new SigningKeyRing(typeof storage === 'string' ? new KeyRingFile(storage) : storage, options);
     await ring.rotateIfDue();
     return ring;
   }
 
   /** Adds a key when the newest is due for replacement, drops keys no token can need, picks the signer. */
   async rotateIfDue(now = Date.now()): Promise<void> {
-    const { rotateAfterMs, prepublishMs, publishRetiredForMs } = this.options;
-    const newest = this.keys[this.keys.length - 1];
-    let changed = false;
-    if (!newest || now - newest.createdAt >= rotateAfterMs) {
-      // The very first key signs at once: there is nothing cached to be out of date.
-      this.keys.push(await generateKey(newest ? now : now - prepublishMs));
-      changed = true;
-    }
-    const signsFrom = (key: StoredKey) => key.createdAt + prepublishMs;
-    const activeIndex = findLastIndex(this.keys, (key) => signsFrom(key) <= now);
-    const kept = this.keys.filter((key, index) => {
-      const successor = this.keys[index + 1];
-      return index >= activeIndex || !successor || now - signsFrom(successor) < publishRetiredForMs;
+    const text = await this.storage.update(async (current) => {
+      const keys = current === undefined ? [] : (JSON.parse(current) as StoredKey[]);
+      const next = await this.rotated(keys, now);
+      return next === keys ? undefined : JSON.stringify(next);
     });
-    if (kept.length !== this.keys.length) changed = true;
-    this.keys = kept;
-    if (changed) this.save();
-    const signer = this.keys[findLastIndex(this.keys, (key) => signsFrom(key) <= now)]!;
+    this.keys = text === undefined ? [] : (JSON.parse(text) as StoredKey[]);
+    // An instance that waited for another's first key can see it made a moment after its own `now`: it signs anyway.
+    const signer = this.keys[Math.max(0, findLastIndex(this.keys, (key) => key.createdAt + this.options.prepublishMs <= now))]!;
     if (this.active?.kid !== signer.kid) {
       const privateKey = (await importJWK(signer.privateJwk, 'RS256')) as CryptoKey;
       this.active = { kid: signer.kid, privateKey, privateKeyObject: KeyObject.from(privateKey) };
     }
+  }
+
+  /** The ring after rotation at `now`: `keys` itself when nothing changes. */
+  private async rotated(keys: StoredKey[], now: number): Promise<StoredKey[]> {
+    const { rotateAfterMs, prepublishMs, publishRetiredForMs } = this.options;
+    const newest = keys[keys.length - 1];
+    let next = keys;
+    if (!newest || now - newest.createdAt >= rotateAfterMs) {
+      // The very first key signs at once: there is nothing cached to be out of date.
+      next = [...keys, await generateKey(newest ? now : now - prepublishMs)];
+    }
+    const signsFrom = (key: StoredKey) => key.createdAt + prepublishMs;
+    const activeIndex = findLastIndex(next, (key) => signsFrom(key) <= now);
+    const kept = next.filter((key, index) => {
+      const successor = next[index + 1];
+      return index >= activeIndex || !successor || now - signsFrom(successor) < publishRetiredForMs;
+    });
+    return kept.length !== next.length ? kept : next;
   }
 
   signingKey(): SigningKey {
@@ -101,7 +114,7 @@ export class SigningKeyRing {
 
   /** Public keys by kid, for verification; imported once per key. */
   async publicKey(kid: string): Promise<CryptoKey | undefined> {
-    const key = this.keys.find((k) => k.kid === kid);
+    const key = this.keys.find((k) => k.kid === kid) ?? (await this.reloadFor(kid));
     if (!key) return undefined;
     let imported = this.publicKeys.get(kid);
     if (!imported) {
@@ -120,9 +133,38 @@ export class SigningKeyRing {
     return { keys: this.keys.map((k) => ({ ...k.publicJwk, kid: k.kid, alg: 'RS256', use: 'sig' })) };
   }
 
-  private save(): void {
+  /**
+   * A kid another instance may have just added: the shared ring is read again, at most once a
+   * second, so made-up kids cannot turn every request into a database read.
+   */
+  private async reloadFor(kid: string): Promise<StoredKey | undefined> {
+    const now = Date.now();
+    if (!this.storage.shared || now - this.lastReloadAt < 1000) return undefined;
+    this.lastReloadAt = now;
+    const text = await this.storage.read();
+    if (text !== undefined) this.keys = JSON.parse(text) as StoredKey[];
+    return this.keys.find((k) => k.kid === kid);
+  }
+}
+
+/** A key ring in one private file (0600) of the data folder, for a single Hearth process. */
+export class KeyRingFile implements KeyRingStore {
+  readonly shared = false;
+
+  constructor(private readonly file: string) {}
+
+  async read(): Promise<string | undefined> {
+    return existsSync(this.file) ? readFileSync(this.file, 'utf8') : undefined;
+  }
+
+  /** One process, whose rotations run one at a time: no lock is needed. */
+  async update(change: (current: string | undefined) => Promise<string | undefined>): Promise<string | undefined> {
+    const current = await this.read();
+    const next = await change(current);
+    if (next === undefined) return current;
     mkdirSync(dirname(this.file), { recursive: true });
-    writePrivateFileAtomically(this.file, JSON.stringify(this.keys));
+    writePrivateFileAtomically(this.file, next);
+    return next;
   }
 }
 

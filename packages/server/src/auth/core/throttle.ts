@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { projectOf } from '../tenants/realm.js';
 import type { Mutation, Store, ThrottleRecord } from '../../storage/store.js';
+import { throttleRowReaderOf, type ThrottleRowReader } from '../../storage/throttle-reader.js';
 
 /**
  * Failure counting for sign-ins and mail sends. Decisions are made in memory, synchronously (a
@@ -26,11 +27,31 @@ class ThrottleRows<State> {
   private writes: Promise<void> = Promise.resolve();
   private writeCount = 0;
   readonly states = new Map<string, State>();
+  private readonly reader: ThrottleRowReader | undefined;
+  /** Keys with a write of ours still on its way: memory is newer than the store for them. */
+  private readonly unwritten = new Map<string, number>();
 
   constructor(
     readonly scope: string,
     private readonly store: Store | undefined,
-  ) {}
+  ) {
+    this.reader = throttleRowReaderOf(store);
+  }
+
+  /**
+   * A store other instances count in too: their rows for these keys are merged into memory
+   * (`merge(mine, theirs)`) before a decision. A failed read leaves memory to decide alone.
+   */
+  async refresh(keyHashes: string[], now: number, parse: (text: string) => State | undefined, merge: (mine: State | undefined, theirs: State) => State): Promise<void> {
+    if (!this.reader) return;
+    const records = await this.reader.getThrottleRecords(this.scope, keyHashes, now).catch(() => []);
+    for (const record of records) {
+      if (this.unwritten.has(record.keyHash)) continue;
+      const theirs = parse(record.state);
+      if (theirs === undefined) continue;
+      this.states.set(record.keyHash, merge(this.states.get(record.keyHash), theirs));
+    }
+  }
 
   async load(now: number, parse: (text: string) => State | undefined): Promise<void> {
     if (!this.store) return;
@@ -57,12 +78,12 @@ class ThrottleRows<State> {
       this.states.delete(oldest);
     }
     const record: ThrottleRecord = { scope: this.scope, keyHash, state: JSON.stringify(state), expiresAt };
-    this.write({ kind: 'putThrottleRecord', record });
+    this.write({ kind: 'putThrottleRecord', record }, keyHash);
   }
 
   delete(keyHash: string): void {
     if (!this.states.delete(keyHash)) return;
-    this.write({ kind: 'deleteThrottleRecord', scope: this.scope, keyHash });
+    this.write({ kind: 'deleteThrottleRecord', scope: this.scope, keyHash }, keyHash);
   }
 
   /** Resolves once every change so far is on disk. */
@@ -70,13 +91,22 @@ class ThrottleRows<State> {
     return this.writes;
   }
 
-  private write(mutation: Mutation): void {
+  private write(mutation: Mutation, keyHash: string): void {
     if (!this.store) return;
     const store = this.store;
+    this.unwritten.set(keyHash, (this.unwritten.get(keyHash) ?? 0) + 1);
+    const written = () => {
+      const left = (this.unwritten.get(keyHash) ?? 1) - 1;
+      if (left > 0) this.unwritten.set(keyHash, left);
+      else this.unwritten.delete(keyHash);
+    };
     // Decayed rows are swept now and then, so sprayed keys do not pile up on disk either.
     const mutations: Mutation[] = ++this.writeCount % sweepEvery === 0 ? [mutation, { kind: 'deleteExpiredThrottleRecords', expiredBefore: Date.now() }] : [mutation];
     // A failed write (store closing) must not refuse the request: memory still decides.
-    this.writes = this.writes.then(() => store.commit(mutations)).catch(() => undefined);
+    this.writes = this.writes
+      .then(() => store.commit(mutations))
+      .catch(() => undefined)
+      .finally(written);
   }
 }
 
@@ -100,6 +130,16 @@ export class FailureThrottle {
 
   isBlocked(key: string, now = Date.now()): boolean {
     return this.recent(this.rows.key(key), now).length >= this.limits.maxFailures;
+  }
+
+  /** Takes in what other instances sharing the store counted for `keys` (nothing to do on SQLite). */
+  async refresh(keys: string[], now = Date.now()): Promise<void> {
+    await this.rows.refresh(
+      keys.map((key) => this.rows.key(key)),
+      now,
+      parseTimes,
+      (mine, theirs) => [...new Set([...(mine ?? []), ...theirs])].sort((x, y) => x - y).slice(-this.limits.maxFailures),
+    );
   }
 
   recordFailure(key: string, now = Date.now()): void {
@@ -168,6 +208,16 @@ export class BackoffThrottle {
     const throttle = new BackoffThrottle(limits, { store, scope });
     await throttle.rows.load(now, parseBackoff);
     return throttle;
+  }
+
+  /** Takes in what other instances sharing the store counted for `keys` (nothing to do on SQLite). */
+  async refresh(keys: string[], now = Date.now()): Promise<void> {
+    await this.rows.refresh(
+      keys.map((key) => this.rows.key(key)),
+      now,
+      parseBackoff,
+      (mine, theirs) => (!mine || theirs.failures > mine.failures || (theirs.failures === mine.failures && theirs.lastAt > mine.lastAt) ? theirs : mine),
+    );
   }
 
   /** When the next attempt is allowed (0: now). */
@@ -271,6 +321,12 @@ export class SignInThrottle {
     this.account.recordFailure(keys.account, now);
     this.address.recordFailure(keys.address, now);
     return true;
+  }
+
+  /** Before `admit` when several instances share the store: what the others counted for these keys. */
+  async refresh(projectId: string, email: string, clientIp: string, now = Date.now()): Promise<void> {
+    const keys = signInKeys(projectId, email, clientIp);
+    await Promise.all([this.pair.refresh([keys.pair], now), this.account.refresh([keys.account], now), this.address.refresh([keys.address], now)]);
   }
 
   succeeded(projectId: string, email: string, clientIp: string, now = Date.now()): void {

@@ -17,6 +17,8 @@ export interface MfaSetup {
   store: Store;
   /** The sealing key lives here, as `mfa-key` (0600), beside the signing keys. */
   dataDir: string;
+  /** The sealing key itself, when it is kept elsewhere (the shared database); then `dataDir` holds none. */
+  sealingKey?: Buffer;
   clock: () => number;
   sms?: MfaDeps['sms'];
 }
@@ -30,7 +32,7 @@ export interface Mfa {
 
 /** The multi-factor services over one sealing key, one clock and the stored wrong-code counts. */
 export async function createMfa(setup: MfaSetup): Promise<Mfa> {
-  const keys = SealingKeys.open(join(setup.dataDir, 'mfa-key'));
+  const keys = setup.sealingKey ? SealingKeys.withMaster(setup.sealingKey) : SealingKeys.open(join(setup.dataDir, 'mfa-key'));
   const pending = new PendingCredentials(keys, setup.clock);
   // Wrong codes are counted in the store: a restart does not forgive them.
   const throttle = await BackoffThrottle.open(setup.store, 'mfa-totp', totpCodeLimits, setup.clock());

@@ -31,6 +31,12 @@ export class SealingKeys {
     return new SealingKeys(master);
   }
 
+  /** A master key kept elsewhere (the shared database, when several instances must open each other's seals). */
+  static withMaster(master: Buffer): SealingKeys {
+    if (master.length !== 32) throw new Error('the MFA sealing key must be 32 bytes');
+    return new SealingKeys(master);
+  }
+
   seal(purpose: SealPurpose, plaintext: string, context: string): string {
     const iv = randomBytes(ivLength);
     const cipher = createCipheriv('aes-256-gcm', this.key(purpose), iv);

@@ -76,6 +76,7 @@ export class SmsCodes implements PhoneCodes {
     // Per project, not per tenant (`projectId` is a realm): its tenants do not multiply the texts a number or an address gets.
     const addressKey = `${projectOf(projectId)}\u0000${clientAddress}`;
     const numberKey = `${projectOf(projectId)}\u0000${phoneNumber}`;
+    await Promise.all([this.throttles.perAddress.refresh([addressKey]), this.throttles.perNumber.refresh([numberKey])]);
     // Checked and counted in one synchronous step: concurrent requests cannot all slip under a limit.
     if (this.throttles.perAddress.isBlocked(addressKey)) throw tooManySmsRequests();
     if (this.throttles.perNumber.isBlocked(numberKey)) throw authError('QUOTA_EXCEEDED', 'Too many codes were sent to this phone number; try again later.');

@@ -1,0 +1,131 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import type Database from 'better-sqlite3';
+import { openDatabaseFile } from '../storage/sqlite/sqlite-file.js';
+import { applyPgMigrations, inPgTransaction, openPgPool, type PgClient } from '../storage/postgres/pg-connection.js';
+import { identitySchemaSteps, rulesSchemaSteps } from '../storage/postgres/pg-identity-schema.js';
+
+/**
+ * `hearth migrate --data DIR --database-url URL`: an SQLite data folder's identity and rules rows,
+ * key rings and instance secrets copied into an empty PostgreSQL database, in one transaction (all
+ * or nothing). Documents are not copied yet: the PostgreSQL document store is another part.
+ */
+
+/** Copied tables and their columns, the same on both sides; `boolean` columns are 0/1 in SQLite. */
+const tables: ReadonlyArray<{ name: string; columns: string[]; boolean?: string[]; serial?: boolean }> = [
+  { name: 'projects', columns: ['project_id', 'config'] },
+  { name: 'users', columns: ['project_id', 'local_id', 'email', 'phone_number', 'version', 'record'] },
+  { name: 'user_providers', columns: ['project_id', 'provider_id', 'raw_id', 'local_id'] },
+  { name: 'refresh_tokens', columns: ['token_hash', 'project_id', 'local_id', 'user_created_at', 'issued_at', 'auth_time', 'sign_in_provider', 'developer_claims', 'second_factor'] },
+  { name: 'oob_codes', columns: ['code_hash', 'project_id', 'expires_at', 'record'] },
+  { name: 'outbox', columns: ['id', 'project_id', 'created_at', 'message', 'state', 'decoy', 'next_attempt_at', 'delivery'], boolean: ['decoy'], serial: true },
+  { name: 'handler_sessions', columns: ['id', 'expires_at', 'record'] },
+  { name: 'throttle_state', columns: ['scope', 'key_hash', 'expires_at', 'state'] },
+  { name: 'service_account_keys', columns: ['project_id', 'key_id', 'client_email', 'public_key', 'created_at'] },
+  { name: 'service_account_tokens', columns: ['token_hash', 'project_id', 'key_id', 'expires_at'] },
+  { name: 'human_checks', columns: ['key_hash', 'project_id', 'expires_at', 'used_at'] },
+  { name: 'phone_verifications', columns: ['session_hash', 'project_id', 'expires_at', 'attempts_left', 'record'] },
+  { name: 'sms_outbox', columns: ['id', 'project_id', 'created_at', 'message'], serial: true },
+  { name: 'rules_rulesets', columns: ['project_id', 'ruleset_id', 'create_time', 'source'] },
+  { name: 'rules_releases', columns: ['project_id', 'name', 'ruleset_id', 'create_time', 'update_time'] },
+];
+
+/** Data-folder files that become rows shared by every instance. */
+const keyRingFiles = [
+  { file: 'signing-keys.json', name: 'signing-keys' },
+  { file: 'session-cookie-keys.json', name: 'session-cookie-keys' },
+];
+const secretFiles = ['captcha-key', 'mfa-key'];
+
+const batchRows = 500;
+
+export class MigrateRefusal extends Error {}
+
+export interface MigrateReport {
+  rows: Record<string, number>;
+  keyRings: number;
+  secrets: number;
+}
+
+export async function migrateToPostgres(dataDir: string, databaseUrl: string): Promise<MigrateReport> {
+  const dir = resolve(dataDir);
+  const file = join(dir, 'hearth.sqlite');
+  if (!existsSync(file)) throw new MigrateRefusal(`no Hearth data in ${dir} (give --data)`);
+  const sqlite = openDatabaseFile(file); // brings an older file's schema up to date first
+  const pool = openPgPool(databaseUrl, { max: 1 });
+  try {
+    await applyPgMigrations(pool, 'identity', identitySchemaSteps);
+    await applyPgMigrations(pool, 'rules', rulesSchemaSteps);
+    return await inPgTransaction(pool, async (client) => {
+      // Locked against an instance starting on the target meanwhile: it would write its own defaults.
+      await client.query(`LOCK TABLE ${[...tables.map((t) => t.name), 'key_rings', 'shared_secrets'].join(', ')} IN EXCLUSIVE MODE`);
+      for (const table of [...tables.map((t) => t.name), 'key_rings', 'shared_secrets']) {
+        const { rows } = await client.query(`SELECT 1 FROM ${table} LIMIT 1`);
+        if (rows.length > 0) throw new MigrateRefusal(`the target database is not empty (table ${table} has rows): migrate into a new, empty database`);
+      }
+      const report: MigrateReport = { rows: {}, keyRings: 0, secrets: 0 };
+      for (const table of tables) report.rows[table.name] = await copyTable(sqlite, client, table);
+      for (const { file: name, name: ring } of keyRingFiles) {
+        const path = join(dir, name);
+        if (!existsSync(path)) continue;
+        await client.query('INSERT INTO key_rings (name, keys) VALUES ($1, $2)', [ring, readFileSync(path, 'utf8')]);
+        report.keyRings++;
+      }
+      for (const name of secretFiles) {
+        const path = join(dir, name);
+        if (!existsSync(path)) continue;
+        await client.query('INSERT INTO shared_secrets (name, secret) VALUES ($1, $2)', [name, readFileSync(path, 'utf8').trim()]);
+        report.secrets++;
+      }
+      return report;
+    });
+  } finally {
+    sqlite.close();
+    await pool.end();
+  }
+}
+
+async function copyTable(sqlite: Database.Database, client: PgClient, table: (typeof tables)[number]): Promise<number> {
+  const select = sqlite.prepare(`SELECT ${table.columns.join(', ')} FROM ${table.name}`).raw(true);
+  let batch: unknown[][] = [];
+  let count = 0;
+  const flush = async () => {
+    if (batch.length === 0) return;
+    const values: unknown[] = [];
+    const tuples = batch.map((row) => `(${row.map((value) => (values.push(value), `$${values.length}`)).join(', ')})`);
+    await client.query(`INSERT INTO ${table.name} (${table.columns.join(', ')}) VALUES ${tuples.join(', ')}`, values);
+    batch = [];
+  };
+  const booleans = new Set((table.boolean ?? []).map((column) => table.columns.indexOf(column)));
+  for (const row of select.iterate() as Iterable<unknown[]>) {
+    batch.push(row.map((value, index) => (booleans.has(index) ? value === 1 : value)));
+    count++;
+    if (batch.length >= batchRows) await flush();
+  }
+  await flush();
+  // Ids were copied as they were: the sequence goes on after the largest.
+  if (table.serial) await client.query(`SELECT setval(pg_get_serial_sequence('${table.name}', 'id'), GREATEST((SELECT max(id) FROM ${table.name}), 1))`);
+  return count;
+}
+
+export function registerMigrateCommand(program: Command): void {
+  program
+    .command('migrate')
+    .description("copy an SQLite data folder's accounts, settings, codes, mails, rules and keys into an empty PostgreSQL database")
+    .option('--data <dir>', 'the data folder to copy from', './.hearth')
+    .option('--database-url <url>', 'the empty PostgreSQL database to copy into (or HEARTH_DATABASE_URL)')
+    .action(async (flags: { data: string; databaseUrl?: string }) => {
+      const databaseUrl = flags.databaseUrl ?? process.env.HEARTH_DATABASE_URL;
+      try {
+        if (!databaseUrl) throw new MigrateRefusal('give --database-url (or HEARTH_DATABASE_URL)');
+        const report = await migrateToPostgres(flags.data, databaseUrl);
+        const counts = Object.entries(report.rows).map(([table, n]) => `${table} ${n}`).join(', ');
+        process.stderr.write(`Copied ${counts}; ${report.keyRings} key ring(s), ${report.secrets} secret(s).\nDocuments are not copied by this version (they stay in ${join(resolve(flags.data), 'hearth.sqlite')}).\n`);
+      } catch (error) {
+        if (!(error instanceof MigrateRefusal)) throw error;
+        process.stderr.write(`hearth migrate: ${error.message}\n`);
+        process.exitCode = 1;
+      }
+    });
+}

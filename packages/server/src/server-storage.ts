@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { loadOrCreateCaptchaKey } from './auth/captcha/challenges.js';
+import type { AuditLog } from './storage/audit-log.js';
+import type { ChangeFeed } from './storage/change-feed.js';
+import type { DocumentStore } from './storage/document-store.js';
+import type { KeyRingStore } from './storage/key-ring-store.js';
+import { PgAuditLog } from './storage/postgres/pg-audit-log.js';
+import type { PgPool } from './storage/postgres/pg-connection.js';
+import { openPgDocumentStore } from './storage/postgres/pg-document-store.js';
+import { PgKeyRing, PgSharedSecrets } from './storage/postgres/pg-shared-keys.js';
+import { PgRulesStore } from './storage/postgres/pg-rules-store.js';
+import { PgStore } from './storage/postgres/pg-store.js';
+import type { RulesStore } from './storage/rules-store.js';
+import { SqliteStore } from './storage/sqlite/sqlite-store.js';
+import type { Store } from './storage/store.js';
+
+/**
+ * Where everything lives: the SQLite file and the data folder for one process, or PostgreSQL for
+ * several instances (then no SQLite file is made). Whatever the instances must agree on (accounts, codes, outbox,
+ * throttle rows, key rings, the captcha and MFA sealing keys) goes to the database then; the admin
+ * key stays per instance (HEARTH_ADMIN_KEY, or the data folder).
+ */
+export interface IdentityStorage {
+  store: Store;
+  rules: RulesStore;
+  signingKeys: string | KeyRingStore;
+  sessionCookieKeys: string | KeyRingStore;
+  captchaKey: Buffer;
+  /** Undefined: the MFA sealing key is the data folder's `mfa-key`. */
+  mfaSealingKey?: Buffer;
+  documents: DocumentStore;
+  /** Every instance's commits (PostgreSQL); undefined: one process, its own commits are all there are. */
+  changeFeed?: ChangeFeed & { close(): Promise<void> };
+  auditLog: AuditLog;
+  /** Closes what was opened here (the pool is the caller's). */
+  close(): Promise<void>;
+}
+
+export async function openStorage(dataDir: string, pgPool: PgPool | undefined): Promise<IdentityStorage> {
+  if (!pgPool) {
+    const sqlite = new SqliteStore(join(dataDir, 'hearth.sqlite'));
+    return {
+      store: sqlite,
+      rules: sqlite.rules(),
+      signingKeys: join(dataDir, 'signing-keys.json'),
+      sessionCookieKeys: join(dataDir, 'session-cookie-keys.json'),
+      captchaKey: loadOrCreateCaptchaKey(dataDir),
+      documents: sqlite.documents(),
+      auditLog: sqlite.auditLog(),
+      close: () => sqlite.close(),
+    };
+  }
+  const store = await PgStore.open(pgPool);
+  const documents = await openPgDocumentStore(pgPool);
+  const secrets = new PgSharedSecrets(pgPool);
+  const newKey = () => randomBytes(32).toString('base64url');
+  return {
+    store,
+    rules: await PgRulesStore.open(pgPool),
+    signingKeys: new PgKeyRing(pgPool, 'signing-keys'),
+    sessionCookieKeys: new PgKeyRing(pgPool, 'session-cookie-keys'),
+    captchaKey: Buffer.from(await secrets.getOrCreate('captcha-key', newKey), 'base64url'),
+    mfaSealingKey: Buffer.from(await secrets.getOrCreate('mfa-key', newKey), 'base64url'),
+    documents: documents.store,
+    changeFeed: documents.feed,
+    auditLog: await PgAuditLog.open(pgPool),
+    close: async () => {
+      await store.close();
+      await documents.feed.close();
+    },
+  };
+}
