@@ -214,8 +214,7 @@ async function runAuthBench(): Promise<void> {
   }
 }
 
-import { runIdentityStorageBench } from './pg-identity.js';
-const benches: Record<string, () => Promise<void>> = { auth: runAuthBench, firestore: runFirestoreBench, listeners: runListenersBench, rules: runRulesBench, vectors: runVectorBench, postgres: runPostgresBench, console: runConsoleBench, web: runWebBench };
+const benches: Record<string, () => Promise<void>> = { auth: runAuthBench, firestore: runFirestoreBench, listeners: runListenersBench, rules: runRulesBench, vectors: runVectorBench, postgres: runPostgresBench, console: runConsoleBench, web: runWebBench, 'identity-storage': runIdentityStorageBench };
 
 async function main(): Promise<void> {
   const names = process.argv.slice(2);
