@@ -101,5 +101,14 @@ test('the start help names only what exists', { timeout: 60_000 }, async () => {
   const { code, output } = await runToExit(['start', '--help']);
   assert.equal(code, 0);
   assert.match(output, /--dev-allow-remote/);
-  assert.doesNotMatch(output, /console/i);
+  // Every page it names is served: the console among them now.
+  assert.match(output, /operator\s+console \(\/console\)/);
+  const hearth = await spawnHearth(['--port', String(await freePort()), '--data', dataDir()]);
+  try {
+    const page = await fetch(`${hearth.url}/console`, { headers: { accept: 'text/html' } });
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /<div id="root">/);
+  } finally {
+    await hearth.stop();
+  }
 });
