@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { DocumentChange, DocumentRow, DocumentScan, DocumentStore, IndexEntry, IndexHit, IndexPosition, IndexScan } from '../document-store.js';
 import type { FeedEvent, StoredChange } from '../change-feed.js';
 import { idFromStored } from '../sqlite/sqlite-document-store.js';
-import { applyPgMigrations, type PgClient, type PgPool } from './pg-connection.js';
+import { applyPgMigrations, inPgTransaction, type PgClient, type PgPool } from './pg-connection.js';
 import type { PgQueryable } from './pg-document-scan.js';
 import { PgChangeFeed } from './pg-change-feed.js';
 import { changeChannel, changeLogText, notifyPayload } from './pg-change-log.js';
@@ -151,7 +151,7 @@ export class PgDocumentStore implements DocumentStore {
 
   async rebuildComposite(db: string, indexSet: string, entriesOf: (row: DocumentRow) => IndexEntry[]): Promise<void> {
     await this.ensureDatabase(db);
-    await this.inTransaction(async (client) => {
+    await inPgTransaction(this.pool, async (client) => {
       // Instances starting together: the first rebuilds, the others find it done.
       const { rows } = await client.query<{ index_set: string | null }>('SELECT index_set FROM fs_meta WHERE db = $1 FOR UPDATE', [db]);
       if (rows[0]?.index_set === indexSet) return;
@@ -174,7 +174,7 @@ export class PgDocumentStore implements DocumentStore {
 
   async clear(db: string): Promise<void> {
     await this.ensureDatabase(db);
-    const seq = await this.inTransaction(async (client) => {
+    const seq = await inPgTransaction(this.pool, async (client) => {
       const meta = await lockMeta(client, db);
       for (const table of ['fs_documents', 'fs_index', 'fs_versions']) await client.query(`DELETE FROM ${table} WHERE db = $1`, [db]);
       const at = Math.max(Math.floor(Date.now() * 1000), meta.lastCommitTime);
@@ -213,21 +213,6 @@ export class PgDocumentStore implements DocumentStore {
     if (this.knownDatabases.has(db)) return;
     await this.pool.query('INSERT INTO fs_meta (db) VALUES ($1) ON CONFLICT (db) DO NOTHING', [db]);
     this.knownDatabases.add(db);
-  }
-
-  private async inTransaction<T>(work: (client: PgClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
   }
 }
 
