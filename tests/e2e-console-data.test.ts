@@ -7,12 +7,14 @@
  * Needs the built web app (`npm run build`) and /usr/bin/chromium.
  */
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { type Browser, type Page } from 'playwright-core';
 import { uniqueEmail } from './helpers/admin-http.js';
 import { BrowserRecord, assertBrowserReady, launchChromium, requestsOffMachine, webRoot } from './helpers/browser.js';
 import { keepScreenshot, signInWithAdminKey } from './helpers/console-page.js';
-import { startHearth, type TestHearth } from './helpers/hearth.js';
+import { startHearth, tempDataDir, type TestHearth } from './helpers/hearth.js';
 import { waitForNotes } from './helpers/notes-page.js';
 
 const waitMs = 20_000;
@@ -27,7 +29,16 @@ const record = new BrowserRecord();
 
 before(async () => {
   assertBrowserReady();
-  server = await startHearth({ webRoot });
+  const dataDir = tempDataDir();
+  const indexesFile = join(dataDir, 'firestore.indexes.json');
+  // On collections the other steps do not query, so their plans stay what they test.
+  writeFileSync(indexesFile, JSON.stringify({
+    indexes: [
+      { collectionGroup: 'orders', queryScope: 'COLLECTION', fields: [{ fieldPath: 'status', order: 'ASCENDING' }, { fieldPath: 'placedAt', order: 'DESCENDING' }] },
+      { collectionGroup: 'shelves', queryScope: 'COLLECTION', fields: [{ fieldPath: 'embedding', vectorConfig: { dimension: 4, flat: {} } }] },
+    ],
+  }));
+  server = await startHearth({ webRoot, dataDir, indexesFile });
   browser = await launchChromium();
   app = await record.newPage(await record.newContext(browser, waitMs));
   operator = await record.newPage(await record.newContext(browser, waitMs));
@@ -170,6 +181,16 @@ test('the live view follows a write made by another client', stepTimeout, async 
   assert.equal(made.status, 200);
   await live.getByTestId('live-document').filter({ hasText: 'katherine' }).waitFor();
   await keepScreenshot(operator, 'live-view');
+});
+
+test('the Data page lists the indexes of the --indexes file', stepTimeout, async () => {
+  await operator.goto(`${server!.url}/console/data?db=(default)`);
+  const table = operator.getByTestId('declared-indexes');
+  await table.waitFor();
+  const orders = table.getByRole('row').filter({ hasText: 'orders' });
+  assert.match(await orders.innerText(), /status ↑, placedAt ↓/);
+  assert.match(await table.getByRole('row').filter({ hasText: 'shelves' }).innerText(), /embedding \(vector, 4 dimensions\)/);
+  await keepScreenshot(operator, 'data-indexes');
 });
 
 test('the audit log records the console’s document writes', stepTimeout, async () => {

@@ -89,6 +89,21 @@ test('a password reset sent from a user’s page shows in the outbox', stepTimeo
   await keepScreenshot(page, 'outbox');
 });
 
+test('the mail templates preview shows each action mail with the project’s sender, in the chosen language', stepTimeout, async () => {
+  await page.goto(`${server!.url}/console/settings`);
+  const templates = page.getByTestId('mail-templates');
+  const sender = (await projectConfig()).mail.from;
+  await templates.getByTestId('mail-sender').filter({ hasText: sender }).waitFor();
+  const reset = templates.getByRole('listitem').filter({ hasText: 'Password reset' });
+  await reset.getByRole('button').click();
+  const frame = reset.frameLocator('iframe');
+  await frame.getByText('Reset password').first().waitFor();
+  assert.equal(await reset.locator('iframe').getAttribute('sandbox'), '');
+  await page.getByLabel('Mail language').selectOption('fr');
+  await templates.getByRole('listitem').filter({ hasText: 'Réinitialisez' }).waitFor();
+  await keepScreenshot(page, 'mail-templates');
+});
+
 test('nothing left the machine and no page threw', () => {
   assert.deepEqual(requestsOffMachine(record.requested), []);
   assert.deepEqual(record.pageErrors, []);

@@ -71,6 +71,8 @@ import { followRulesFile, releaseRulesFile } from './firestore/security/rules-fi
 import { firestoreRelease, RulesRegistry } from './firestore/security/rules-registry.js';
 import { setUpConsole } from './console/console-setup.js';
 import { registerConsoleRulesRoutes } from './console/rules-routes.js';
+import { registerConsoleIndexRoutes } from './console/index-routes.js';
+import { registerMailPreviewRoutes } from './console/mail-preview.js';
 import { firestoreMetrics } from './http/metrics.js';
 
 const hour = 3600_000;
@@ -239,12 +241,14 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   registerMfaRoutes(app, { enrollment: mfa.enrollment, signIn: mfa.signIn, callers });
   registerAdminRoutes(app, { sessions, accounts, admin, projects, callers, imports: new UserImportService(store), sessionCookies: new SessionCookies(deps, sessionCookieKeys), accountQuery: new AccountQuery(store) });
   registerTokenRoutes(app, sessions, callers, keys);
+  const compositeIndexes = options.indexesFile ? loadIndexFile(options.indexesFile) : [];
+  const vectorIndexes = options.indexesFile ? loadVectorIndexFile(options.indexesFile) : [];
   const database = new DocumentDatabase(storage.documents, {
     ...(storage.changeFeed ? { changeFeed: storage.changeFeed } : {}),
     queryLimits: { ...defaultQueryLimits, maxInValues: options.maxInValues },
-    compositeIndexes: options.indexesFile ? loadIndexFile(options.indexesFile) : [],
+    compositeIndexes,
     versionRetentionMs: options.versionRetentionSeconds * 1000,
-    vectorIndexes: options.indexesFile ? loadVectorIndexFile(options.indexesFile) : [],
+    vectorIndexes,
     anyVectorField: options.dev,
   });
   const stopCountingCommits = database.onCommit((event) => firestoreMetrics.committed(event.changes.length));
@@ -264,6 +268,8 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     guard,
   });
   registerConsoleRulesRoutes(app, { registry: rulesRegistry, database, guard, dev: options.dev, isOwnerCredential });
+  registerConsoleIndexRoutes(app, { compositeIndexes, vectorIndexes, isOwnerCredential });
+  registerMailPreviewRoutes(app, { config: (projectId) => projects.config(projectId), publicUrl: () => publicUrl, isOwnerCredential });
   await registerRulesRoutes(app, { registry: rulesRegistry, isAdmin: (authorization, projectId) => callers.isAdminOf(authorization, projectId), dev: options.dev });
   await registerFirestoreRestRoutes(app, database, firestoreAccess);
   const firestoreStreams = new FirestoreStreams(database, firestoreAccess);

@@ -4,6 +4,7 @@ import { useConsole } from '../ConsoleApp';
 import { Empty, ErrorNote, Loading, useLoad } from '../ui';
 import { DocumentView } from './DocumentView';
 import { CollectionView } from './CollectionView';
+import { IndexesPanel } from './IndexesPanel';
 import { isDocumentPath, listCollectionIds, segmentsOf } from './firestore-rest';
 
 /** Where the operator is: `?db=(default)&path=users/u1/notes`. */
@@ -44,7 +45,10 @@ export function DataPage() {
       ) : path ? (
         <CollectionView key={`${databaseId}|${path}`} databaseId={databaseId} path={path} />
       ) : (
-        <Collections databaseId={databaseId} documentPath="" />
+        <>
+          <Collections databaseId={databaseId} documentPath="" />
+          <IndexesPanel databaseId={databaseId} />
+        </>
       )}
     </section>
   );

@@ -3,6 +3,7 @@ import { consoleRequest, identityV2Path } from '../api';
 import { useConsole } from '../ConsoleApp';
 import { ErrorNote, Loading, useAction, useLoad } from '../ui';
 import { IdentityProviders } from './IdentityProviders';
+import { MailTemplates } from './MailTemplates';
 
 interface ProjectConfig {
   signIn: { email: { enabled: boolean; passwordRequired: boolean }; anonymous: { enabled: boolean }; phoneNumber: { enabled: boolean } };
@@ -67,6 +68,7 @@ export function SettingsPage() {
       )}
       <ErrorNote error={action.error} />
       {notice && <p role="status">{notice}</p>}
+      <MailTemplates />
       <IdentityProviders />
     </section>
   );
