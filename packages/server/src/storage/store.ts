@@ -288,6 +288,8 @@ export type Mutation =
   | { kind: 'insertRefreshToken'; token: RefreshTokenRecord }
   | { kind: 'deleteRefreshToken'; tokenHash: string }
   | { kind: 'putProject'; project: ProjectRecord }
+  /** Writes the project only if it has no row yet: instances that make a project together keep one config. */
+  | { kind: 'createProject'; project: ProjectRecord }
   /**
    * A realm goes (a deleted tenant): its settings row, accounts, sessions, action and SMS codes and
    * kept mails and texts. Fails with `code-used` when there is no settings row.

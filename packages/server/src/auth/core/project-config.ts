@@ -146,9 +146,22 @@ export class ProjectDirectory {
     }
     const known = this.configs.get(projectId) ?? ((await this.reloadOnMiss()) ? this.configs.get(projectId) : undefined);
     if (known) return known;
+    return this.create(projectId);
+  }
+
+  /**
+   * A project's first use: its default config is written only if no other instance wrote one in
+   * the meantime, and the stored one is what counts (two instances starting on one empty database
+   * must hand out the same API key).
+   */
+  private async create(projectId: string): Promise<ProjectConfig> {
     const config = defaultProjectConfig(projectId, this.defaults);
-    await this.save(projectId, config);
-    return config;
+    this.changes++;
+    await this.store.commit([{ kind: 'createProject', project: { projectId, config: JSON.stringify(config) } }]);
+    const stored = (await this.store.listProjects()).find((project) => project.projectId === projectId);
+    const effective = stored ? withDefaults(JSON.parse(stored.config) as Partial<ProjectConfig>, config) : config;
+    if (!this.configs.has(projectId)) this.remember(projectId, effective);
+    return this.configs.get(projectId)!;
   }
 
   async save(projectId: string, config: ProjectConfig): Promise<void> {

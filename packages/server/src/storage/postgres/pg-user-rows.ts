@@ -23,6 +23,7 @@ export type UserMutation = Extract<
       | 'insertRefreshToken'
       | 'deleteRefreshToken'
       | 'putProject'
+      | 'createProject'
       | 'insertServiceAccountKey'
       | 'deleteServiceAccountKey'
       | 'insertServiceAccountToken'
@@ -38,6 +39,7 @@ const userMutationKinds = new Set<string>([
   'insertRefreshToken',
   'deleteRefreshToken',
   'putProject',
+  'createProject',
   'insertServiceAccountKey',
   'deleteServiceAccountKey',
   'insertServiceAccountToken',
@@ -208,6 +210,9 @@ export async function applyUserMutation(client: PgQueryable, m: UserMutation): P
         m.project.projectId,
         m.project.config,
       ]);
+      return;
+    case 'createProject':
+      await client.query('INSERT INTO projects (project_id, config) VALUES ($1, $2) ON CONFLICT (project_id) DO NOTHING', [m.project.projectId, m.project.config]);
       return;
     case 'insertServiceAccountKey':
       await client.query('INSERT INTO service_account_keys (project_id, key_id, client_email, public_key, created_at) VALUES ($1, $2, $3, $4, $5)', [

@@ -147,6 +147,7 @@ export class SqliteStore implements Store {
       putProject: db.prepare(
         'INSERT INTO projects (project_id, config) VALUES (?, ?) ON CONFLICT (project_id) DO UPDATE SET config = excluded.config',
       ),
+      createProject: db.prepare('INSERT INTO projects (project_id, config) VALUES (?, ?) ON CONFLICT (project_id) DO NOTHING'),
     };
   }
 
@@ -312,6 +313,9 @@ export class SqliteStore implements Store {
         return;
       case 'putProject':
         s.putProject.run(m.project.projectId, m.project.config);
+        return;
+      case 'createProject':
+        s.createProject.run(m.project.projectId, m.project.config);
         return;
       case 'deleteRealm': {
         const [settings, ...data] = s.deleteRealm;
