@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadOrCreateCaptchaKey } from './auth/captcha/challenges.js';
 import type { AuditLog } from './storage/audit-log.js';
@@ -33,6 +34,8 @@ export interface IdentityStorage {
   /** Every instance's commits (PostgreSQL); undefined: one process, its own commits are all there are. */
   changeFeed?: ChangeFeed & { close(): Promise<void> };
   auditLog: AuditLog;
+  /** The store's size in bytes as last seen (the SQLite file and its log, or the PostgreSQL database). */
+  sizeBytes: () => number;
   /** Closes what was opened here (the pool is the caller's). */
   close(): Promise<void>;
 }
@@ -48,11 +51,13 @@ export async function openStorage(dataDir: string, pgPool: PgPool | undefined): 
       captchaKey: loadOrCreateCaptchaKey(dataDir),
       documents: sqlite.documents(),
       auditLog: sqlite.auditLog(),
+      sizeBytes: () => sqliteFileBytes(dataDir),
       close: () => sqlite.close(),
     };
   }
   const store = await PgStore.open(pgPool);
   const documents = await openPgDocumentStore(pgPool);
+  const databaseSize = await followDatabaseSize(pgPool);
   const secrets = new PgSharedSecrets(pgPool);
   const newKey = () => randomBytes(32).toString('base64url');
   return {
@@ -65,9 +70,38 @@ export async function openStorage(dataDir: string, pgPool: PgPool | undefined): 
     documents: documents.store,
     changeFeed: documents.feed,
     auditLog: await PgAuditLog.open(pgPool),
+    sizeBytes: () => databaseSize.bytes,
     close: async () => {
+      clearInterval(databaseSize.timer);
       await store.close();
       await documents.feed.close();
     },
   };
+}
+
+/** The SQLite file and its write-ahead log. */
+function sqliteFileBytes(dataDir: string): number {
+  let total = 0;
+  for (const name of ['hearth.sqlite', 'hearth.sqlite-wal']) {
+    try {
+      total += statSync(join(dataDir, name)).size;
+    } catch {
+      // not there (yet, or any more)
+    }
+  }
+  return total;
+}
+
+/** PostgreSQL's size of the database, read now and every 30 s (the gauge is read synchronously). */
+async function followDatabaseSize(pool: PgPool): Promise<{ bytes: number; timer: NodeJS.Timeout }> {
+  const read = async () => Number((await pool.query<{ size: string }>('SELECT pg_database_size(current_database()) AS size')).rows[0]?.size ?? 0);
+  const state = { bytes: await read(), timer: undefined as unknown as NodeJS.Timeout };
+  state.timer = setInterval(() => {
+    read().then(
+      (bytes) => (state.bytes = bytes),
+      () => undefined, // the last size stands until the database answers again
+    );
+  }, 30_000);
+  state.timer.unref();
+  return state;
 }

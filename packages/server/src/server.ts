@@ -217,7 +217,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     logger,
     clock: options.clock ?? Date.now,
     publicUrl: () => publicUrl,
-    dataDir: options.dataDir,
+    storeBytes: storage.sizeBytes,
     metricsIntervalMs: options.metricsIntervalMs ?? 5000,
   });
   const customTokens = new CustomTokenSignIn(deps, sessions, new CustomTokenVerifier(serviceAccounts, { acceptUnsigned: options.dev }));

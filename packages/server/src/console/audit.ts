@@ -45,12 +45,14 @@ export interface AuditDeps {
  * console are changes too.
  */
 export function auditConsoleChanges(app: FastifyInstance, deps: AuditDeps): void {
-  app.addHook('onResponse', async (request, reply) => {
+  // onSend, not onResponse: the entry is written before the operator sees the answer, so a change
+  // acknowledged to the console is already on record (an asynchronous log such as PostgreSQL's too).
+  app.addHook('onSend', async (request, reply, payload) => {
     const channelWrite = request.consoleChannelWrite;
     const operator = channelWrite?.operator || request.consoleOperator || (isSessionChange(request, reply) ? request.consoleSessionOperator : '');
-    if (!operator || !changingMethods.has(request.method)) return;
+    if (!operator || !changingMethods.has(request.method)) return payload;
     const path = (request.url.split('?')[0] ?? '').slice(0, 1000);
-    if (!channelWrite && (channelPath.test(path) || readOnlyVerbs.has(verbOf(path)))) return;
+    if (!channelWrite && (channelPath.test(path) || readOnlyVerbs.has(verbOf(path)))) return payload;
     try {
       await deps.log.append({
         at: deps.clock(),
@@ -63,9 +65,10 @@ export function auditConsoleChanges(app: FastifyInstance, deps: AuditDeps): void
         summary: auditSummary(`${request.method} ${path}`, channelWrite ? { messages: channelWrite.messages } : request.body),
       });
     } catch (err) {
-      // The change is already made and answered; a lost audit entry must at least be loud.
+      // The change is already made; a lost audit entry must at least be loud.
       deps.logger.error({ err, method: request.method, path }, 'could not write the audit entry');
     }
+    return payload;
   });
 }
 

@@ -1,6 +1,4 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { statSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { FailureThrottle } from '../auth/core/throttle.js';
 import { countRequests, countStoreBytes } from '../http/metrics.js';
@@ -24,7 +22,8 @@ export interface ConsoleSetup {
   logger: Logger;
   clock: () => number;
   publicUrl: () => string;
-  dataDir: string;
+  /** The store's size in bytes now (the SQLite file and its log, or the PostgreSQL database). */
+  storeBytes: () => number;
   metricsIntervalMs: number;
 }
 
@@ -53,24 +52,11 @@ export function setUpConsole(app: FastifyInstance, setup: ConsoleSetup): Console
   registerAuditRoutes(app, audit);
   const sampler = new MetricsSampler(setup.metricsIntervalMs);
   registerMetricsRoutes(app, { sampler, isOwnerCredential: setup.isOwnerCredential });
-  const uncountStore = countStoreBytes(() => storeBytes(setup.dataDir));
+  const uncountStore = countStoreBytes(setup.storeBytes);
   return {
     close() {
       sampler.close();
       uncountStore();
     },
   };
-}
-
-/** The SQLite file and its write-ahead log, for the store-size gauge. */
-function storeBytes(dataDir: string): number {
-  let total = 0;
-  for (const name of ['hearth.sqlite', 'hearth.sqlite-wal']) {
-    try {
-      total += statSync(join(dataDir, name)).size;
-    } catch {
-      // not there (yet, or any more)
-    }
-  }
-  return total;
 }
