@@ -30,3 +30,30 @@ export interface AuditLog {
   /** Oldest first, `afterId` continues a previous batch: for exports, a batch at a time. */
   listForward(limit: number, afterId?: string): Promise<AuditEntry[]>;
 }
+
+/** An `audit_log` row as either backend reads it (PostgreSQL hands BIGINT columns over as text). */
+export interface AuditRow {
+  id: number | string;
+  at: number | string;
+  operator: string;
+  address: string;
+  user_agent: string;
+  method: string;
+  path: string;
+  status: number;
+  summary: string;
+}
+
+export function auditEntryOf(row: AuditRow): AuditEntry {
+  return {
+    id: String(row.id),
+    at: Number(row.at),
+    operator: row.operator,
+    address: row.address,
+    userAgent: row.user_agent,
+    method: row.method,
+    path: row.path,
+    status: row.status,
+    summary: row.summary,
+  };
+}

@@ -1,4 +1,4 @@
-import type { AuditEntry, AuditLog, NewAuditEntry } from '../audit-log.js';
+import { auditEntryOf, type AuditEntry, type AuditLog, type AuditRow, type NewAuditEntry } from '../audit-log.js';
 import { applyPgMigrations, type PgPool } from './pg-connection.js';
 
 /** Schema steps of component 'audit' (append only). */
@@ -18,17 +18,6 @@ const auditSchema = [
   `,
 ];
 
-interface AuditRow {
-  id: string;
-  at: string;
-  operator: string;
-  address: string;
-  user_agent: string;
-  method: string;
-  path: string;
-  status: number;
-  summary: string;
-}
 
 /** The console's audit log in PostgreSQL: every instance's operators write to the one log. */
 export class PgAuditLog implements AuditLog {
@@ -51,7 +40,7 @@ export class PgAuditLog implements AuditLog {
       beforeId === undefined ? Number.MAX_SAFE_INTEGER.toString() : idParameter(beforeId),
       limit,
     ]);
-    return rows.rows.map(entryOf);
+    return rows.rows.map(auditEntryOf);
   }
 
   async listForward(limit: number, afterId?: string): Promise<AuditEntry[]> {
@@ -59,25 +48,11 @@ export class PgAuditLog implements AuditLog {
       afterId === undefined ? '0' : idParameter(afterId),
       limit,
     ]);
-    return rows.rows.map(entryOf);
+    return rows.rows.map(auditEntryOf);
   }
 }
 
 /** Page tokens come from clients: anything but digits would be a 500 from PostgreSQL's cast. */
 function idParameter(id: string): string {
   return /^[0-9]{1,18}$/.test(id) ? id : '0';
-}
-
-function entryOf(row: AuditRow): AuditEntry {
-  return {
-    id: row.id,
-    at: Number(row.at),
-    operator: row.operator,
-    address: row.address,
-    userAgent: row.user_agent,
-    method: row.method,
-    path: row.path,
-    status: row.status,
-    summary: row.summary,
-  };
 }

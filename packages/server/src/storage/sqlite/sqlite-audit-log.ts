@@ -1,17 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { AuditEntry, AuditLog, NewAuditEntry } from '../audit-log.js';
+import { auditEntryOf, type AuditEntry, type AuditLog, type AuditRow, type NewAuditEntry } from '../audit-log.js';
 
-interface AuditRow {
-  id: number;
-  at: number;
-  operator: string;
-  address: string;
-  user_agent: string;
-  method: string;
-  path: string;
-  status: number;
-  summary: string;
-}
 
 /** The audit log in the same SQLite file as everything else (table from the audit migration). */
 export class SqliteAuditLog implements AuditLog {
@@ -30,24 +19,10 @@ export class SqliteAuditLog implements AuditLog {
   }
 
   async list(limit: number, beforeId?: string): Promise<AuditEntry[]> {
-    return this.statements.newest.all(beforeId === undefined ? Number.MAX_SAFE_INTEGER : Number(beforeId), limit).map(entryOf);
+    return this.statements.newest.all(beforeId === undefined ? Number.MAX_SAFE_INTEGER : Number(beforeId), limit).map(auditEntryOf);
   }
 
   async listForward(limit: number, afterId?: string): Promise<AuditEntry[]> {
-    return this.statements.oldest.all(afterId === undefined ? 0 : Number(afterId), limit).map(entryOf);
+    return this.statements.oldest.all(afterId === undefined ? 0 : Number(afterId), limit).map(auditEntryOf);
   }
-}
-
-function entryOf(row: AuditRow): AuditEntry {
-  return {
-    id: String(row.id),
-    at: row.at,
-    operator: row.operator,
-    address: row.address,
-    userAgent: row.user_agent,
-    method: row.method,
-    path: row.path,
-    status: row.status,
-    summary: row.summary,
-  };
 }
