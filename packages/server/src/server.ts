@@ -1,7 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 import { registerAdminRoutes } from './auth/api/admin-routes.js';
 import { registerEmulatorConfigRoutes } from './auth/api/emulator-config-routes.js';
@@ -44,7 +42,8 @@ import type { AuthDeps } from './auth/core/auth-context.js';
 import { prepareDecoy } from './auth/core/passwords.js';
 import { ProjectDirectory } from './auth/core/project-config.js';
 import { SessionService } from './auth/core/sessions.js';
-import { SigningKeyRing, writePrivateFileAtomically } from './auth/core/signing-keys.js';
+import { checkedAdminKey, loadOrCreateAdminKey } from './auth/core/admin-key.js';
+import { SigningKeyRing } from './auth/core/signing-keys.js';
 import { FailureThrottle, signInLimits, SignInThrottle } from './auth/core/throttle.js';
 import { SignUpLimit } from './auth/core/signup-limit.js';
 import { TokenService } from './auth/core/tokens.js';
@@ -393,22 +392,4 @@ async function offerDemoIdp(projects: ProjectDirectory, demo: DemoIdp): Promise<
     authorizationParameters: { prompt: 'login' },
   };
   await projects.save(projects.defaultProjectId, { ...config, idps: { ...config.idps, [provider.providerId]: provider } });
-}
-
-/** Shorter keys can be guessed; an empty one (a torn write) would match an empty credential. */
-export const minAdminKeyLength = 32;
-
-function loadOrCreateAdminKey(dataDir: string): string {
-  const file = join(dataDir, 'admin-key');
-  if (existsSync(file)) return checkedAdminKey(readFileSync(file, 'utf8').trim(), file);
-  const key = randomBytes(32).toString('base64url');
-  writePrivateFileAtomically(file, `${key}\n`);
-  return key;
-}
-
-function checkedAdminKey(key: string, from: string): string {
-  if (key.length < minAdminKeyLength || /\s/.test(key)) {
-    throw new Error(`The admin key in ${from} must be at least ${minAdminKeyLength} characters without spaces (it has ${key.length}); delete the file to have a new one made, or set HEARTH_ADMIN_KEY.`);
-  }
-  return key;
 }
