@@ -1,7 +1,8 @@
 /**
  * Several Hearth processes on one PostgreSQL database (issue 15): what one instance acknowledges,
  * the others see, and what must happen once happens once. Also kill -9 on PostgreSQL right after
- * acknowledged sign-ups and mails: nothing is lost.
+ * acknowledged sign-ups and mails: nothing is lost. Wrong TOTP codes and captcha challenges
+ * spread over both instances meet one limit.
  */
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { PgKeyRing } from '../packages/server/src/storage/postgres/pg-shared-key
 import { freePort, postJson, spawnHearth, tempDataDir, type SpawnedHearth } from './helpers/hearth.js';
 import { createTestPgDatabase, type TestPgDatabase } from './helpers/pg-database.js';
 import { MailCatcher } from './helpers/smtp.js';
+import { TotpDevice, wrongCode } from './helpers/totp-device.js';
 
 const adminKey = 'multi-instance-admin-key-0123456789abcdef';
 const v1 = (server: SpawnedHearth, name: string, apiKey: string) => `${server.url}/identitytoolkit.googleapis.com/v1/accounts:${name}?key=${apiKey}`;
@@ -121,6 +123,51 @@ describe('two instances on one database', () => {
     const fourth = await postJson(v1(b, 'signInWithPassword', apiKey), { email, password: 'secret12', returnSecureToken: true });
     assert.equal(fourth.status, 400, JSON.stringify(fourth.body));
     assert.match(fourth.body.error.message, /^TOO_MANY_ATTEMPTS_TRY_LATER/);
+  });
+
+  test('wrong TOTP codes spread over both instances meet one limit', async () => {
+    const email = `totp-${Date.now()}@example.com`;
+    const created = await signUp(a, apiKey, email);
+    const verified = await postJson(`${a.url}/identitytoolkit.googleapis.com/v1/projects/demo-hearth/accounts:update`, { localId: created.localId, emailVerified: true }, { authorization: `Bearer ${adminKey}` });
+    assert.equal(verified.status, 200, JSON.stringify(verified.body));
+    const v2 = (server: SpawnedHearth, name: string) => `${server.url}/identitytoolkit.googleapis.com/v2/accounts/${name}?key=${apiKey}`;
+    const started = await postJson(v2(a, 'mfaEnrollment:start'), { idToken: created.idToken, totpEnrollmentInfo: {} });
+    assert.equal(started.status, 200, JSON.stringify(started.body));
+    const device = new TotpDevice(started.body.totpSessionInfo.sharedSecretKey);
+    const enrolled = await postJson(v2(a, 'mfaEnrollment:finalize'), { idToken: created.idToken, totpVerificationInfo: { sessionInfo: started.body.totpSessionInfo.sessionInfo, verificationCode: device.next() } });
+    assert.equal(enrolled.status, 200, JSON.stringify(enrolled.body));
+    const first = await postJson(v1(a, 'signInWithPassword', apiKey), { email, password: 'secret12', returnSecureToken: true });
+    assert.ok(first.body.mfaPendingCredential, JSON.stringify(first.body));
+    const finalize = (server: SpawnedHearth, code: string) =>
+      postJson(v2(server, 'mfaSignIn:finalize'), { mfaPendingCredential: first.body.mfaPendingCredential, mfaEnrollmentId: first.body.mfaInfo[0].mfaEnrollmentId, totpVerificationInfo: { verificationCode: code } });
+    // Five free wrong codes (auth/mfa/totp.ts), alternating: three on one instance, two on the other.
+    for (let i = 0; i < 5; i++) {
+      const wrong = await finalize(i % 2 === 0 ? a : b, wrongCode(device));
+      assert.equal(wrong.status, 400, JSON.stringify(wrong.body));
+      assert.equal(wrong.body.error.message, 'INVALID_CODE', `guess ${i}`);
+    }
+    // Neither instance saw five by itself; together they did: even the right code now waits, on both.
+    for (const server of [b, a]) {
+      const right = await finalize(server, device.next());
+      assert.equal(right.status, 400, JSON.stringify(right.body));
+      assert.match(right.body.error.message, /^TOO_MANY_ATTEMPTS_TRY_LATER/);
+    }
+  });
+
+  test('captcha challenges from one address spread over both instances meet one limit', async () => {
+    const keyAnswer = await fetch(`${a.url}/identitytoolkit.googleapis.com/v1/recaptchaParams?key=${apiKey}`);
+    const siteKey = ((await keyAnswer.json()) as { recaptchaSiteKey: string }).recaptchaSiteKey;
+    const challenge = (server: SpawnedHearth) => postJson(`${server.url}/__/auth/recaptcha/challenge`, { siteKey });
+    // 60 per address within ten minutes (auth/captcha/human-check.ts): 30 from each instance.
+    for (let i = 0; i < 60; i++) {
+      const answer = await challenge(i % 2 === 0 ? a : b);
+      assert.equal(answer.status, 200, `challenge ${i}: ${JSON.stringify(answer.body)}`);
+    }
+    for (const server of [a, b]) {
+      const refused = await challenge(server);
+      assert.equal(refused.status, 400, JSON.stringify(refused.body));
+      assert.match(refused.body.error.message, /^TOO_MANY_ATTEMPTS_TRY_LATER/);
+    }
   });
 
   test('mails queued on both instances are each delivered once', async () => {

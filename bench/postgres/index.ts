@@ -3,10 +3,14 @@
  * then several instances on one database. Settings: BENCH_PG_SECONDS (5) per throughput run,
  * BENCH_PG_CONCURRENCY (8) commits in flight, BENCH_PG_SIZES (10000,100000) documents in the
  * query collections, BENCH_PG_QUERIES (300) queries per size, BENCH_PG_SAMPLES (200) commits for
- * the commit-to-snapshot latency. Needs PostgreSQL (HEARTH_TEST_PG_ADMIN_URL, as the tests).
+ * the commit-to-snapshot latency, BENCH_PG_SEED (bulk) how the query collections are loaded (bulk:
+ * rows made by Hearth's encoders written in large batches, seed.ts; commits: 500 documents per
+ * commit), BENCH_PG_PARTS (store,instances) which parts run. The 1M-document run:
+ * BENCH_PG_SIZES=10000,100000,1000000 npm run bench -- postgres. Needs PostgreSQL
+ * (HEARTH_TEST_PG_ADMIN_URL, as the tests).
  */
 import { loadavg } from 'node:os';
-import { envCount, envCounts, envNumber, machineLine, progress } from '../env.js';
+import { envCount, envCounts, envList, envNumber, machineLine, progress } from '../env.js';
 import { renderTable } from '../stats.js';
 import { commitToSnapshot, spreadThroughput, startInstances } from './instances.js';
 import { commitThroughput, loadCollection, postgresBackend, queryLatency, rawInsertThroughput, sqliteBackend, type Backend } from './stores.js';
@@ -17,6 +21,7 @@ const concurrency = envCount('BENCH_PG_CONCURRENCY', 8);
 const sizes = envCounts('BENCH_PG_SIZES', [10_000, 100_000]);
 const queries = envCount('BENCH_PG_QUERIES', 300);
 const samples = envCount('BENCH_PG_SAMPLES', 200);
+const parts = envList('BENCH_PG_PARTS', ['store', 'instances']);
 
 const ms = (value: number) => (value >= 10 ? value.toFixed(1) : value.toFixed(2));
 const rate = (value: number) => value.toFixed(0);
@@ -27,6 +32,11 @@ export async function runPostgresBench(): Promise<void> {
   console.log(`load average at start: ${loadavg().map((n) => n.toFixed(2)).join(' ')} (shared machine: compare ratios, not absolutes)`);
   console.log(`${concurrency} commits in flight, ${seconds} s per throughput run; queries one at a time`);
 
+  if (parts.includes('store')) await storeBench();
+  if (parts.includes('instances')) await instancesBench();
+}
+
+async function storeBench(): Promise<void> {
   const sqlite = await sqliteBackend();
   const postgres = await postgresBackend();
   try {
@@ -40,6 +50,7 @@ export async function runPostgresBench(): Promise<void> {
     rows.push(['raw PostgreSQL INSERT (autocommit)', rate(raw.perSecond), `${ms(raw.p50)} / ${ms(raw.p99)}`, '1.000']);
     console.log('');
     console.log(renderTable(['commits (in process, no HTTP)', 'per s', 'p50/p99 ms', '÷ raw PostgreSQL'], rows, (column) => column === 0));
+    console.log(`(load average after: ${loadNow()})`);
 
     progress('20-result queries');
     const queryRows: string[][] = [];
@@ -52,16 +63,23 @@ export async function runPostgresBench(): Promise<void> {
         const latency = await queryLatency(backend, 'items', size, queries);
         row.push(`${ms(latency.p50)} / ${ms(latency.p99)}`);
       }
+      row.push(loadNow());
       queryRows.push(row);
     }
     console.log('');
-    console.log(renderTable(['documents', 'SQLite p50/p99 ms', 'PostgreSQL p50/p99 ms'], queryRows, () => false));
+    console.log(renderTable(['documents', 'SQLite p50/p99 ms', 'PostgreSQL p50/p99 ms', 'load (1/5/15 min)'], queryRows, () => false));
     console.log('(where n >= random order by n limit 20; flat from size to size means the range is an index range)');
   } finally {
     await sqlite.close();
     await postgres.close();
   }
+}
 
+function loadNow(): string {
+  return loadavg().map((n) => n.toFixed(1)).join(' ');
+}
+
+async function instancesBench(): Promise<void> {
   const shared = await createTestPgDatabase('hearth_bench');
   const instances = await startInstances(3, shared.url);
   try {

@@ -16,8 +16,9 @@ import { openPgPool, type PgPool } from '../../packages/server/src/storage/postg
 import { openPgDocumentStore } from '../../packages/server/src/storage/postgres/pg-document-store.js';
 import { SqliteStore } from '../../packages/server/src/storage/sqlite/sqlite-store.js';
 import { createTestPgDatabase, type TestPgDatabase } from '../../tests/helpers/pg-database.js';
-import { progress } from '../env.js';
+import { envList, progress } from '../env.js';
 import { percentile, runConcurrent, type Rate } from '../stats.js';
+import { bulkSeed, type SeedTarget } from './seed.js';
 
 export const benchDb: DatabaseId = { projectId: 'bench', databaseId: '(default)' };
 const documentsRoot = `projects/${benchDb.projectId}/databases/${benchDb.databaseId}/documents`;
@@ -25,15 +26,21 @@ const documentsRoot = `projects/${benchDb.projectId}/databases/${benchDb.databas
 export interface Backend {
   name: string;
   database: DocumentDatabase;
+  seed: SeedTarget;
   close(): Promise<void>;
 }
+
+/** BENCH_PG_SEED: `bulk` (default, seed.ts) or `commits`. */
+const seedMode = envList('BENCH_PG_SEED', ['bulk'])[0];
 
 export async function sqliteBackend(): Promise<Backend> {
   const dir = mkdtempSync(join(tmpdir(), 'hearth-bench-pg-'));
   const sqlite = new SqliteStore(join(dir, 'hearth.sqlite'));
+  const database = new DocumentDatabase(sqlite.documents(), { queryLimits: defaultQueryLimits, compositeIndexes: [] });
   return {
     name: 'SQLite',
-    database: new DocumentDatabase(sqlite.documents(), { queryLimits: defaultQueryLimits, compositeIndexes: [] }),
+    database,
+    seed: { name: 'SQLite', dbKey: database.dbKey(benchDb), store: sqlite.documents() },
     async close() {
       await sqlite.close();
       rmSync(dir, { recursive: true, force: true });
@@ -45,11 +52,13 @@ export async function postgresBackend(): Promise<Backend & { pool: PgPool; pgDat
   const pgDatabase = await createTestPgDatabase('hearth_bench');
   const pool = openPgPool(pgDatabase.url);
   const { store, feed } = await openPgDocumentStore(pool);
+  const database = new DocumentDatabase(store, { queryLimits: defaultQueryLimits, compositeIndexes: [], changeFeed: feed });
   return {
     name: 'PostgreSQL',
     pool,
     pgDatabase,
-    database: new DocumentDatabase(store, { queryLimits: defaultQueryLimits, compositeIndexes: [], changeFeed: feed }),
+    database,
+    seed: { name: 'PostgreSQL', dbKey: database.dbKey(benchDb), store, pool },
     async close() {
       await feed.close();
       await pool.end();
@@ -78,10 +87,17 @@ export async function rawInsertThroughput(pool: PgPool, concurrency: number, sec
   return runConcurrent(concurrency, seconds, () => pool.query('INSERT INTO bench_raw (path, fields) VALUES ($1, $2)', [`commits/d${next}`, JSON.stringify(fieldsOf(next++))]));
 }
 
-/** Loads `size` documents into `collection` (500 per commit) unless already there. */
+/** Loads documents from..to-1 into `collection`: in bulk (seed.ts) or 500 per commit (BENCH_PG_SEED=commits). */
 export async function loadCollection(backend: Backend, collection: string, from: number, to: number): Promise<void> {
   const started = performance.now();
   let next = from;
+  if (seedMode !== 'commits') {
+    // One commit first: the database is then ready (its composite entries checked), which a query would otherwise do over every seeded row.
+    await backend.database.commit(benchDb, setWrites(collection, from, 1));
+    await bulkSeed(backend.seed, from, to, (at, count) => setWrites(collection, at, count));
+    progress(`${backend.name}: documents ${from}..${to} seeded in bulk in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    return;
+  }
   await Promise.all(
     Array.from({ length: 4 }, async () => {
       for (let at = (next += 500) - 500; at < to; at = (next += 500) - 500) await backend.database.commit(benchDb, setWrites(collection, at, Math.min(500, to - at)));

@@ -5,11 +5,14 @@ import type Database from 'better-sqlite3';
 import { openDatabaseFile } from '../storage/sqlite/sqlite-file.js';
 import { applyPgMigrations, inPgTransaction, openPgPool, type PgClient } from '../storage/postgres/pg-connection.js';
 import { identitySchemaSteps, rulesSchemaSteps } from '../storage/postgres/pg-identity-schema.js';
+import { documentSchemaSteps } from '../storage/postgres/pg-document-schema.js';
+import { copyDocuments, documentTables, type CopyProgress, type DocumentCopyReport } from './migrate-documents.js';
 
 /**
  * `hearth migrate --data DIR --database-url URL`: an SQLite data folder's identity and rules rows,
- * key rings and instance secrets copied into an empty PostgreSQL database, in one transaction (all
- * or nothing). Documents are not copied yet: the PostgreSQL document store is another part.
+ * key rings, instance secrets and documents (migrate-documents.ts) copied into an empty PostgreSQL
+ * database, in one transaction: a failure or a kill midway leaves the target as it was (only the
+ * empty schema, which any instance would make at start).
  */
 
 /** Copied tables and their columns, the same on both sides; `boolean` columns are 0/1 in SQLite. */
@@ -44,11 +47,12 @@ export class MigrateRefusal extends Error {}
 
 export interface MigrateReport {
   rows: Record<string, number>;
+  documents: DocumentCopyReport;
   keyRings: number;
   secrets: number;
 }
 
-export async function migrateToPostgres(dataDir: string, databaseUrl: string): Promise<MigrateReport> {
+export async function migrateToPostgres(dataDir: string, databaseUrl: string, progress?: CopyProgress): Promise<MigrateReport> {
   const dir = resolve(dataDir);
   const file = join(dir, 'hearth.sqlite');
   if (!existsSync(file)) throw new MigrateRefusal(`no Hearth data in ${dir} (give --data)`);
@@ -57,15 +61,18 @@ export async function migrateToPostgres(dataDir: string, databaseUrl: string): P
   try {
     await applyPgMigrations(pool, 'identity', identitySchemaSteps);
     await applyPgMigrations(pool, 'rules', rulesSchemaSteps);
+    await applyPgMigrations(pool, 'documents', documentSchemaSteps);
+    const targetTables = [...tables.map((t) => t.name), 'key_rings', 'shared_secrets', ...documentTables];
     return await inPgTransaction(pool, async (client) => {
       // Locked against an instance starting on the target meanwhile: it would write its own defaults.
-      await client.query(`LOCK TABLE ${[...tables.map((t) => t.name), 'key_rings', 'shared_secrets'].join(', ')} IN EXCLUSIVE MODE`);
-      for (const table of [...tables.map((t) => t.name), 'key_rings', 'shared_secrets']) {
+      await client.query(`LOCK TABLE ${targetTables.join(', ')} IN EXCLUSIVE MODE`);
+      for (const table of targetTables) {
         const { rows } = await client.query(`SELECT 1 FROM ${table} LIMIT 1`);
         if (rows.length > 0) throw new MigrateRefusal(`the target database is not empty (table ${table} has rows): migrate into a new, empty database`);
       }
-      const report: MigrateReport = { rows: {}, keyRings: 0, secrets: 0 };
-      for (const table of tables) report.rows[table.name] = await copyTable(sqlite, client, table);
+      const rows: Record<string, number> = {};
+      for (const table of tables) rows[table.name] = await copyTable(sqlite, client, table);
+      const report: MigrateReport = { rows, documents: await copyDocuments(sqlite, client, progress), keyRings: 0, secrets: 0 };
       for (const { file: name, name: ring } of keyRingFiles) {
         const path = join(dir, name);
         if (!existsSync(path)) continue;
@@ -84,6 +91,18 @@ export async function migrateToPostgres(dataDir: string, databaseUrl: string): P
     sqlite.close();
     await pool.end();
   }
+}
+
+/** Progress on stderr: the first batch of each table, then at most every 2 s (nothing is committed until the end). */
+function progressPrinter(): CopyProgress {
+  let table = '';
+  let printed = 0;
+  return (name, rows) => {
+    if (name === table && Date.now() - printed < 2000) return;
+    table = name;
+    printed = Date.now();
+    process.stderr.write(`copying ${name}: ${rows} rows\n`);
+  };
 }
 
 async function copyTable(sqlite: Database.Database, client: PgClient, table: (typeof tables)[number]): Promise<number> {
@@ -112,16 +131,20 @@ async function copyTable(sqlite: Database.Database, client: PgClient, table: (ty
 export function registerMigrateCommand(program: Command): void {
   program
     .command('migrate')
-    .description("copy an SQLite data folder's accounts, settings, codes, mails, rules and keys into an empty PostgreSQL database")
+    .description("copy an SQLite data folder's accounts, settings, codes, mails, rules, keys and documents into an empty PostgreSQL database")
     .option('--data <dir>', 'the data folder to copy from', './.hearth')
     .option('--database-url <url>', 'the empty PostgreSQL database to copy into (or HEARTH_DATABASE_URL)')
     .action(async (flags: { data: string; databaseUrl?: string }) => {
       const databaseUrl = flags.databaseUrl ?? process.env.HEARTH_DATABASE_URL;
       try {
         if (!databaseUrl) throw new MigrateRefusal('give --database-url (or HEARTH_DATABASE_URL)');
-        const report = await migrateToPostgres(flags.data, databaseUrl);
+        const report = await migrateToPostgres(flags.data, databaseUrl, progressPrinter());
         const counts = Object.entries(report.rows).map(([table, n]) => `${table} ${n}`).join(', ');
-        process.stderr.write(`Copied ${counts}; ${report.keyRings} key ring(s), ${report.secrets} secret(s).\nDocuments are not copied by this version (they stay in ${join(resolve(flags.data), 'hearth.sqlite')}).\n`);
+        const docs = report.documents;
+        process.stderr.write(
+          `Copied ${counts}; ${report.keyRings} key ring(s), ${report.secrets} secret(s); ` +
+            `${docs.documents} document(s) in ${docs.databases} database(s), ${docs.indexEntries} index entries, ${docs.versions} past version(s).\n`,
+        );
       } catch (error) {
         if (!(error instanceof MigrateRefusal)) throw error;
         process.stderr.write(`hearth migrate: ${error.message}\n`);

@@ -3,6 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Store } from '../../storage/store.js';
 import { StoreConflict } from '../../storage/store.js';
 import { FailureThrottle, type ThrottleLimits } from '../core/throttle.js';
+import { throttleRowReaderOf } from '../../storage/throttle-reader.js';
 import type { HumanCheck } from '../core/verification.js';
 import { authError } from '../errors.js';
 import { requestErrors } from '../../http/api-error.js';
@@ -40,7 +41,7 @@ const tokenPattern = /^hc1_[A-Za-z0-9_-]{43}$/;
  * stored or logged). Single use is a row update that succeeds once (`useHumanCheck`), and an
  * answered challenge is stored as used in the same commit as its token, so one proof of work buys
  * one token; both hold across restarts because they are rows in the store, not memory. Challenges
- * themselves are stateless (signed), so handing them out costs no write.
+ * themselves are stateless (signed); only their count per address is kept (see the constructor).
  */
 export class HumanChecks implements HumanCheck {
   private readonly proofOfWork: ProofOfWork;
@@ -52,7 +53,12 @@ export class HumanChecks implements HumanCheck {
     private readonly options: HumanCheckOptions & { dev: boolean },
   ) {
     this.proofOfWork = new ProofOfWork(instanceKey, options);
-    this.challengeThrottle = new FailureThrottle(options.challengesPerAddress);
+    // Counted in the store only when other instances share it (PostgreSQL): there a flood spread
+    // over the instances meets one limit. One process alone keeps the count in memory, so handing
+    // out a challenge costs no write.
+    this.challengeThrottle = throttleRowReaderOf(store)
+      ? new FailureThrottle(options.challengesPerAddress, { store, scope: 'captcha-challenges' })
+      : new FailureThrottle(options.challengesPerAddress);
   }
 
   siteKey(projectId: string): string {
@@ -63,10 +69,13 @@ export class HumanChecks implements HumanCheck {
   async challenge(siteKey: string, clientAddress: string): Promise<Challenge> {
     const projectId = this.proofOfWork.projectOfSiteKey(siteKey);
     if (projectId === undefined) throw requestErrors.invalidArgument('Invalid site key.');
+    await this.challengeThrottle.refresh([clientAddress]);
     if (this.challengeThrottle.isBlocked(clientAddress)) {
       throw authError('TOO_MANY_ATTEMPTS_TRY_LATER', 'Too many verification challenges from this address. Try again later.');
     }
     this.challengeThrottle.recordFailure(clientAddress);
+    // Written before the challenge is handed out, so the other instances count it (nothing to wait for in memory).
+    await this.challengeThrottle.flushed();
     return this.proofOfWork.issue(projectId);
   }
 

@@ -26,6 +26,9 @@ export function totpStepOf(secret: string, code: string, format: TotpFormat, adj
  * codes, then doubling waits, so the million six-digit codes cannot be tried; and a code is
  * accepted only for a time step after the last accepted one, so a seen code is worth nothing.
  * Check, verify and count happen in one synchronous stretch: concurrent guesses cannot slip past.
+ * With instances sharing a database, what the others counted for the key is read first, and a
+ * wrong code's count is written before the answer: guesses spread over instances share one limit
+ * (at most one guess per instance can slip in while two decide at the same moment).
  */
 export class TotpVerifier {
   constructor(
@@ -34,13 +37,15 @@ export class TotpVerifier {
   ) {}
 
   /** The accepted code's time step; MISSING_CODE, TOO_MANY_ATTEMPTS_TRY_LATER or INVALID_CODE otherwise. */
-  verify(key: string, secret: string, code: string | undefined, format: TotpFormat, adjacentIntervals: number, lastUsedStep?: number): number {
+  async verify(key: string, secret: string, code: string | undefined, format: TotpFormat, adjacentIntervals: number, lastUsedStep?: number): Promise<number> {
     if (!code) throw authError('MISSING_CODE');
+    await this.throttle.refresh([key], this.clock());
     const now = this.clock();
     if (this.throttle.blockedUntil(key, now)) throw authError('TOO_MANY_ATTEMPTS_TRY_LATER', 'Too many wrong codes for this second factor; try again later.');
     const step = totpStepOf(secret, code, format, adjacentIntervals, now);
     if (step === undefined || (lastUsedStep !== undefined && step <= lastUsedStep)) {
       this.throttle.recordFailure(key, now);
+      await this.throttle.flushed();
       throw authError('INVALID_CODE');
     }
     this.throttle.clear(key);

@@ -1,4 +1,5 @@
 import type { IndexEntry, IndexPosition } from '../../storage/document-store.js';
+import { indexValueKey } from '../../storage/index-value-prefix.js';
 import { compositeKind, getField, nameKey, type Doc } from './documents.js';
 import { complement, encodeValue } from './index-encoding.js';
 import { comparable, conjuncts, type Filter, type Query } from './query.js';
@@ -62,7 +63,15 @@ export function compositeEntries(indexes: readonly CompositeIndex[], doc: Doc): 
     name ??= nameKey(doc.key.path);
     const namePart = last.mode === 'DESCENDING' ? complement(name) : name;
     const filing = index.queryScope === 'COLLECTION_GROUP' ? { parent: groupIndexParent(index.collectionGroup), docId: doc.key.path } : {};
-    for (const prefix of parts) entries.push({ field: index.id, kind: compositeKind, value: Buffer.concat([...prefix, namePart]), ...filing });
+    const kept = new Set<string>();
+    for (const prefix of parts) {
+      // Cut to the kept prefix (storage/index-value-prefix.ts): options sharing it are one entry.
+      const value = indexValueKey(Buffer.concat([...prefix, namePart]));
+      const id = value.toString('latin1');
+      if (kept.has(id)) continue;
+      kept.add(id);
+      entries.push({ field: index.id, kind: compositeKind, value, ...filing });
+    }
   }
   return entries;
 }

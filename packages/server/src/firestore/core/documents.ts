@@ -1,4 +1,5 @@
 import type { DocumentChange, DocumentRow, IndexEntry } from '../../storage/document-store.js';
+import { indexValueKey } from '../../storage/index-value-prefix.js';
 import { firestoreErrors } from './errors.js';
 import { encodeSegments, encodeValue } from './index-encoding.js';
 import { formatFieldPath, fullName, keyFromSegments, type DatabaseId, type DocumentKey } from './paths.js';
@@ -119,11 +120,12 @@ export function singleFieldEntries(fields: Fields): IndexEntry[] {
     for (const [name, value] of map) {
       const path = [...prefix, name];
       const field = formatFieldPath(path);
-      entries.push({ field, kind: valueKind, value: encodeValue(value) });
+      entries.push({ field, kind: valueKind, value: indexValueKey(encodeValue(value)) });
       if (value.type === 'array') {
+        // Distinct by the kept prefix: two long elements sharing it are one entry (an update removing one keeps it).
         const seen = new Set<string>();
         for (const element of value.values) {
-          const encoded = encodeValue(element);
+          const encoded = indexValueKey(encodeValue(element));
           const id = encoded.toString('latin1');
           if (seen.has(id)) continue;
           seen.add(id);

@@ -2,6 +2,8 @@ import { getField, type Doc } from './documents.js';
 import { fullName, type DatabaseId, type DocumentKey } from './paths.js';
 import type { FindNearest } from './vector-search.js';
 import { compareSegments, compareValues, isNaNValue, typeOrder, valuesEqual, type Value } from './values.js';
+import { encodeValue } from './index-encoding.js';
+import { indexValueKey, maxIndexValueBytes } from '../../storage/index-value-prefix.js';
 
 /**
  * Structured queries: parsed and checked once, normalized (the implicit orderBy of inequality
@@ -182,7 +184,35 @@ export function compareDocs(db: DatabaseId, orderBy: readonly Order[], left: Doc
 /** Documents without an ordered field are never in an answer; ordering them first keeps sorting total. */
 function compareMissingFirst(left: Value | undefined, right: Value | undefined): number {
   if (left === undefined || right === undefined) return left === right ? 0 : left === undefined ? -1 : 1;
-  return compareValues(left, right);
+  return compareForOrder(left, right);
+}
+
+/**
+ * Order as the index holds it: only a value's kept prefix counts (storage/index-value-prefix.ts),
+ * so long values sharing it tie and the order goes on by name, as on Firestore. The index encoding
+ * sorts as compareValues does, so for values within the prefix this is compareValues itself.
+ */
+function compareForOrder(left: Value, right: Value): number {
+  if (!mayBeLong(left) && !mayBeLong(right)) return compareValues(left, right);
+  const [a, b] = [encodeValue(left), encodeValue(right)];
+  if (a.length <= maxIndexValueBytes && b.length <= maxIndexValueBytes) return compareValues(left, right);
+  return Buffer.compare(indexValueKey(a), indexValueKey(b));
+}
+
+/** Whether a value's encoding may pass the kept prefix (a cheap bound: UTF-8 is at most 3 bytes per UTF-16 unit, escapes double a byte). */
+function mayBeLong(value: Value): boolean {
+  switch (value.type) {
+    case 'string':
+    case 'reference':
+      return value.value.length * 3 + 8 > maxIndexValueBytes;
+    case 'bytes':
+      return value.value.length * 2 + 8 > maxIndexValueBytes;
+    case 'array':
+    case 'map':
+      return true;
+    default:
+      return false;
+  }
 }
 
 /** Where the document sits relative to a cursor's position (over the cursor's own length). */
@@ -191,7 +221,7 @@ function compareToCursor(db: DatabaseId, orderBy: readonly Order[], doc: Doc, cu
     const order = orderBy[i]!;
     const value = valueOf(db, doc, order.field);
     if (value === undefined) return -1;
-    const result = compareValues(value, cursor.values[i]!);
+    const result = compareForOrder(value, cursor.values[i]!);
     if (result !== 0) return order.descending ? -result : result;
   }
   return 0;

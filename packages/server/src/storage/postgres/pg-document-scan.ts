@@ -23,18 +23,8 @@ export interface PgRowShape {
 
 export const pgRowColumns = 'parent, doc_id, collection_id, name_key, create_time, update_time, fields';
 
-/**
- * Index values are kept to this many bytes: a B-tree entry of PostgreSQL must fit a third of a
- * page, where SQLite takes any length. Firestore itself only considers the first 1,500 bytes of a
- * string in queries; 1,000 leaves room in the key for the collection, field and id. A cut value still sorts by its prefix, and scans widen their bounds to the
- * prefix, so a source stays a superset that the planner checks again (two long values sharing
- * the whole prefix come in id order rather than value order).
- */
-export const maxIndexValueBytes = 1000;
-
-export function indexValueKey(value: Buffer): Buffer {
-  return value.length > maxIndexValueBytes ? value.subarray(0, maxIndexValueBytes) : value;
-}
+/** The kept prefix of index values (storage/index-value-prefix.ts), shared with SQLite. */
+export { indexValueKey, maxIndexValueBytes } from '../index-value-prefix.js';
 
 export function bytes(text: string): Buffer {
   return Buffer.from(text, 'utf8');

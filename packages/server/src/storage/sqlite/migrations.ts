@@ -11,6 +11,15 @@ export const storedIdsMigration = `
   UPDATE fs_index SET doc_id = char(0, 2) || doc_id WHERE doc_id < char(1);
 `;
 
+/**
+ * Index values keep their first 1,000 bytes, as on PostgreSQL (storage/index-value-prefix.ts):
+ * entries made before are cut the same way; two that now share a key become one. Exported for its test.
+ */
+export const indexPrefixMigration = `
+  UPDATE OR IGNORE fs_index SET value = substr(value, 1, 1000) WHERE length(value) > 1000;
+  DELETE FROM fs_index WHERE length(value) > 1000;
+`;
+
 /** Schema steps, applied in order once each; `PRAGMA user_version` records how far a file is. */
 const migrations: string[] = [
   `
@@ -269,6 +278,7 @@ const migrations: string[] = [
     summary TEXT NOT NULL
   );
   `,
+  indexPrefixMigration,
 ];
 
 export function migrate(db: Database): void {

@@ -10,6 +10,7 @@ import type {
   IndexScan,
 } from '../document-store.js';
 import { numericIdValue } from '../../firestore/core/values.js';
+import { indexValueKey, maxIndexValueBytes } from '../index-value-prefix.js';
 import { CommitGroups } from './sqlite-commit-group.js';
 import { SqliteDocumentHistory, type VersionShape } from './sqlite-document-history.js';
 import { documentScanOrder, documentScanWhere } from './sqlite-document-scan.js';
@@ -248,11 +249,17 @@ export function idFromStored(stored: string): string {
 
 /** An entry's key columns: under its document's collection and id unless it says where it is filed. */
 function entryKey(db: string, parent: string, id: string, entry: IndexEntry): [string, string, string, number, Buffer, string] {
-  return [db, entry.parent ?? parent, entry.field, entry.kind, entry.value, storedId(entry.docId ?? id)];
+  return [db, entry.parent ?? parent, entry.field, entry.kind, indexValueKey(entry.value), storedId(entry.docId ?? id)];
 }
 
 function addBound(conditions: string[], params: unknown[], bound: IndexPosition | undefined, direction: '>' | '<'): void {
   if (!bound) return;
+  if (bound.value.length > maxIndexValueBytes) {
+    // Entries keep only a prefix (index-value-prefix.ts): every entry with the bound's prefix may lie within the bound.
+    conditions.push(`value ${direction}= ?`);
+    params.push(indexValueKey(bound.value));
+    return;
+  }
   const op = bound.inclusive ? `${direction}=` : direction;
   if (bound.docId === undefined) {
     conditions.push(`value ${op} ?`);
