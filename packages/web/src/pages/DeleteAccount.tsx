@@ -1,7 +1,7 @@
 import { deleteUser, type User } from 'firebase/auth';
 import { useEffect, useRef, useState } from 'react';
 import { ErrorAlert } from '../components/ErrorAlert';
-import { useRecentSignInTask } from './ConfirmIdentity';
+import { useRecentSignInTask } from './recent-sign-in-task';
 import type { ResumableAction } from './recent-sign-in';
 
 /**
