@@ -159,7 +159,7 @@ test('an account with a text-message second step confirms by password, then that
   const panel = confirmPanel(card);
   await panel.getByLabel('Your password').fill(password);
   await panel.getByRole('button', { name: 'Confirm with password' }).click();
-  // The password was right; before it the account's second step, in the same panel (the
+  // The password was right; the account's second step comes next, in the same panel (the
   // server names the number masked, as Google's does).
   await panel.getByText(new RegExp(`We will text a code to \\+\\*+${factorNumber.slice(-4)}\\.`)).waitFor();
   assert.equal(await panel.getByRole('alert').count(), 0, 'a second step is not an error');
@@ -254,6 +254,46 @@ test('with popups blocked, confirming by redirect comes back to an email change,
   await back.getByRole('button', { name: 'Change password' }).click();
   await back.getByRole('status').filter({ hasText: 'Your password was changed.' }).waitFor();
   assert.equal((await signInWithPassword(email, 'redirected 456')).body.localId, uid);
+  await context.close();
+});
+
+test('a provider account with an authenticator app confirms by redirect, then its second step, and the email change resumes', stepTimeout, async () => {
+  const { context, page } = await newPage({ popupsBlocked: true });
+  const email = uniqueEmail('redirect-mfa');
+  const newEmail = uniqueEmail('redirect-mfa-moved');
+  const atProvider = async () => {
+    await page.waitForURL((address) => address.origin !== server!.url);
+    await page.getByLabel('Email').fill(email);
+    await page.getByRole('button', { name: 'Continue' }).click();
+  };
+  await page.goto(url('/signin'));
+  await page.getByRole('button', { name: `Sign in with ${demo}`, exact: true }).click();
+  await atProvider();
+  await page.getByTestId('signed-in-email').filter({ hasText: email }).waitFor();
+  await page.goto(url('/account'));
+  await page.getByRole('button', { name: 'Add an authenticator app' }).click();
+  await page.getByRole('button', { name: 'Start', exact: true }).click();
+  const device = new TotpDevice((await page.getByTestId('totp-secret').innerText()).trim());
+  await page.getByLabel('Code from the app').fill(device.next());
+  await page.getByLabel('Name for it').fill('Desk app');
+  await page.getByRole('button', { name: 'Turn on' }).click();
+  await page.getByTestId('second-factor-totp').filter({ hasText: 'Desk app' }).waitFor();
+
+  await context.clearCookies();
+  await letSignInGoStale();
+  const card = page.getByRole('region', { name: 'Change email' });
+  await card.getByLabel('New email').fill(newEmail);
+  await card.getByRole('button', { name: 'Send confirmation link' }).click();
+  await confirmPanel(card).getByRole('button', { name: `Continue with ${demo}` }).click();
+  await atProvider();
+  // The provider step came back needing the second one; once given, the change resumes.
+  await page.getByRole('heading', { name: 'Two-step verification' }).waitFor();
+  await page.getByLabel('Code from the app').fill(device.next());
+  await page.getByRole('button', { name: 'Verify' }).click();
+  await page.getByRole('region', { name: 'Change email' }).getByRole('status').filter({ hasText: `Check ${newEmail} for a link to confirm the change.` }).waitFor();
+  assert.equal(new URL(page.url()).pathname, '/account');
+  await page.getByTestId('second-factor-totp').filter({ hasText: 'Desk app' }).waitFor();
+  assert.ok((await waitForMail(server!, newEmail, 'VERIFY_AND_CHANGE_EMAIL')).oobCode);
   await context.close();
 });
 

@@ -27,7 +27,7 @@ export function Account() {
 function AccountOf({ user, onDeleting }: { user: User; onDeleting: (deleting: boolean) => void }) {
   const { auth } = useAuthState();
   const [params, setParams] = useSearchParams();
-  // Set when a sign-in link mailed to confirm it is them brought the user back here.
+  // Set when a sign-in link mailed to confirm it is them, or a provider's redirect, brought the user back here.
   const [resume] = useState<ResumableAction | null>(() => pendingResume(user.uid, params.get(resumeParam)));
   useEffect(() => {
     if (!params.has(resumeParam)) return;
@@ -50,6 +50,10 @@ function AccountOf({ user, onDeleting }: { user: User; onDeleting: (deleting: bo
       current = false;
     };
   }, [auth, user]);
+  // Back from a second factor that finished confirming it is them: the SDK's user for that sign-in
+  // reaches this page a moment later (onIdTokenChanged), and the change resumed with the one
+  // before would be refused as stale.
+  if (resume && user !== auth.currentUser) return <p className="loading">Finishing…</p>;
   return (
     <section>
       <h1>Your account</h1>

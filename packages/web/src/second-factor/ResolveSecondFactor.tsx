@@ -2,6 +2,8 @@ import {
   PhoneAuthProvider,
   PhoneMultiFactorGenerator,
   TotpMultiFactorGenerator,
+  reload,
+  updateCurrentUser,
   type MultiFactorAssertion,
   type MultiFactorInfo,
   type MultiFactorResolver,
@@ -37,9 +39,19 @@ interface ResolveProps {
  * started. Used by the sign-in's second-factor page and inline by "Confirm it's you".
  */
 export function ResolveSecondFactor({ resolver, lead, onResolved }: ResolveProps) {
+  const { auth } = useAuthState();
   const [chosen, setChosen] = useState<MultiFactorInfo | null>(resolver.hints.length === 1 ? resolver.hints[0]! : null);
   const resolve = async (assertion: MultiFactorAssertion) => {
-    await resolver.resolveSignIn(assertion);
+    const { user } = await resolver.resolveSignIn(assertion);
+    // A reauthentication by redirect resolves on the User the SDK restored for the redirect, not
+    // on auth.currentUser: make the one holding the fresh sign-in the current user, or the change
+    // it was for would go out with the old tokens and be refused as stale.
+    // updateCurrentUser keeps a copy without the profile read from the server (its second factors
+    // among it), so the copy is read again.
+    if (auth.currentUser !== user && auth.currentUser?.uid === user.uid) {
+      await updateCurrentUser(auth, user);
+      if (auth.currentUser) await reload(auth.currentUser);
+    }
     await onResolved();
   };
   return (

@@ -17,7 +17,7 @@ export function SecondFactor() {
       <h1>Two-step verification</h1>
       <ResolveSecondFactor
         resolver={resolver}
-        lead="Your password was right. Now prove it is you with one of these:"
+        lead="The first step was right. Now prove it is you with one of these:"
         onResolved={async () => {
           startSecondFactor(null);
           await navigate(returnTo, { replace: true });
