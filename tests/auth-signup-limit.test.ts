@@ -2,19 +2,48 @@
  * Account creation per client address and per project: past the limit a client's sign-up answers
  * Google's TOO_MANY_ATTEMPTS_TRY_LATER (the SDK's auth/too-many-requests), creates nothing, and
  * the count survives a restart. Refused sign-ups cost nothing; administrators are never limited.
+ * Accounts made by a first sign-in (email link, identity provider, phone number) count too, while
+ * existing accounts keep signing in by those ways past the limit.
+ *
+ * The SDK is its browser build (helpers/phone-sdk.ts): only that build signs in by phone in Node,
+ * and one test file cannot load both builds.
  */
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { deleteApp, initializeApp } from 'firebase/app';
-import { connectAuthEmulator, createUserWithEmailAndPassword, initializeAuth, inMemoryPersistence, signInAnonymously } from 'firebase/auth';
 import { SignUpLimit } from '../packages/server/src/auth/core/signup-limit.js';
 import type { Caller } from '../packages/server/src/auth/core/requests.js';
 import { SqliteStore } from '../packages/server/src/storage/sqlite/sqlite-store.js';
 import { adminPost, uniqueEmail } from './helpers/admin-http.js';
-import { errorCodeOf } from './helpers/client.js';
 import { postJson, startHearth, tempDataDir, type TestHearth } from './helpers/hearth.js';
+import { waitForMail } from './helpers/outbox.js';
+import { browserAuth, codeFor, TestVerifier, uniquePhoneNumber } from './helpers/phone-sdk.js';
+
+const {
+  connectAuthEmulator,
+  createUserWithEmailAndPassword,
+  GoogleAuthProvider,
+  initializeAuth,
+  inMemoryPersistence,
+  sendSignInLinkToEmail,
+  signInAnonymously,
+  signInWithCredential,
+  signInWithEmailLink,
+  signInWithPhoneNumber,
+} = browserAuth;
+type Auth = ReturnType<typeof initializeAuth>;
+
+/** The SDK's error code for a call expected to fail. */
+async function errorCodeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (error: unknown) {
+    return (error as { code?: string }).code ?? String(error);
+  }
+  assert.fail('expected the call to fail');
+}
 
 const hour = 3600_000;
 const dataDir = tempDataDir();
@@ -24,7 +53,7 @@ function signUp(server: TestHearth, body: Record<string, unknown>) {
   return postJson(`${server.url}/identitytoolkit.googleapis.com/v1/accounts:signUp?key=${server.apiKey}`, body);
 }
 
-async function withSdk<T>(server: TestHearth, use: (auth: ReturnType<typeof initializeAuth>) => Promise<T>): Promise<T> {
+async function withSdk<T>(server: TestHearth, use: (auth: Auth) => Promise<T>): Promise<T> {
   const app = initializeApp({ apiKey: server.apiKey, projectId: server.projectId, authDomain: server.hostPort }, `signup-limit-${Math.random()}`);
   try {
     const auth = initializeAuth(app, { persistence: inMemoryPersistence });
@@ -83,6 +112,56 @@ describe('sign-ups from one address, over HTTP and through the SDK', () => {
     const again = await signUp(server, { returnSecureToken: true });
     assert.equal(again.status, 400);
     assert.match(again.body.error.message, /^TOO_MANY_ATTEMPTS_TRY_LATER/);
+  });
+});
+
+/** Signs in by a link mailed to `email` (creating the account the first time). */
+async function signInByLink(server: TestHearth, auth: Auth, email: string, mailsBefore: number) {
+  await sendSignInLinkToEmail(auth, email, { url: `${server.url}/finish`, handleCodeInApp: true });
+  const mail = await waitForMail(server, email, 'EMAIL_SIGNIN', mailsBefore);
+  return signInWithEmailLink(auth, email, mail.oobLink);
+}
+
+/** Signs in with a made-up Google identity (--dev takes them, as Google's emulator does). */
+function signInWithGoogle(auth: Auth, sub: string) {
+  return signInWithCredential(auth, GoogleAuthProvider.credential(JSON.stringify({ sub, email: `${sub}@example.com`, email_verified: true })));
+}
+
+async function signInByPhone(server: TestHearth, auth: Auth, phoneNumber: string) {
+  const confirmation = await signInWithPhoneNumber(auth, phoneNumber, new TestVerifier());
+  return confirmation.confirm(await codeFor(server, confirmation.verificationId));
+}
+
+describe('accounts made by signing in by email link, provider or phone count toward the limit', () => {
+  let server: TestHearth;
+  after(async () => server?.close());
+  const linkEmail = uniqueEmail('by-link');
+  const googleSub = `google-limit-${process.pid}-${Date.now()}`;
+  const phoneNumber = uniquePhoneNumber();
+
+  test('three accounts by link, provider and phone fill the limit; a fourth by each way, and a guest, is refused', async () => {
+    server = await startHearth({ signUpLimits: limits });
+    await withSdk(server, async (auth) => {
+      assert.equal((await signInByLink(server, auth, linkEmail, 0)).operationType, 'signIn');
+      assert.ok((await signInWithGoogle(auth, googleSub)).user.uid);
+      assert.equal((await signInByPhone(server, auth, phoneNumber)).user.phoneNumber, phoneNumber);
+
+      const refusedEmail = uniqueEmail('link-refused');
+      assert.equal(await errorCodeOf(signInByLink(server, auth, refusedEmail, 0)), 'auth/too-many-requests');
+      assert.equal(await errorCodeOf(signInWithGoogle(auth, `${googleSub}-2`)), 'auth/too-many-requests');
+      assert.equal(await errorCodeOf(signInByPhone(server, auth, uniquePhoneNumber())), 'auth/too-many-requests');
+      assert.equal(await errorCodeOf(signInAnonymously(auth)), 'auth/too-many-requests');
+      const lookup = await adminPost(server, '/accounts:lookup', { email: [refusedEmail, `${googleSub}-2@example.com`] });
+      assert.equal(lookup.body.users, undefined, 'the refused sign-ins created no account');
+    });
+  });
+
+  test('the accounts that exist still sign in by their own way past the limit', async () => {
+    await withSdk(server, async (auth) => {
+      assert.equal((await signInByLink(server, auth, linkEmail, 1)).user.email, linkEmail);
+      assert.equal((await signInWithGoogle(auth, googleSub)).user.email, `${googleSub}@example.com`);
+      assert.equal((await signInByPhone(server, auth, phoneNumber)).user.phoneNumber, phoneNumber);
+    });
   });
 });
 

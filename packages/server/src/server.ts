@@ -141,6 +141,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   const adminKey = options.adminKey !== undefined ? checkedAdminKey(options.adminKey, 'HEARTH_ADMIN_KEY') : loadOrCreateAdminKey(options.dataDir);
   const serviceAccounts = new ServiceAccounts(store);
   const callers = new CallerResolver(projects, { adminKey, acceptOwner: options.dev }, (token) => serviceAccounts.projectOfAccessToken(token));
+  const signUpLimit = await SignUpLimit.open(store, options.signUpLimits);
   const deps: AuthDeps = {
     users: new UserRepository(store),
     tokens: new TokenService(keys, store),
@@ -151,6 +152,8 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     signInThrottle: await SignInThrottle.open(store, signInLimits(options.accountThrottle.maxFailures, options.accountThrottle.windowMs)),
     options: { recentLoginSeconds: options.recentLoginSeconds },
     onEmailChanged: () => undefined, // replaced below, once the mailer exists
+    // Accounts made by a first sign-in (email link, provider, phone) count like accounts:signUp.
+    signUps: signUpLimit,
   };
   const sessions = new SessionService(deps);
   const admin = new AdminAccountService(store);
@@ -221,7 +224,6 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   });
   const customTokens = new CustomTokenSignIn(deps, sessions, new CustomTokenVerifier(serviceAccounts, { acceptUnsigned: options.dev }));
   registerServiceAccountRoutes(app, { accounts: serviceAccounts, callers, publicUrl: () => publicUrl, listeningUrl: () => hearth.url });
-  const signUpLimit = await SignUpLimit.open(store, options.signUpLimits);
   registerIdentityRoutes(app, { sessions, accounts, actions, projects, callers, customTokens, sessionCookieKeys, humanCheck, signUpLimit });
   registerCaptchaRoutes(app, humanCheck);
   registerActionRoutes(app, { mailer, actions, callers, mail, store, dev: options.dev });

@@ -1,5 +1,6 @@
 import { onAuthStateChanged, onIdTokenChanged, type Auth, type User } from 'firebase/auth';
 import { createContext, useCallback, useContext, useEffect, useState, type ReactNode } from 'react';
+import { onActionStart } from './components/page-activity';
 import type { ProviderInfo } from './firebase';
 import type { RedirectOutcome } from './redirect';
 import type { PendingSecondFactor } from './second-factor/resolver';
@@ -57,6 +58,8 @@ export function AuthProvider({ auth, providers, redirect: initialRedirect, child
       }),
     [auth],
   );
+  // The redirect's outcome is a message like any other: the next action on the page clears it.
+  useEffect(() => onActionStart(() => setRedirect(nothing)), []);
   const refresh = useCallback(() => setRevision((r) => r + 1), []);
   const dismissRedirect = useCallback(() => setRedirect(nothing), []);
   return <AuthContext.Provider value={{ auth, user, refresh, providers, redirect, dismissRedirect, secondFactor, startSecondFactor }}>{children}</AuthContext.Provider>;

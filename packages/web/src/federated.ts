@@ -12,6 +12,7 @@ import {
 } from 'firebase/auth';
 import { errorCode } from './auth-errors';
 import type { ProviderInfo } from './firebase';
+import { forgetResume, keepForResume, type ResumableAction } from './pages/resume-store';
 
 /**
  * Federated sign-in, linking and reauthentication: in a popup, or, when the browser blocks the
@@ -44,39 +45,29 @@ export function linkProvider(user: User, providerId: string): Promise<UserCreden
   );
 }
 
-/** Set just before reauthenticating by redirect to delete the account: the uid to delete on return. */
-const deleteAfterReauthKey = 'hearth:deleteAfterReauth';
-
 /**
  * Proves the user again with one of its providers: true once done by popup; false when the tab is
- * being sent to the provider instead (`beforeRedirect` runs first, to finish on return).
+ * being sent to the provider instead. Before a redirect, `action` is kept for resuming and the
+ * page's address becomes the account page that resumes it (the SDK comes back to the address the
+ * redirect left from); redirect.ts forgets it if the reauthentication fails.
  */
-export async function reauthenticateWithProvider(user: User, providerId: string, beforeRedirect: () => void): Promise<boolean> {
+export async function reauthenticateWithProvider(user: User, providerId: string, action: ResumableAction): Promise<boolean> {
   const provider = new OAuthProvider(providerId);
   const result = await popupOrRedirect(
     () => reauthenticateWithPopup(user, provider),
-    () => {
-      beforeRedirect();
-      return reauthenticateWithRedirect(user, provider);
+    async () => {
+      const left = window.location.href;
+      window.history.replaceState(window.history.state, '', keepForResume(user.uid, action));
+      try {
+        await reauthenticateWithRedirect(user, provider);
+      } catch (error: unknown) {
+        forgetResume();
+        window.history.replaceState(window.history.state, '', left);
+        throw error;
+      }
     },
   );
   return result !== null;
-}
-
-/** Marks a reauthentication by redirect as started to delete the account `uid`. */
-export function deleteAfterReauth(uid: string): void {
-  window.sessionStorage.setItem(deleteAfterReauthKey, uid);
-}
-
-/** The uid a reauthentication by redirect was started to delete, if any; asking forgets it. */
-export function takeDeleteAfterReauth(): string | null {
-  try {
-    const uid = window.sessionStorage.getItem(deleteAfterReauthKey);
-    window.sessionStorage.removeItem(deleteAfterReauthKey);
-    return uid;
-  } catch {
-    return null;
-  }
 }
 
 /** Providers that sign in through the handler (not the password or phone ones). */

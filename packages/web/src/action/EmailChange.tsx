@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import { useAuthState } from '../auth-context';
 import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
-import { useAction } from '../components/useAction';
+import { useAction, useStatus } from '../components/useAction';
 import { ActionCard } from './ActionCard';
 import { ContinueLink } from './ContinueLink';
 import { withLinkSettings, type ActionLink } from './link';
@@ -76,7 +76,7 @@ export function RecoverEmail({ link }: { link: ActionLink }) {
 
 function Restored({ link, email }: { link: ActionLink; email: string }) {
   const { auth } = useAuthState();
-  const [sent, setSent] = useState<string | null>(null);
+  const [sent, setSent] = useStatus();
   const { busy, error, onSubmit } = useAction(async () => {
     setSent(null);
     await withLinkSettings(auth, link, () => sendPasswordResetEmail(auth, email));

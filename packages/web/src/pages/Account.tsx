@@ -4,13 +4,15 @@ import { Navigate, useLocation, useNavigate, useSearchParams } from 'react-route
 import { useAuthState } from '../auth-context';
 import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
 import { Field } from '../components/Field';
-import { useAction } from '../components/useAction';
+import { useAction, useStatus } from '../components/useAction';
 import { ChangeEmailSection, VerifyEmailSection } from './AccountEmail';
 import { DeleteAccount } from './DeleteAccount';
 import { accountHasPassword, forgetResume, pendingResume, reauthenticateWithPassword, resumeParam, type ResumableAction } from './recent-sign-in';
 import { SetPassword } from './SetPassword';
 import { SignInMethods } from './SignInMethods';
 import { TwoStep } from '../second-factor/TwoStep';
+import { PasswordRules } from '../components/PasswordRules';
+import { useRecentSignInTask } from './recent-sign-in-task';
 
 export function Account() {
   const { user } = useAuthState();
@@ -25,7 +27,7 @@ export function Account() {
 function AccountOf({ user, onDeleting }: { user: User; onDeleting: (deleting: boolean) => void }) {
   const { auth } = useAuthState();
   const [params, setParams] = useSearchParams();
-  // Set when a sign-in link mailed to confirm it is them brought the user back here.
+  // Set when a sign-in link mailed to confirm it is them, or a provider's redirect, brought the user back here.
   const [resume] = useState<ResumableAction | null>(() => pendingResume(user.uid, params.get(resumeParam)));
   useEffect(() => {
     if (!params.has(resumeParam)) return;
@@ -48,6 +50,10 @@ function AccountOf({ user, onDeleting }: { user: User; onDeleting: (deleting: bo
       current = false;
     };
   }, [auth, user]);
+  // Back from a second factor that finished confirming it is them: the SDK's user for that sign-in
+  // reaches this page a moment later (onIdTokenChanged), and the change resumed with the one
+  // before would be refused as stale.
+  if (resume && user !== auth.currentUser) return <p className="loading">Finishing…</p>;
   return (
     <section>
       <h1>Your account</h1>
@@ -74,7 +80,7 @@ function AccountOf({ user, onDeleting }: { user: User; onDeleting: (deleting: bo
       <SignInMethods user={user} />
       <TwoStep user={user} />
       <ChangeEmailSection user={user} resume={resume} />
-      {ownPassword === true && <PasswordForm user={user} notice={passwordNotice} />}
+      {ownPassword === true && <PasswordForm user={user} notice={passwordNotice} resume={resume} />}
       {ownPassword === false && (
         <SetPassword
           user={user}
@@ -94,7 +100,7 @@ function AccountOf({ user, onDeleting }: { user: User; onDeleting: (deleting: bo
 function NameForm({ user }: { user: User }) {
   const { refresh } = useAuthState();
   const [name, setName] = useState(user.displayName ?? '');
-  const [done, setDone] = useState<string | null>(null);
+  const [done, setDone] = useStatus();
   const { busy, error, onSubmit } = useAction(async () => {
     setDone(null);
     const trimmed = name.trim();
@@ -117,30 +123,61 @@ function NameForm({ user }: { user: User }) {
   );
 }
 
-function PasswordForm({ user, notice }: { user: User; notice: string | null }) {
+/**
+ * Changes the password: with the current one (a reauthentication that, on an account with two-step
+ * verification, goes on to its second step inline), or, for a user who does not remember it, after
+ * confirming another way (a mailed link, a provider, a texted code), which may come back here by
+ * link or redirect: the form then asks only for the new password.
+ */
+function PasswordForm({ user, notice, resume }: { user: User; notice: string | null; resume: ResumableAction | null }) {
+  const { auth } = useAuthState();
+  const resumed = resume?.kind === 'change-password';
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
-  const [done, setDone] = useState<string | null>(notice);
-  const { busy, error, onSubmit } = useAction(async () => {
-    setDone(null);
-    await reauthenticateWithPassword(user, current);
+  const [done, setDone] = useStatus(notice ?? (resumed ? 'You signed in again. Enter your new password to change it.' : null));
+  // Set once the user confirmed another way: the current password is not asked for again.
+  const [confirmed, setConfirmed] = useState(resumed);
+  const { busy, error, run, ask, panel } = useRecentSignInTask(user);
+  const change = async () => {
     await updatePassword(user, next);
     setCurrent('');
     setNext('');
+    setConfirmed(false);
     setDone('Your password was changed.');
-  });
+  };
+  const onSubmit = (event: React.FormEvent) => {
+    event.preventDefault();
+    void run({ kind: 'change-password' }, change, confirmed ? undefined : () => reauthenticateWithPassword(user, current));
+  };
   return (
     <section className="card" aria-labelledby="password-heading">
       <h2 id="password-heading">Password</h2>
       <form onSubmit={onSubmit}>
-        <Field label="Current password" type="password" autoComplete="current-password" required value={current} onChange={setCurrent} />
+        {!confirmed && <Field label="Current password" type="password" autoComplete="current-password" required value={current} onChange={setCurrent} />}
         <Field label="New password" type="password" autoComplete="new-password" required value={next} onChange={setNext} />
+        <PasswordRules auth={auth} password={next} />
         <ErrorAlert error={error} />
         <StatusMessage>{done}</StatusMessage>
-        <button type="submit" disabled={busy}>
+        <button type="submit" disabled={busy || panel !== null}>
           Change password
         </button>
+        {!confirmed && (
+          <button
+            type="button"
+            className="link"
+            disabled={busy || panel !== null}
+            onClick={() =>
+              ask({ kind: 'change-password' }, async () => {
+                setConfirmed(true);
+                setDone('You confirmed it’s you. Enter your new password to change it.');
+              })
+            }
+          >
+            Forgot your current password?
+          </button>
+        )}
       </form>
+      {panel}
     </section>
   );
 }

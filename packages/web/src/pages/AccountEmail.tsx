@@ -2,13 +2,13 @@ import { sendEmailVerification, verifyBeforeUpdateEmail, type User } from 'fireb
 import { useEffect, useRef, useState } from 'react';
 import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
 import { Field } from '../components/Field';
-import { useAction } from '../components/useAction';
-import { useRecentSignInTask } from './ConfirmIdentity';
+import { useAction, useStatus } from '../components/useAction';
+import { useRecentSignInTask } from './recent-sign-in-task';
 import type { ResumableAction } from './recent-sign-in';
 
 /** Whether the address is proven, and a button that mails the proof link when it is not. */
 export function VerifyEmailSection({ user }: { user: User }) {
-  const [sent, setSent] = useState<string | null>(null);
+  const [sent, setSent] = useStatus();
   const { busy, error, onSubmit } = useAction(async () => {
     setSent(null);
     await sendEmailVerification(user);
@@ -37,7 +37,7 @@ export function VerifyEmailSection({ user }: { user: User }) {
 /** Changes the sign-in address only once a link mailed to the new address is followed. */
 export function ChangeEmailSection({ user, resume }: { user: User; resume: ResumableAction | null }) {
   const [email, setEmail] = useState('');
-  const [sent, setSent] = useState<string | null>(null);
+  const [sent, setSent] = useStatus();
   const { busy, error, run, panel } = useRecentSignInTask(user);
   const send = (address: string) =>
     run({ kind: 'change-email', address }, async () => {

@@ -1,30 +1,38 @@
-import type { User } from 'firebase/auth';
+import type { MultiFactorResolver, User } from 'firebase/auth';
 import { useEffect, useState, type ReactNode } from 'react';
 import { providerErrorOverrides } from '../auth-errors';
 import { useAuthState } from '../auth-context';
 import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
 import { Field } from '../components/Field';
-import { useTask } from '../components/useAction';
-import { deleteAfterReauth, isFederated, methodName, reauthenticateWithProvider } from '../federated';
-import { accountHasPassword, needsRecentSignIn, reauthenticateWithPassword, sendReauthenticationLink, type ResumableAction } from './recent-sign-in';
+import { useStatus, useTask } from '../components/useAction';
+import { isFederated, methodName, reauthenticateWithProvider } from '../federated';
+import { ResolveSecondFactor } from '../second-factor/ResolveSecondFactor';
+import { secondFactorResolver } from '../second-factor/resolver';
+import { ConfirmByPhone } from './ConfirmByPhone';
+import { accountHasPassword, reauthenticateWithPassword, sendReauthenticationLink, type ResumableAction } from './recent-sign-in';
 
-interface ConfirmIdentityProps {
+export interface ConfirmIdentityProps {
   user: User;
   action: ResumableAction;
+  /** Set when the first step already passed and the account's second factor is what is left. */
+  resolver?: MultiFactorResolver | null;
   onConfirmed: () => void;
   onCancel: () => void;
 }
 
 /**
  * "Confirm it's you", inline where a change needed a recent sign-in: by the account's own ways
- * of signing in (its password if it has one, a link mailed to its address, each linked provider),
- * after which the page runs the change again.
+ * of signing in (its password if it has one, a link mailed to its address, each linked provider,
+ * a code texted to its phone number), then, on an account with two-step verification, its second
+ * factor (the SDK's multi-factor-auth-required -> getMultiFactorResolver); after which the page
+ * runs the change again.
  */
-export function ConfirmIdentity({ user, action, onConfirmed, onCancel }: ConfirmIdentityProps) {
+export function ConfirmIdentity({ user, action, resolver: firstResolver = null, onConfirmed, onCancel }: ConfirmIdentityProps) {
   const { auth, providers } = useAuthState();
   const [hasPassword, setHasPassword] = useState<boolean | undefined>(undefined);
   const [password, setPassword] = useState('');
-  const [sent, setSent] = useState<string | null>(null);
+  const [sent, setSent] = useStatus();
+  const [resolver, setResolver] = useState<MultiFactorResolver | null>(firstResolver);
   const { busy, error, run } = useTask();
   // A provider's refusal reads differently from a wrong password (the same SDK code).
   const [byProvider, setByProvider] = useState(false);
@@ -41,18 +49,37 @@ export function ConfirmIdentity({ user, action, onConfirmed, onCancel }: Confirm
   const linked = user.providerData.map((info) => info.providerId);
   const federated = linked.filter(isFederated);
   const byEmailLink = Boolean(user.email) && linked.includes('password');
+  const phoneNumber = linked.includes('phone') ? user.phoneNumber : null;
 
-  const confirm = (work: () => Promise<boolean>, withProvider = false) =>
+  /** Runs a first step; false means a redirect is under way. A second factor still to prove opens its step. */
+  const confirm = (work: () => Promise<unknown>, withProvider = false) =>
     run(async () => {
-      setSent(null);
       setByProvider(withProvider);
-      if (await work()) onConfirmed();
+      try {
+        if ((await work()) === false) return;
+      } catch (caught: unknown) {
+        const next = secondFactorResolver(auth, caught);
+        if (!next) throw caught;
+        setResolver(next);
+        return;
+      }
+      onConfirmed();
     });
+
+  if (resolver) {
+    return (
+      <Panel action={action}>
+        <ResolveSecondFactor resolver={resolver} lead="That was right. Now confirm with your second step, one of these:" onResolved={onConfirmed} />
+        <Choices>
+          <button type="button" className="secondary" onClick={onCancel}>
+            Cancel
+          </button>
+        </Choices>
+      </Panel>
+    );
+  }
   return (
-    <div className="confirm-identity" role="group" aria-label="Confirm it’s you">
-      <p>
-        <strong>Confirm it’s you.</strong> You signed in a while ago; to {purpose(action)}, sign in again here.
-      </p>
+    <Panel action={action}>
       {hasPassword === undefined ? <p className="loading">Loading your sign-in methods…</p> : null}
       {hasPassword && (
         <form
@@ -61,7 +88,6 @@ export function ConfirmIdentity({ user, action, onConfirmed, onCancel }: Confirm
             void confirm(async () => {
               await reauthenticateWithPassword(user, password);
               setPassword('');
-              return true;
             });
           }}
         >
@@ -71,6 +97,7 @@ export function ConfirmIdentity({ user, action, onConfirmed, onCancel }: Confirm
           </button>
         </form>
       )}
+      {hasPassword !== undefined && phoneNumber && <ConfirmByPhone user={user} phoneNumber={phoneNumber} disabled={busy} confirm={(work) => confirm(work)} />}
       <Choices>
         {byEmailLink && hasPassword !== undefined && (
           <button
@@ -79,7 +106,6 @@ export function ConfirmIdentity({ user, action, onConfirmed, onCancel }: Confirm
             disabled={busy}
             onClick={() =>
               void run(async () => {
-                setSent(null);
                 await sendReauthenticationLink(auth, user, action);
                 setSent(`We sent a sign-in link to ${user.email ?? 'your address'}. Open it in this browser to finish.`);
               })
@@ -88,23 +114,35 @@ export function ConfirmIdentity({ user, action, onConfirmed, onCancel }: Confirm
             Email me a sign-in link
           </button>
         )}
-        {hasPassword !== undefined && federated.map((providerId) => (
-          <button
-            key={providerId}
-            type="button"
-            className="provider"
-            disabled={busy}
-            onClick={() => void confirm(() => reauthenticateWithProvider(user, providerId, () => action.kind === 'delete' && deleteAfterReauth(user.uid)), true)}
-          >
-            Continue with {methodName(providerId, providers)}
-          </button>
-        ))}
+        {hasPassword !== undefined &&
+          federated.map((providerId) => (
+            <button
+              key={providerId}
+              type="button"
+              className="provider"
+              disabled={busy}
+              onClick={() => void confirm(() => reauthenticateWithProvider(user, providerId, action), true)}
+            >
+              Continue with {methodName(providerId, providers)}
+            </button>
+          ))}
         <button type="button" className="secondary" disabled={busy} onClick={onCancel}>
           Cancel
         </button>
       </Choices>
       <ErrorAlert error={error} overrides={byProvider ? providerErrorOverrides : undefined} />
       <StatusMessage>{sent}</StatusMessage>
+    </Panel>
+  );
+}
+
+function Panel({ action, children }: { action: ResumableAction; children: ReactNode }) {
+  return (
+    <div className="confirm-identity" role="group" aria-label="Confirm it’s you">
+      <p>
+        <strong>Confirm it’s you.</strong> You signed in a while ago; to {purpose(action)}, sign in again here.
+      </p>
+      {children}
     </div>
   );
 }
@@ -116,28 +154,6 @@ function Choices({ children }: { children: ReactNode }) {
 function purpose(action: ResumableAction): string {
   if (action.kind === 'delete') return 'delete your account';
   if (action.kind === 'change-email') return `change your email to ${action.address}`;
+  if (action.kind === 'change-password') return 'change your password';
   return 'set a password';
-}
-
-/**
- * Runs account changes; one refused for want of a recent sign-in opens ConfirmIdentity (`panel`)
- * and is run again once the user has confirmed.
- */
-export function useRecentSignInTask(user: User) {
-  const task = useTask();
-  const [waiting, setWaiting] = useState<{ action: ResumableAction; work: () => Promise<void> } | null>(null);
-  const run = (action: ResumableAction, work: () => Promise<void>) =>
-    task.run(async () => {
-      try {
-        await work();
-        setWaiting(null);
-      } catch (error: unknown) {
-        if (!needsRecentSignIn(error)) throw error;
-        setWaiting({ action, work });
-      }
-    });
-  const panel = waiting ? (
-    <ConfirmIdentity user={user} action={waiting.action} onConfirmed={() => void run(waiting.action, waiting.work)} onCancel={() => setWaiting(null)} />
-  ) : null;
-  return { busy: task.busy, error: task.error, run, panel };
 }

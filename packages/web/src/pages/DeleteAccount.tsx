@@ -1,13 +1,14 @@
 import { deleteUser, type User } from 'firebase/auth';
 import { useEffect, useRef, useState } from 'react';
 import { ErrorAlert } from '../components/ErrorAlert';
-import { useRecentSignInTask } from './ConfirmIdentity';
+import { useRecentSignInTask } from './recent-sign-in-task';
 import type { ResumableAction } from './recent-sign-in';
 
 /**
  * Deletes the account once the box is ticked. When the sign-in is too old for the server, the
  * user confirms it is them by the account's own method (ConfirmIdentity), and the deletion then
- * goes ahead; a confirmation by email link comes back here with `resume` and finishes it.
+ * goes ahead; a confirmation by email link or provider redirect comes back here with `resume`
+ * and finishes it.
  */
 export function DeleteAccount({ user, onDeleting, resume }: { user: User; onDeleting: (deleting: boolean) => void; resume: ResumableAction | null }) {
   const [confirmed, setConfirmed] = useState(resume?.kind === 'delete');

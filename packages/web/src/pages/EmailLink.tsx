@@ -5,7 +5,7 @@ import { writeEmailForSignIn } from '../action/link';
 import { useAuthState } from '../auth-context';
 import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
 import { Field } from '../components/Field';
-import { useAction } from '../components/useAction';
+import { useAction, useStatus } from '../components/useAction';
 
 /**
  * Passwordless sign-in: mails a link that signs in (or creates) the account for the address.
@@ -14,7 +14,7 @@ import { useAction } from '../components/useAction';
 export function EmailLink() {
   const { auth } = useAuthState();
   const [email, setEmail] = useState('');
-  const [sent, setSent] = useState<string | null>(null);
+  const [sent, setSent] = useStatus();
   const { busy, error, onSubmit } = useAction(async () => {
     setSent(null);
     const address = email.trim();

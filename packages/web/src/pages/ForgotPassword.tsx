@@ -4,7 +4,7 @@ import { Link } from 'react-router';
 import { useAuthState } from '../auth-context';
 import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
 import { Field } from '../components/Field';
-import { useAction } from '../components/useAction';
+import { useAction, useStatus } from '../components/useAction';
 
 /**
  * Asks for a password reset link. The answer is the same whether or not an account exists for
@@ -13,7 +13,7 @@ import { useAction } from '../components/useAction';
 export function ForgotPassword() {
   const { auth } = useAuthState();
   const [email, setEmail] = useState('');
-  const [sent, setSent] = useState<string | null>(null);
+  const [sent, setSent] = useStatus();
   const { busy, error, onSubmit } = useAction(async () => {
     setSent(null);
     await sendPasswordResetEmail(auth, email.trim());

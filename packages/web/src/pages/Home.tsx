@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { Link, useLocation } from 'react-router';
 import { useAuthState } from '../auth-context';
 import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
-import { useTask } from '../components/useAction';
+import { useStatus, useTask } from '../components/useAction';
 
 export function Home() {
   const { user, redirect } = useAuthState();
@@ -46,7 +46,7 @@ export function Home() {
 /** An unverified address: say so where the user lands, with the link one click away. */
 function VerifyNudge() {
   const { user } = useAuthState();
-  const [sent, setSent] = useState<string | null>(null);
+  const [sent, setSent] = useStatus();
   const { busy, error, run } = useTask();
   if (!user?.email) return null;
   return (

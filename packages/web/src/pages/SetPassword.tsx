@@ -4,7 +4,8 @@ import { useAuthState } from '../auth-context';
 import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
 import { Field } from '../components/Field';
 import { PasswordRules } from '../components/PasswordRules';
-import { useRecentSignInTask } from './ConfirmIdentity';
+import { useStatus } from '../components/useAction';
+import { useRecentSignInTask } from './recent-sign-in-task';
 import type { ResumableAction } from './recent-sign-in';
 
 /**
@@ -17,6 +18,7 @@ export function SetPassword({ user, onSet, resume }: { user: User; onSet: () => 
   const [email, setEmail] = useState(user.email ?? '');
   const [password, setPassword] = useState('');
   const { busy, error, run, panel } = useRecentSignInTask(user);
+  const [resumed] = useStatus(resume?.kind === 'set-password' ? 'You signed in again. Enter your new password once more to set it.' : null);
   const onSubmit = (event: React.FormEvent) => {
     event.preventDefault();
     void run({ kind: 'set-password' }, async () => {
@@ -36,7 +38,7 @@ export function SetPassword({ user, onSet, resume }: { user: User; onSet: () => 
           ? 'You are using a guest account. Add an email and a password to keep it, and your notes, and to sign in from anywhere.'
           : 'This account has no password yet. Add one to sign in with your email and password too.'}
       </p>
-      {resume?.kind === 'set-password' && <StatusMessage>You signed in again. Enter your new password once more to set it.</StatusMessage>}
+      <StatusMessage>{resumed}</StatusMessage>
       <form onSubmit={onSubmit}>
         {!user.email && <Field label="Email" type="email" autoComplete="email" required value={email} onChange={setEmail} />}
         <Field label="New password" type="password" autoComplete="new-password" required value={password} onChange={setPassword} />

@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { providerErrorOverrides } from '../auth-errors';
 import { useAuthState } from '../auth-context';
 import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
-import { useTask } from '../components/useAction';
+import { useStatus, useTask } from '../components/useAction';
 import { linkProvider, methodName } from '../federated';
 
 /**
@@ -13,7 +13,7 @@ import { linkProvider, methodName } from '../federated';
 export function SignInMethods({ user }: { user: User }) {
   const { providers, refresh, redirect, dismissRedirect } = useAuthState();
   const { busy, error, run } = useTask();
-  const [done, setDone] = useState<string | null>(null);
+  const [done, setDone] = useStatus();
   const linked = new Set(user.providerData.map((info) => info.providerId));
   const linkable = providers.filter((provider) => !linked.has(provider.providerId));
   const canUnlink = user.providerData.length > 1;

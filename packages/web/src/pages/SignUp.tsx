@@ -4,6 +4,7 @@ import { Link, useNavigate } from 'react-router';
 import { useAuthState } from '../auth-context';
 import { ErrorAlert } from '../components/ErrorAlert';
 import { Field } from '../components/Field';
+import { PasswordRules } from '../components/PasswordRules';
 import { ProviderButtons } from '../components/ProviderButtons';
 import { useAction } from '../components/useAction';
 
@@ -29,6 +30,7 @@ export function SignUp() {
       <form onSubmit={onSubmit}>
         <Field label="Email" type="email" autoComplete="email" required value={email} onChange={setEmail} />
         <Field label="Password" type="password" autoComplete="new-password" required value={password} onChange={setPassword} />
+        <PasswordRules auth={auth} password={password} />
         <Field label="Display name" type="text" autoComplete="name" value={displayName} onChange={setDisplayName} />
         <ErrorAlert error={error} />
         <button type="submit" disabled={busy}>

@@ -1,21 +1,10 @@
 import { EmailAuthProvider, reauthenticateWithCredential, sendSignInLinkToEmail, type Auth, type User } from 'firebase/auth';
 import { writeEmailForSignIn } from '../action/link';
 import { errorCode } from '../auth-errors';
+import { forgetResume, keepForResume, type ResumableAction } from './resume-store';
 
-/** What an account page was doing when it asked for a fresh sign-in by email link. */
-export type ResumableAction = { kind: 'delete' } | { kind: 'change-email'; address: string } | { kind: 'set-password' };
-
-interface PendingResume {
-  uid: string;
-  nonce: string;
-  action: ResumableAction;
-  at: number;
-}
-
-const resumeKey = 'hearth:resumeAfterSignIn';
-/** A link is good for six hours; the action it was sent for is not kept longer than one. */
-const resumeForMs = 60 * 60_000;
-export const resumeParam = 'resume';
+export type { ResumableAction } from './resume-store';
+export { forgetResume, pendingResume, resumeParam } from './resume-store';
 
 export function needsRecentSignIn(error: unknown): boolean {
   return errorCode(error) === 'auth/requires-recent-login';
@@ -50,28 +39,12 @@ export async function reauthenticateWithPassword(user: User, password: string): 
 export async function sendReauthenticationLink(auth: Auth, user: User, action: ResumableAction): Promise<void> {
   const email = user.email;
   if (!email) throw new Error('this account has no email address');
-  const nonce = crypto.randomUUID();
-  const pending: PendingResume = { uid: user.uid, nonce, action, at: Date.now() };
-  await sendSignInLinkToEmail(auth, email, { url: `${window.location.origin}/account?${resumeParam}=${nonce}`, handleCodeInApp: true });
-  window.localStorage.setItem(resumeKey, JSON.stringify(pending));
-  writeEmailForSignIn(email);
-}
-
-/** The action to resume for `uid` if this page was opened by its link (the nonce matches). */
-export function pendingResume(uid: string, nonce: string | null): ResumableAction | null {
-  if (!nonce) return null;
+  const back = keepForResume(user.uid, action);
   try {
-    const text = window.localStorage.getItem(resumeKey);
-    if (!text) return null;
-    const pending = JSON.parse(text) as PendingResume;
-    if (pending.nonce !== nonce || pending.uid !== uid || Date.now() - pending.at > resumeForMs) return null;
-    return pending.action;
-  } catch {
-    return null;
+    await sendSignInLinkToEmail(auth, email, { url: `${window.location.origin}${back}`, handleCodeInApp: true });
+  } catch (error: unknown) {
+    forgetResume();
+    throw error;
   }
-}
-
-/** Once resumed, the action is never resumed again (the link cannot be opened twice anyway). */
-export function forgetResume(): void {
-  window.localStorage.removeItem(resumeKey);
+  writeEmailForSignIn(email);
 }

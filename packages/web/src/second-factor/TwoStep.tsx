@@ -12,9 +12,9 @@ import { useRef, useState } from 'react';
 import { useAuthState } from '../auth-context';
 import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
 import { Field } from '../components/Field';
-import { useAction, useTask } from '../components/useAction';
+import { useAction, useStatus, useTask } from '../components/useAction';
 import { withHumanCheck } from './human-check';
-import { factorLabel } from './SecondFactor';
+import { factorLabel } from './ResolveSecondFactor';
 
 type Adding = null | 'totp' | 'phone';
 
@@ -25,7 +25,7 @@ type Adding = null | 'totp' | 'phone';
 export function TwoStep({ user }: { user: User }) {
   const { refresh } = useAuthState();
   const [adding, setAdding] = useState<Adding>(null);
-  const [done, setDone] = useState<string | null>(null);
+  const [done, setDone] = useStatus();
   const { busy, error, run } = useTask();
   const factors = multiFactor(user).enrolledFactors;
 

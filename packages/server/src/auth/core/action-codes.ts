@@ -1,7 +1,7 @@
 import type { OobRequestType, UserRecord } from '../../storage/store.js';
 import { authError } from '../errors.js';
 import type { ActionMailer } from './action-mail.js';
-import { authenticate, guardEmailReplacement, type AuthDeps } from './auth-context.js';
+import { admitSignUp, authenticate, guardEmailReplacement, type AuthDeps } from './auth-context.js';
 import type { OobCodes } from './oob-codes.js';
 import { hashPassword } from './passwords.js';
 import { enforcePasswordPolicy } from './password-policy.js';
@@ -128,9 +128,12 @@ export class ActionCodeService {
       const { user, tokens } = await this.sessions.startSession(caller.realm, account, 'password', { change: verified, alongside: [this.codes.consume(record)] });
       return { user, tokens, isNewUser: false };
     }
-    const fresh = verified(newSignedInAccount(now, { emailVerified: true }));
-    const refresh = this.deps.tokens.newRefreshToken(caller.realm, fresh, authTime, 'password');
-    const user = await this.deps.users.insert(caller.realm, fresh, [this.codes.consume(record), refresh.mutation]);
-    return { user, tokens: await this.sessions.tokensFor(caller.realm, user, authTime, 'password', refresh.token), isNewUser: true };
+    // A first sign-in by link creates the account: it counts toward the sign-up limit like accounts:signUp.
+    return admitSignUp(this.deps, caller, async () => {
+      const fresh = verified(newSignedInAccount(now, { emailVerified: true }));
+      const refresh = this.deps.tokens.newRefreshToken(caller.realm, fresh, authTime, 'password');
+      const user = await this.deps.users.insert(caller.realm, fresh, [this.codes.consume(record), refresh.mutation]);
+      return { user, tokens: await this.sessions.tokensFor(caller.realm, user, authTime, 'password', refresh.token), isNewUser: true };
+    });
   }
 }

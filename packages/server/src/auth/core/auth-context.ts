@@ -28,6 +28,21 @@ export interface AuthDeps {
   onEmailChanged: EmailChangedHook;
   /** Multi-factor: asks accounts with second factors for one before a sign-in completes. */
   secondFactors?: SecondFactorGate;
+  /**
+   * Counts accounts clients create by signing in (email link, identity provider, phone) against
+   * the same per-address and per-project limits as accounts:signUp; without it, nothing is counted.
+   */
+  signUps?: SignUpGate;
+}
+
+/** Runs an account's creation unless the caller is over its sign-up limit, and counts it once made. */
+export interface SignUpGate {
+  admit<Result>(caller: Caller, create: () => Promise<Result>, created?: (result: Result) => boolean): Promise<Result>;
+}
+
+/** Creates an account through the sign-up limit when there is one. */
+export function admitSignUp<Result>(deps: AuthDeps, caller: Caller, create: () => Promise<Result>, created?: (result: Result) => boolean): Promise<Result> {
+  return deps.signUps ? deps.signUps.admit(caller, create, created) : create();
 }
 
 export interface Authenticated {

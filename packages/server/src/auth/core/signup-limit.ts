@@ -1,6 +1,7 @@
 import { projectOf } from '../tenants/realm.js';
 import { tooManyRequestsFromDevice } from '../errors.js';
 import type { Store } from '../../storage/store.js';
+import type { SignUpGate } from './auth-context.js';
 import type { Caller } from './requests.js';
 import { FailureThrottle, type ThrottleLimits } from './throttle.js';
 
@@ -18,11 +19,12 @@ export const defaultSignUpLimits: SignUpLimits = {
 
 /**
  * Account creation by clients (accounts:signUp without an ID token: email and password, or a
- * guest), counted per project and client address and per project, in the store so a restart does
+ * guest; and the first sign-in by email link, identity provider or phone number, which creates the
+ * account), counted per project and client address and per project, in the store so a restart does
  * not reset them. Only created accounts count: a refused sign-up (taken email, weak password) costs
  * nothing. Administrators (firebase-admin's createUser) are never limited.
  */
-export class SignUpLimit {
+export class SignUpLimit implements SignUpGate {
   private constructor(
     private readonly perAddress: FailureThrottle,
     private readonly perProject: FailureThrottle,
@@ -32,8 +34,12 @@ export class SignUpLimit {
     return new SignUpLimit(await FailureThrottle.open(store, 'signup-address', limits.perAddress), await FailureThrottle.open(store, 'signup-project', limits.perProject));
   }
 
-  /** Runs `create` unless the caller's address or project is over its limit, and counts it once it succeeded. */
-  async admit<Result>(caller: Caller, create: () => Promise<Result>): Promise<Result> {
+  /**
+   * Runs `create` unless the caller's address or project is over its limit, and counts it once it
+   * succeeded and `created` says it made an account (a sign-in that raced another into signing in
+   * to that one made none).
+   */
+  async admit<Result>(caller: Caller, create: () => Promise<Result>, created: (result: Result) => boolean = () => true): Promise<Result> {
     if (caller.isAdmin) return create();
     const project = projectOf(caller.realm);
     const addressKey = `${project}\u0000${caller.clientIp}`;
@@ -41,6 +47,7 @@ export class SignUpLimit {
       throw tooManyRequestsFromDevice();
     }
     const result = await create();
+    if (!created(result)) return result;
     this.perAddress.recordFailure(addressKey);
     this.perProject.recordFailure(project);
     return result;

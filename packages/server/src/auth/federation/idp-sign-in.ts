@@ -1,5 +1,5 @@
 import type { ProviderUserInfo, SecondFactorClaim, Store, UserRecord } from '../../storage/store.js';
-import { authenticate, type AuthDeps } from '../core/auth-context.js';
+import { admitSignUp, authenticate, type AuthDeps } from '../core/auth-context.js';
 import type { Caller } from '../core/requests.js';
 import type { SessionService, SignInResult } from '../core/sessions.js';
 import { secondFactorOf } from '../core/tokens.js';
@@ -161,13 +161,16 @@ export class IdpSignIn {
       return { providerId, profile, isNewUser: false, needConfirmation: true };
     }
 
-    const fresh = newSignedInAccount(now, { emailVerified: email !== undefined, providerUserInfo: [info] });
-    if (email) fresh.email = email;
-    if (profile.displayName) fresh.displayName = profile.displayName;
-    if (profile.photoUrl) fresh.photoUrl = profile.photoUrl;
-    const refresh = this.deps.tokens.newRefreshToken(caller.realm, fresh, authTime, providerId);
-    const user = await users.insert(caller.realm, fresh, [refresh.mutation]);
-    return { providerId, profile, user, tokens: await this.sessions.tokensFor(caller.realm, user, authTime, providerId, refresh.token), isNewUser: true };
+    // A first sign-in with the provider creates the account: it counts toward the sign-up limit.
+    return admitSignUp(this.deps, caller, async (): Promise<IdpSignInResult> => {
+      const fresh = newSignedInAccount(now, { emailVerified: email !== undefined, providerUserInfo: [info] });
+      if (email) fresh.email = email;
+      if (profile.displayName) fresh.displayName = profile.displayName;
+      if (profile.photoUrl) fresh.photoUrl = profile.photoUrl;
+      const refresh = this.deps.tokens.newRefreshToken(caller.realm, fresh, authTime, providerId);
+      const user = await users.insert(caller.realm, fresh, [refresh.mutation]);
+      return { providerId, profile, user, tokens: await this.sessions.tokensFor(caller.realm, user, authTime, providerId, refresh.token), isNewUser: true };
+    });
   }
 
   /** Linking to the signed-in account: its session goes on, with the second factor it passed. */

@@ -1,5 +1,5 @@
 import type { UserRecord } from '../../storage/store.js';
-import { authenticate, type AuthDeps, type Authenticated } from '../core/auth-context.js';
+import { admitSignUp, authenticate, type AuthDeps, type Authenticated } from '../core/auth-context.js';
 import type { Caller } from '../core/requests.js';
 import type { SessionService, SignInResult } from '../core/sessions.js';
 import { secondFactorOf } from '../core/tokens.js';
@@ -73,7 +73,9 @@ export class PhoneSignIn {
     if (holder) return this.signInExisting(caller.realm, holder, phoneNumber);
     // Reauthentication never creates an account (the SDK shows auth/user-not-found).
     if (request.operation === 'REAUTH') throw authError('USER_NOT_FOUND');
-    return this.signUp(caller.realm, phoneNumber);
+    // A first sign-in with a number creates the account: it counts toward the sign-up limit
+    // (unless a concurrent request made it first and this one signed in to it).
+    return admitSignUp(this.deps, caller, () => this.signUp(caller.realm, phoneNumber), (result) => result.kind === 'session' && result.isNewUser);
   }
 
   private async requireEnabled(caller: Caller): Promise<void> {
