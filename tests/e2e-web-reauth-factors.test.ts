@@ -297,6 +297,42 @@ test('a provider account with an authenticator app confirms by redirect, then it
   await context.close();
 });
 
+test('cancelling the second step of a confirmation by redirect goes back to the account and gives the change up', stepTimeout, async () => {
+  const { context, page } = await newPage({ popupsBlocked: true });
+  const email = uniqueEmail('redirect-mfa-cancel');
+  const atProvider = async () => {
+    await page.waitForURL((address) => address.origin !== server!.url);
+    await page.getByLabel('Email').fill(email);
+    await page.getByRole('button', { name: 'Continue' }).click();
+  };
+  await page.goto(url('/signin'));
+  await page.getByRole('button', { name: `Sign in with ${demo}`, exact: true }).click();
+  await atProvider();
+  await page.getByTestId('signed-in-email').filter({ hasText: email }).waitFor();
+  await page.goto(url('/account'));
+  await page.getByRole('button', { name: 'Add an authenticator app' }).click();
+  await page.getByRole('button', { name: 'Start', exact: true }).click();
+  const device = new TotpDevice((await page.getByTestId('totp-secret').innerText()).trim());
+  await page.getByLabel('Code from the app').fill(device.next());
+  await page.getByLabel('Name for it').fill('Cancel app');
+  await page.getByRole('button', { name: 'Turn on' }).click();
+  await page.getByTestId('second-factor-totp').filter({ hasText: 'Cancel app' }).waitFor();
+
+  await context.clearCookies();
+  await letSignInGoStale();
+  const card = page.getByRole('region', { name: 'Change email' });
+  await card.getByLabel('New email').fill(uniqueEmail('never-moved'));
+  await card.getByRole('button', { name: 'Send confirmation link' }).click();
+  await confirmPanel(card).getByRole('button', { name: `Continue with ${demo}` }).click();
+  await atProvider();
+  await page.getByRole('heading', { name: 'Two-step verification' }).waitFor();
+  await page.getByRole('link', { name: 'Cancel' }).click();
+  await page.waitForURL((address) => address.pathname === '/account');
+  await page.getByTestId('account-email').filter({ hasText: email }).waitFor();
+  assert.equal(await page.evaluate(() => window.localStorage.getItem('hearth:resumeAfterSignIn')), null);
+  await context.close();
+});
+
 test('nothing the pages requested left the machine, and the pages threw nothing', () => {
   assert.ok(record.requested.length > 0);
   assert.deepEqual(requestsOffMachine(record.requested.filter((address) => !address.startsWith('http://127.0.0.1'))), []);

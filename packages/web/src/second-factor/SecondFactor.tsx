@@ -1,5 +1,6 @@
 import { Link, Navigate, useNavigate } from 'react-router';
 import { useAuthState } from '../auth-context';
+import { forgetResume } from '../pages/resume-store';
 import { ResolveSecondFactor } from './ResolveSecondFactor';
 
 /**
@@ -12,6 +13,9 @@ export function SecondFactor() {
   const navigate = useNavigate();
   if (!secondFactor) return <Navigate to="/signin" replace />;
   const { resolver, returnTo } = secondFactor;
+  // Confirming a change (returnTo is the account page resuming it): Cancel gives the change up and
+  // goes back to the account, where the user is still signed in; a sign-in goes back to sign-in.
+  const confirmingChange = returnTo.startsWith('/account');
   return (
     <section className="card">
       <h1>Two-step verification</h1>
@@ -24,7 +28,13 @@ export function SecondFactor() {
         }}
       />
       <p>
-        <Link to="/signin" onClick={() => startSecondFactor(null)}>
+        <Link
+          to={confirmingChange ? '/account' : '/signin'}
+          onClick={() => {
+            if (confirmingChange) forgetResume();
+            startSecondFactor(null);
+          }}
+        >
           Cancel
         </Link>
       </p>
