@@ -11,6 +11,7 @@ import { defaultQueryLimits } from '../../packages/server/src/firestore/core/que
 import { parseWrite } from '../../packages/server/src/firestore/core/writes.js';
 import { SqliteStore } from '../../packages/server/src/storage/sqlite/sqlite-store.js';
 import { measureConcurrent, type Rate } from '../stats.js';
+import { rawIndexedBaseline } from './raw-indexed.js';
 import { checkCommit, commitBody, fieldsFor, layoutFor } from './data.js';
 import { overwritePool, settings, type CommitShape } from './settings.js';
 import { post, type Target } from './targets.js';
@@ -51,10 +52,11 @@ export interface InProcessCommits {
 export interface InProcessBaselines {
   raw: InProcessCommits;
   core: InProcessCommits;
+  rawIndexed: InProcessCommits;
 }
 
 export async function inProcessBaselines(): Promise<InProcessBaselines> {
-  return { raw: rawSqliteBaseline(), core: hearthCoreCommits() };
+  return { raw: rawSqliteBaseline(), core: hearthCoreCommits(), rawIndexed: rawIndexedBaseline() };
 }
 
 /**

@@ -44,7 +44,7 @@ import { startEmulatorTarget, startHearthTarget } from './targets.js';
 export async function runFirestoreBench(): Promise<void> {
   console.log(header());
   const started = performance.now();
-  const baselineRates: BaselineRates = { raw: new Map(), core: new Map() };
+  const baselineRates: BaselineRates = { raw: new Map(), core: new Map(), rawIndexed: new Map() };
   let hearthResult: TargetResult | undefined;
   let peerResult: TargetResult | undefined;
   let peerNote: string | undefined;
@@ -63,6 +63,7 @@ export async function runFirestoreBench(): Promise<void> {
         bigCommits = await measureBigCommits(hearth);
       } finally {
         baselines.raw.close();
+        baselines.rawIndexed.close();
         await baselines.core.close();
         await hearth.close();
       }

@@ -20,6 +20,8 @@ export interface SizeResult {
 export interface BaselineRates {
   raw: Map<string, Rate>;
   core: Map<string, Rate>;
+  /** Raw SQLite writing the document and one index row per field (the floor automatic indexing sets). */
+  rawIndexed: Map<string, Rate>;
 }
 
 export interface TargetResult {
@@ -48,6 +50,8 @@ export async function runTarget(
       progress(`baseline: raw better-sqlite3 transactions of ${what}`);
       baselineRates.raw.set(key, await measureConcurrent(1, settings.warmupSeconds, settings.seconds, baselines.raw.op(shape.batch, overwrite)));
       progress(`reference: Hearth's database commits of ${what} in this process, no HTTP`);
+      progress(`baseline: raw better-sqlite3 with one index row per field, ${what}`);
+      baselineRates.rawIndexed.set(key, await measureConcurrent(1, settings.warmupSeconds, settings.seconds, baselines.rawIndexed.op(shape.batch, overwrite)));
       baselineRates.core.set(key, await measureConcurrent(1, settings.warmupSeconds, settings.seconds, baselines.core.op(shape.batch, overwrite)));
     }
   }
