@@ -33,6 +33,8 @@ export interface MemoryStep extends MemorySample {
 export interface MemoryResult {
   base?: MemorySample;
   steps: MemoryStep[];
+  /** With the largest K held and idle: one sample every 10 s. */
+  idle: (MemorySample & { seconds: number })[];
   /** With the largest K held: one sample after each round of commits. */
   rounds: MemorySample[];
   released?: MemorySample;
@@ -93,6 +95,15 @@ export async function measureMemory(target: Target, clients: ClientProcess, inPr
     await pause(200);
     const clientCpuMs = run.clientCpuMs / settings.stepCommits;
     result.steps.push({ ...sample(target, inProcess, open, clientRss), each: spread(run.latencies), last: spread(run.last), serverCpuMs, clientCpuMs, openMs });
+  }
+  if (result.stopped === undefined && open > 0 && settings.holdSeconds > 0) {
+    progress(`${target.name}: ${open} clients held idle for ${settings.holdSeconds} s`);
+    const began = performance.now();
+    result.idle.push({ ...sample(target, inProcess, open, clientRss), seconds: 0 });
+    while (performance.now() - began < settings.holdSeconds * 1000) {
+      await pause(Math.min(10_000, settings.holdSeconds * 1000 - (performance.now() - began)));
+      result.idle.push({ ...sample(target, inProcess, open, clientRss), seconds: Math.round((performance.now() - began) / 1000) });
+    }
   }
   if (result.stopped === undefined && open > 0) {
     for (let round = 1; round <= settings.rounds; round++) {
