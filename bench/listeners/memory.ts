@@ -3,6 +3,7 @@
  * in steps, the server's memory read after each step (and a few commits that every listener must
  * see); then, with K fixed, a few rounds of commits to see whether memory stays flat; then all closed.
  */
+import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { progress } from '../env.js';
@@ -65,6 +66,16 @@ function sample(target: Target, inProcess: boolean, clients: number, clientRss?:
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The soft limit on open files (`ulimit -n`) of this process, which holds the server's end of every connection; Linux only. */
+function openFileLimit(): number | undefined {
+  try {
+    const match = /Max open files\s+(\d+)/.exec(readFileSync('/proc/self/limits', 'utf8'));
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Fills `result` as it goes. `inProcess`: the server runs in this process, so its heap can be read. */
 export async function measureMemory(target: Target, clients: ClientProcess, inProcess: boolean, result: MemoryResult): Promise<void> {
   // Warm-up: the first listeners load and compile code that later ones only use.
@@ -74,6 +85,14 @@ export async function measureMemory(target: Target, clients: ClientProcess, inPr
   await clients.call('close', {});
   await pause(1000);
   result.base = sample(target, inProcess, 0);
+  // A process cannot raise its own limit: say how, rather than fail half-way with EMFILE.
+  const limit = openFileLimit();
+  const largest = Math.max(...settings.clientSteps);
+  if (inProcess && limit !== undefined && limit < largest + 1000) {
+    result.stopped = `ulimit -n is ${limit}: ${largest} clients need about ${largest + 1000} open files here; run \`ulimit -n ${largest + 5000}\` (as root, or within the hard limit) first`;
+    progress(`${target.name}: ${result.stopped}`);
+    return;
+  }
   let open = 0;
   let clientRss: number | undefined;
   for (const step of settings.clientSteps) {
