@@ -18,7 +18,7 @@ import { connect, type ClientHttp2Session, type ClientHttp2Stream } from 'node:h
 import { loadFirestoreRoot } from '../../packages/server/src/firestore/api/grpc-codec.js';
 import { checkCommit, commitBody } from '../firestore/data.js';
 import { post, type Endpoint } from '../firestore/targets.js';
-import type { ClientOps, ClientReply, ClientRequest, SeenEvent } from './protocol.js';
+import type { ClientEvent, ClientOps, ClientReply, ClientRequest } from './protocol.js';
 
 const server = JSON.parse(process.argv[2] ?? '{}') as Endpoint;
 const collection = 'messages';
@@ -138,10 +138,12 @@ class Room {
     let times = this.arrivals.get(seq);
     if (!times) this.arrivals.set(seq, (times = []));
     times.push(at);
-    if (times.length === this.listeners.length) process.send!({ event: 'seen', seq } satisfies SeenEvent);
+    if (times.length === this.listeners.length) process.send!({ event: 'seen', seq } satisfies ClientEvent);
   }
 
   fail(error: Error): void {
+    // Told at once: the driver would otherwise wait out its deadline for a commit nobody can see.
+    if (!this.problem) process.send!({ event: 'failed', error: error.stack ?? error.message } satisfies ClientEvent);
     this.problem ??= error;
   }
 

@@ -7,7 +7,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import type { Endpoint } from '../firestore/targets.js';
-import type { ClientOps, ClientReply, ClientRequest, CommitRun, Ops, SeenEvent } from './protocol.js';
+import type { ClientEvent, ClientOps, ClientReply, ClientRequest, CommitRun, Ops } from './protocol.js';
 
 export interface ClientProcess {
   call<K extends keyof Ops>(op: K, args: Ops[K]['args']): Promise<Ops[K]['result']>;
@@ -24,7 +24,7 @@ interface Child {
   close(): Promise<void>;
 }
 
-async function startChild(server: Endpoint, onSeen: (seq: number) => void): Promise<Child> {
+async function startChild(server: Endpoint, onEvent: (event: ClientEvent) => void): Promise<Child> {
   const child: ChildProcess = fork(resolve(import.meta.dirname, 'clients.ts'), [JSON.stringify({ name: server.name, origin: server.origin, projectId: server.projectId })], {
     execArgv: ['--import', 'tsx', '--max-old-space-size=4096'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -44,8 +44,8 @@ async function startChild(server: Endpoint, onSeen: (seq: number) => void): Prom
     child.once('message', () => resolveReady());
     child.once('exit', (code) => rejectReady(new Error(`a client process ended before it was ready (${code})`)));
   });
-  child.on('message', (message: ClientReply | SeenEvent) => {
-    if ('event' in message) return onSeen(message.seq);
+  child.on('message', (message: ClientReply | ClientEvent) => {
+    if ('event' in message) return onEvent(message);
     const pending = waiting.get(message.id);
     waiting.delete(message.id);
     if (message.ok) pending?.resolve(message.result);
@@ -72,12 +72,14 @@ async function startChild(server: Endpoint, onSeen: (seq: number) => void): Prom
 export async function startClientProcess(server: Endpoint, processes: number): Promise<ClientProcess> {
   const seen = new Map<number, number>();
   let wake: (() => void) | undefined;
-  const onSeen = (seq: number) => {
-    seen.set(seq, (seen.get(seq) ?? 0) + 1);
+  let failure: string | undefined;
+  const onEvent = (event: ClientEvent) => {
+    if (event.event === 'seen') seen.set(event.seq, (seen.get(event.seq) ?? 0) + 1);
+    else failure ??= event.error;
     wake?.();
   };
-  const children = await Promise.all(Array.from({ length: processes }, () => startChild(server, onSeen)));
-  const writer = await startChild(server, onSeen);
+  const children = await Promise.all(Array.from({ length: processes }, () => startChild(server, onEvent)));
+  const writer = await startChild(server, onEvent);
   let rooms = 0;
   let room = `room${rooms}`;
   let nextSeq = 0;
@@ -87,6 +89,7 @@ export async function startClientProcess(server: Endpoint, processes: number): P
     const expected = children.filter((child) => child.listeners > 0).length;
     const deadline = performance.now() + waitMs;
     while ((seen.get(seq) ?? 0) < expected) {
+      if (failure) throw new Error(`a client process: ${failure}`);
       if (performance.now() > deadline) throw new Error(`${room}: after ${waitMs / 1000} s only ${seen.get(seq) ?? 0} of ${expected} processes had every listener see commit ${seq}`);
       await new Promise<void>((resolveWait) => {
         const timer = setTimeout(resolveWait, 1000);

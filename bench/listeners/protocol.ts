@@ -48,11 +48,8 @@ export interface ClientOps {
   close: { args: Record<string, never>; result: null };
 }
 
-/** Sent by a process of clients when every one of its listeners has commit `seq`. */
-export interface SeenEvent {
-  event: 'seen';
-  seq: number;
-}
+/** Sent by a process of clients when every one of its listeners has commit `seq`, or when a listener failed. */
+export type ClientEvent = { event: 'seen'; seq: number } | { event: 'failed'; error: string };
 
 export type ClientRequest = { [K in keyof ClientOps]: { id: number; op: K; args: ClientOps[K]['args'] } }[keyof ClientOps];
 export type ClientReply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: string };
