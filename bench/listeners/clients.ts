@@ -112,7 +112,8 @@ class Listener {
     const end = message.indexOf(0x23, start + 1);
     const seq = Number(message.toString('latin1', start + 1, end));
     if (start < 0 || end < 0 || !(seq > this.lastSeq)) {
-      this.room.fail(new Error(`a listener of ${this.room.name} saw commit ${seq} after ${this.lastSeq}`));
+      const shown = start < 0 ? `a document without a commit number: ${JSON.stringify(ListenResponse.toObject(ListenResponse.decode(message), { longs: String, enums: String, bytes: String }))}` : `commit ${seq}`;
+      this.room.fail(new Error(`a listener of ${this.room.name} saw ${shown} after ${this.lastSeq}`));
       return;
     }
     this.lastSeq = seq;
