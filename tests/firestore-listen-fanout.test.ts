@@ -12,7 +12,8 @@ import { connect, type ClientHttp2Session } from 'node:http2';
 import { after, before, describe, test } from 'node:test';
 import { getAuth } from 'firebase/auth';
 import { collection, doc, onSnapshot, query, where, type DocumentSnapshot, type Firestore, type QuerySnapshot } from 'firebase/firestore';
-import { loadFirestoreRoot, messageToJson } from '../packages/server/src/firestore/api/grpc-codec.js';
+import { loadFirestoreRoot, messageFromJson, messageToJson } from '../packages/server/src/firestore/api/grpc-codec.js';
+import { listenResponseJson, listenResponseSerializer } from '../packages/server/src/firestore/api/listen-encoding.js';
 import { Snapshots, admin, newClient, run, target, useGrpcTarget, within } from './helpers/firestore-grpc-clients.js';
 import { withRules } from './helpers/security-rules.js';
 
@@ -269,5 +270,39 @@ describe('listeners sharing one query and one document, with different target id
       assert.ok(!bobQuery.seen.length, 'bob never had a snapshot of Alice\'s query');
       for (const snapshots of [aliceQuery, bobQuery, aliceDoc, bobDoc, alice2Doc]) snapshots.stop();
     });
+  });
+});
+
+describe('shared Listen encodings', () => {
+  const generic = (message: Json) => Buffer.from(ListenResponse.encode(messageFromJson(ListenResponse, message)).finish());
+  const serialize = listenResponseSerializer(ListenResponse);
+  const document = {
+    name: 'projects/p/databases/(default)/documents/c/d',
+    fields: { text: { stringValue: 'ünïcode' }, n: { integerValue: '7' }, m: { mapValue: { fields: { x: { doubleValue: 0.5 } } } } },
+    createTime: '2024-01-01T00:00:00.000001Z',
+    updateTime: '2024-01-01T00:00:01.5Z',
+  };
+  const global = { resumeToken: Buffer.from('t1').toString('base64'), readTime: '2024-01-01T00:00:01.5Z' };
+  const messages: Json[] = [
+    ...[0, 1, 127, 128, 300, 16_384, 70_000, 0x7fffffff].map((id) => ({ documentChange: { document, targetIds: [id] } })),
+    { documentChange: { document, removedTargetIds: [9] } },
+    { documentChange: { document, targetIds: [1, 2] } },
+    { documentChange: { document, targetIds: [1], removedTargetIds: [2] } },
+    { targetChange: global },
+    { targetChange: global },
+    { targetChange: { targetChangeType: 'CURRENT', targetIds: [3], ...global } },
+    { documentDelete: { document: document.name, removedTargetIds: [4], readTime: global.readTime } },
+    { filter: { targetId: 4, count: 2 } },
+  ];
+
+  test('the gRPC bytes are those of the general encoder, and the JSON that of JSON.stringify, for every message', () => {
+    for (const message of messages) {
+      assert.deepEqual(serialize(message), generic(message), JSON.stringify(message));
+      assert.equal(listenResponseJson(message), JSON.stringify(message));
+    }
+    // Encoded twice from the cache, with another target id between: still each its own id.
+    const first = ListenResponse.decode(serialize({ documentChange: { document, targetIds: [5] } })) as unknown as Json;
+    const second = ListenResponse.decode(serialize({ documentChange: { document, targetIds: [6] } })) as unknown as Json;
+    assert.deepEqual([first.documentChange.targetIds, second.documentChange.targetIds], [[5], [6]]);
   });
 });
