@@ -1,179 +1,231 @@
 /**
- * The listening clients, in a process of their own (index.ts forks it) so that the memory and CPU
- * the bench reads in its own process are the server's. A client is a firebase-admin Firestore
- * instance (gRPC) with a channel of its own (`grpc.use_local_subchannel_pool`: one connection per
- * client, not one shared by all); each onSnapshot is a Listen stream of its own. The writer commits
- * over REST and times, from just before each commit is sent, every listener's first snapshot that
- * holds the committed document.
+ * One process of listening clients (driver.ts forks several, so that the clients' own CPU is spread
+ * over processes and is not what the bench measures). A client is one HTTP/2 connection speaking
+ * raw gRPC; each listener is a Listen stream of its own on `messages where room == R`. Nothing is
+ * decoded past what a listener needs: its first CURRENT (protobufjs, once), then only the commit
+ * number the writer stamped into each document (`@@seq=<n>;`, found in the bytes). A listener's
+ * receipt time is `performance.timeOrigin + performance.now()`, a clock every process on the
+ * machine shares, so the driver can set it against the writer's acknowledgement.
  *
- * Started with the server as JSON in argv[2] ({name, origin, projectId}) and FIRESTORE_EMULATOR_HOST
- * set; answers the requests of protocol.ts over the IPC channel.
+ * One process may also be the writer: it commits over REST and reports when it sent each commit
+ * and when the commit was acknowledged, on the same clock.
+ *
+ * Started with the server as JSON in argv[2] ({name, origin, projectId}); answers the requests of
+ * protocol.ts over the IPC channel, and tells the driver on its own when all its listeners have a
+ * commit (`{event: 'seen', seq}`).
  */
-import { runInNewContext } from 'node:vm';
-import { setFlagsFromString } from 'node:v8';
-import { Firestore, setLogFunction, type QuerySnapshot } from 'firebase-admin/firestore';
+import { connect, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
+import { loadFirestoreRoot } from '../../packages/server/src/firestore/api/grpc-codec.js';
 import { checkCommit, commitBody } from '../firestore/data.js';
 import { post, type Endpoint } from '../firestore/targets.js';
-import type { CommitRun, Ops, Reply, Request } from './protocol.js';
+import type { ClientEvent, ClientOps, ClientReply, ClientRequest } from './protocol.js';
 
 const server = JSON.parse(process.argv[2] ?? '{}') as Endpoint;
 const collection = 'messages';
-/** Per commit (and per opening step): a listener that has not seen it by then failed the run. */
+const database = `projects/${server.projectId}/databases/(default)`;
+/** Listeners opened at once, per process. */
+const openBatch = 200;
 const waitMs = 120_000;
-/** Clients opened at once. */
-const openBatch = 100;
-/**
- * Commits write documents `{room}-0` … `{room}-19` in turn (added, then modified), so a query's
- * result, and what the server keeps per listener, stays the same size however many commits run.
- */
+/** Commits write `{room}-0` … `{room}-19` in turn, so a query's result stays 20 long. */
 const slots = 20;
 
-setLogFunction(null);
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
+const root = loadFirestoreRoot();
+const ListenRequest = root.lookupType('google.firestore.v1.ListenRequest');
+const ListenResponse = root.lookupType('google.firestore.v1.ListenResponse');
+const clock = () => performance.timeOrigin + performance.now();
+/** The writer stamps `@@seq=<n>;` in each document; a listener finds the number in the raw bytes. */
+const marker = Buffer.from('@@seq=');
 
-function newClient(): Firestore {
-  return new Firestore({ projectId: server.projectId, 'grpc.use_local_subchannel_pool': 1 });
+/** A Listen stream and the gRPC frames it has not yet read whole. */
+class Listener {
+  ready = false;
+  lastSeq = -1;
+  private buffered: Buffer = Buffer.alloc(0);
+  readonly stream: ClientHttp2Stream;
+
+  constructor(
+    session: ClientHttp2Session,
+    readonly room: Room,
+    targetId: number,
+  ) {
+    this.stream = session.request({
+      ':method': 'POST',
+      ':path': '/google.firestore.v1.Firestore/Listen',
+      'content-type': 'application/grpc',
+      te: 'trailers',
+      authorization: 'Bearer owner',
+      'google-cloud-resource-prefix': database,
+    });
+    const request = ListenRequest.encode(
+      ListenRequest.fromObject({
+        database,
+        addTarget: {
+          targetId,
+          query: {
+            parent: `${database}/documents`,
+            structuredQuery: { from: [{ collectionId: collection }], where: { fieldFilter: { field: { fieldPath: 'room' }, op: 'EQUAL', value: { stringValue: room.name } } } },
+          },
+        },
+      }),
+    ).finish();
+    const frame = Buffer.alloc(5 + request.length);
+    frame.writeUInt32BE(request.length, 1);
+    frame.set(request, 5);
+    this.stream.write(frame);
+    this.stream.on('data', (chunk: Buffer) => this.onData(chunk));
+    this.stream.on('error', (error) => room.fail(error));
+    this.stream.on('close', () => {
+      if (!room.closing) room.fail(new Error(`a Listen stream of ${room.name} closed (${this.stream.rstCode ?? 'no code'})`));
+    });
+  }
+
+  private onData(chunk: Buffer): void {
+    const at = clock();
+    let bytes = this.buffered.length ? Buffer.concat([this.buffered, chunk]) : chunk;
+    while (bytes.length >= 5) {
+      const length = bytes.readUInt32BE(1);
+      if (bytes.length < 5 + length) break;
+      this.onMessage(bytes.subarray(5, 5 + length), at);
+      bytes = bytes.subarray(5 + length);
+    }
+    this.buffered = bytes;
+  }
+
+  private onMessage(message: Buffer, at: number): void {
+    if (!this.ready) {
+      // ADD, the 20 documents already there, CURRENT: only the last matters.
+      if (message[0] !== 0x12) return;
+      const change = (ListenResponse.decode(message) as unknown as { targetChange?: { targetChangeType?: number } }).targetChange;
+      if (change?.targetChangeType === 3) {
+        // CURRENT (the enum: NO_CHANGE 0, ADD 1, REMOVE 2, CURRENT 3, RESET 4)
+        this.ready = true;
+        this.room.onReady();
+      } else if (change?.targetChangeType === 2) {
+        this.room.fail(new Error(`a listener of ${this.room.name} was removed: ${JSON.stringify(ListenResponse.toObject(ListenResponse.decode(message)))}`));
+      }
+      return;
+    }
+    // Field 3, documentChange; targetChange (NO_CHANGE) and the rest need nothing.
+    if (message[0] !== 0x1a) {
+      if (message[0] !== 0x12) this.room.fail(new Error(`a listener of ${this.room.name} got an unexpected message (field ${message[0]! >> 3})`));
+      return;
+    }
+    // A marker no protobuf framing byte sequence makes by chance (a lone '#' did: commit 35's seq is the byte 0x23).
+    const start = message.indexOf(marker);
+    const end = message.indexOf(0x3b, start + marker.length);
+    const seq = Number(message.toString('latin1', start + marker.length, end));
+    if (start < 0 || end < 0 || !(seq > this.lastSeq)) {
+      const shown = start < 0 ? `a document without a commit number: ${JSON.stringify(ListenResponse.toObject(ListenResponse.decode(message), { longs: String, enums: String, bytes: String }))}` : `commit ${seq}`;
+      this.room.fail(new Error(`a listener of ${this.room.name} saw ${shown} after ${this.lastSeq}`));
+      return;
+    }
+    this.lastSeq = seq;
+    this.room.onArrival(seq, at);
+  }
 }
 
-/** The listeners of one query `room == name`, and what each has seen. */
+/** The listeners of this process on one query, and when each commit reached them. */
 class Room {
-  private readonly seen: Map<number, number>[] = [];
-  private readonly unsubscribes: (() => void)[] = [];
-  private firstSnapshots = 0;
-  /** Listeners that have seen each commit, by sequence number. */
-  private readonly arrivals = new Map<number, number>();
+  closing = false;
+  readonly listeners: Listener[] = [];
+  private readyCount = 0;
   private problem: Error | undefined;
-  private wake: (() => void) | undefined;
-  private nextSeq = 0;
+  private readonly arrivals = new Map<number, number[]>();
 
   constructor(readonly name: string) {}
 
-  get size(): number {
-    return this.seen.length;
+  onReady(): void {
+    this.readyCount++;
   }
 
-  /** Adds a listener; `ready` waits for the first snapshot of every listener. */
-  listen(db: Firestore): void {
-    const seen = new Map<number, number>();
-    let first = true;
-    const onSnapshot = (snapshot: QuerySnapshot) => {
-      const now = performance.now();
-      if (first) {
-        // What was there before it listened; no commit is in flight while listeners join.
-        first = false;
-        this.firstSnapshots++;
-      } else {
-        for (const change of snapshot.docChanges()) {
-          const seq = change.doc.get('seq') as number;
-          if (change.type === 'removed' || seen.has(seq)) this.fail(new Error(`a listener of ${this.name} saw commit ${seq} ${change.type === 'removed' ? 'removed' : 'again'}`));
-          seen.set(seq, now);
-          this.arrivals.set(seq, (this.arrivals.get(seq) ?? 0) + 1);
-        }
-      }
-      this.wake?.();
-    };
-    this.seen.push(seen);
-    this.unsubscribes.push(db.collection(collection).where('room', '==', this.name).onSnapshot(onSnapshot, (error) => this.fail(error)));
+  onArrival(seq: number, at: number): void {
+    let times = this.arrivals.get(seq);
+    if (!times) this.arrivals.set(seq, (times = []));
+    times.push(at);
+    if (times.length === this.listeners.length) process.send!({ event: 'seen', seq } satisfies ClientEvent);
+  }
+
+  fail(error: Error): void {
+    // Told at once: the driver would otherwise wait out its deadline for a commit nobody can see.
+    if (!this.problem) process.send!({ event: 'failed', error: error.stack ?? error.message } satisfies ClientEvent);
+    this.problem ??= error;
+  }
+
+  /** Every receipt so far, by commit, handed over once. */
+  takeArrivals(): Record<number, number[]> {
+    if (this.problem) throw this.problem;
+    const out = Object.fromEntries(this.arrivals);
+    this.arrivals.clear();
+    return out;
   }
 
   async ready(): Promise<void> {
-    await this.until(() => this.firstSnapshots === this.seen.length, () => `${this.firstSnapshots} of ${this.seen.length} listeners had their first snapshot`);
-  }
-
-  /** `commits` commits one after another, each waited for until every listener saw it. */
-  async commits(commits: number): Promise<CommitRun> {
-    const run: CommitRun = { latencies: [], last: [], commit: [], received: 0, expected: this.seen.length * commits, clientCpuMs: 0 };
-    const cpu = process.cpuUsage();
-    for (let i = 0; i < commits; i++) {
-      const { seq, sentAt, answeredAt } = await this.commitOnce();
-      run.commit.push(answeredAt - sentAt);
-      let last = 0;
-      for (const seen of this.seen) {
-        const at = seen.get(seq)!;
-        seen.delete(seq);
-        run.latencies.push(at - sentAt);
-        last = Math.max(last, at - sentAt);
-      }
-      run.received += this.arrivals.get(seq) ?? 0;
-      this.arrivals.delete(seq);
-      run.last.push(last);
-    }
-    const used = process.cpuUsage(cpu);
-    run.clientCpuMs = (used.user + used.system) / 1000;
-    return run;
-  }
-
-  private async commitOnce(): Promise<{ seq: number; sentAt: number; answeredAt: number }> {
-    const seq = this.nextSeq++;
-    const fields = { room: { stringValue: this.name }, seq: { integerValue: String(seq) }, text: { stringValue: `message ${seq} to ${this.name}` } };
-    const body = commitBody(server, collection, [{ id: `${this.name}-${seq % slots}`, fields }]);
-    const sentAt = performance.now();
-    const answer = await post(server, ':commit', body);
-    const answeredAt = performance.now();
-    checkCommit(server, answer, 1);
-    await this.until(() => (this.arrivals.get(seq) ?? 0) === this.seen.length, () => `${this.arrivals.get(seq) ?? 0} of ${this.seen.length} listeners saw commit ${seq}`);
-    return { seq, sentAt, answeredAt };
-  }
-
-  close(): void {
-    for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
-  }
-
-  private fail(error: Error): void {
-    this.problem ??= error;
-    this.wake?.();
-  }
-
-  private async until(done: () => boolean, state: () => string): Promise<void> {
     const deadline = performance.now() + waitMs;
-    while (!done()) {
+    while (this.readyCount < this.listeners.length) {
       if (this.problem) throw this.problem;
-      if (performance.now() > deadline) throw new Error(`${this.name}: after ${waitMs / 1000} s only ${state()}`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 1000);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+      if (performance.now() > deadline) throw new Error(`${this.name}: ${this.readyCount} of ${this.listeners.length} listeners were current after ${waitMs / 1000} s`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
     if (this.problem) throw this.problem;
   }
 }
 
-let rooms = 0;
-let room = new Room(`room${rooms}`);
-const clients: Firestore[] = [];
+let room: Room | undefined;
+let sessions: ClientHttp2Session[] = [];
+let nextTargetId = 1;
+let cpuMark = process.cpuUsage();
 
-const handlers: { [K in keyof Ops]: (args: Ops[K]['args']) => Promise<Ops[K]['result']> } = {
-  async open({ listeners, clients: count }) {
+function openSession(): Promise<ClientHttp2Session> {
+  return new Promise((resolve, reject) => {
+    const session = connect(server.origin);
+    session.once('connect', () => resolve(session));
+    session.once('error', reject);
+  });
+}
+
+const handlers: { [K in keyof ClientOps]: (args: ClientOps[K]['args']) => Promise<ClientOps[K]['result']> } = {
+  async open({ room: name, listeners, clients }) {
     const began = performance.now();
-    const added = Array.from({ length: count }, newClient);
-    clients.push(...added);
+    if (room?.name !== name) room = new Room(name);
+    const added: ClientHttp2Session[] = [];
+    for (let i = 0; i < clients; i += openBatch) added.push(...(await Promise.all(Array.from({ length: Math.min(openBatch, clients - i) }, openSession))));
+    sessions.push(...added);
     for (let i = 0; i < listeners; i += openBatch) {
-      for (let j = i; j < Math.min(listeners, i + openBatch); j++) room.listen(added[j % count]!);
+      for (let j = i; j < Math.min(listeners, i + openBatch); j++) room.listeners.push(new Listener(added[j % added.length]!, room, nextTargetId++));
       await room.ready();
     }
-    const openMs = performance.now() - began;
-    gc();
     const memory = process.memoryUsage();
-    return { clients: clients.length, listeners: room.size, openMs, clientRss: memory.rss, clientHeap: memory.heapUsed };
+    return { openMs: performance.now() - began, clientRss: memory.rss };
   },
-  commits: ({ commits }) => room.commits(commits),
+  async commit({ room: name, seq }) {
+    const fields = { room: { stringValue: name }, seq: { integerValue: String(seq) }, stamp: { stringValue: `@@seq=${seq};` } };
+    const body = commitBody(server, collection, [{ id: `${name}-${seq % slots}`, fields }]);
+    const sentAt = clock();
+    const answer = await post(server, ':commit', body);
+    const ackAt = clock();
+    checkCommit(server, answer, 1);
+    return { sentAt, ackAt };
+  },
+  async take() {
+    const used = process.cpuUsage(cpuMark);
+    cpuMark = process.cpuUsage();
+    return { arrivals: room?.takeArrivals() ?? {}, cpuMs: (used.user + used.system) / 1000 };
+  },
   async close() {
-    room.close();
-    await Promise.all(clients.splice(0).map((db) => db.terminate()));
-    room = new Room(`room${++rooms}`);
+    if (room) room.closing = true;
+    for (const listener of room?.listeners ?? []) listener.stream.close();
+    await Promise.all(sessions.map((session) => new Promise<void>((resolve) => session.close(() => resolve()))));
+    sessions = [];
+    room = undefined;
     return null;
   },
 };
 
-process.on('message', (request: Request) => {
+process.on('message', (request: ClientRequest) => {
   const handler = handlers[request.op] as (args: unknown) => Promise<unknown>;
   handler(request.args).then(
-    (result) => process.send!({ id: request.id, ok: true, result } satisfies Reply),
-    (error: unknown) => process.send!({ id: request.id, ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) } satisfies Reply),
+    (result) => process.send!({ id: request.id, ok: true, result } satisfies ClientReply),
+    (error: unknown) => process.send!({ id: request.id, ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) } satisfies ClientReply),
   );
 });
 // The bench ended without closing this process (a crash, Ctrl-C): end with it.

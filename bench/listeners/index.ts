@@ -1,25 +1,27 @@
 /**
- * `npm run bench -- listeners`: Firestore listeners (Listen over gRPC, firebase-admin clients).
+ * `npm run bench -- listeners`: Firestore listeners (Listen over raw gRPC from several processes of clients).
  *
  * 1. Time from a commit to a listener's snapshot, median and p99 over every listener and commit, and
  *    the time until the last listener has it, with 1, 100 and 1,000 listeners on one query; beside
  *    the baseline measured in the same run, a REST commit's round trip with nobody listening.
  *    (latency.ts)
  * 2. How many concurrent listening clients one Hearth process holds, and whether its memory stays
- *    flat: 100, 500, 1,000, 2,000 clients with one listener each, the server's heap (after a full
- *    collection) and RSS read after each step, then a few rounds of commits with the number fixed.
- *    (memory.ts)
+ *    flat: 1,000, 5,000, 10,000 clients with one listener each, the server's heap (after a full
+ *    collection) and RSS read after each step, then a minute idle with the number fixed (RSS read
+ *    every 10 s), then a few rounds of commits. (memory.ts)
  * 3. The same latencies against Google's Firestore emulator on this machine, when installed (and its
  *    memory steps on request: its memory is its JVM's resident size, which a collection does not
  *    give back).
  *
- * The clients run in a process of their own (clients.ts), so that what this process measures is
- * the server's; Hearth runs in this process, as in the other benches.
+ * The clients run in processes of their own (clients.ts, driver.ts), so that what this process
+ * measures is the server's, and the clients' CPU is spread; Hearth runs in this process, as in the
+ * other benches.
  *
  * Settings: HEARTH_BENCH_LISTENERS (1,100,1000 listeners on one query), HEARTH_BENCH_LISTENERS_PER_CLIENT
- * (50: listeners share clients, this many each), HEARTH_BENCH_LISTENERS_COMMITS (50 measured per count),
- * HEARTH_BENCH_LISTENERS_WARMUP (5 commits), HEARTH_BENCH_LISTENERS_CLIENTS (100,500,1000,2000
- * clients in the memory steps), HEARTH_BENCH_LISTENERS_STEP_COMMITS (10 per step),
+ * (50: listeners share clients, this many each), HEARTH_BENCH_LISTENERS_PROCESSES (3 processes of
+ * listening clients, plus one writer), HEARTH_BENCH_LISTENERS_COMMITS (50 measured per count),
+ * HEARTH_BENCH_LISTENERS_WARMUP (5 commits), HEARTH_BENCH_LISTENERS_CLIENTS (1000,5000,10000
+ * clients in the memory steps), HEARTH_BENCH_LISTENERS_HOLD_S (60 s idle at the largest), HEARTH_BENCH_LISTENERS_STEP_COMMITS (10 per step),
  * HEARTH_BENCH_LISTENERS_ROUNDS (5) of HEARTH_BENCH_LISTENERS_ROUND_COMMITS (20) with the largest
  * number held, HEARTH_BENCH_LISTENERS_TARGETS (hearth,emulator), HEARTH_BENCH_LISTENERS_MEMORY_TARGETS
  * (hearth: which of them also run the memory steps; the emulator's take minutes, as its commits slow
@@ -39,7 +41,7 @@ import { settings } from './settings.js';
 async function runTarget(target: Target, inProcess: boolean, run: TargetRun): Promise<void> {
   let clients: ClientProcess | undefined;
   try {
-    clients = await startClientProcess(target, target.hostPort);
+    clients = await startClientProcess(target, settings.processes);
     if (settings.memoryTargets.includes(inProcess ? 'hearth' : 'emulator')) await measureMemory(target, clients, inProcess, run.memory);
     const profileFile = inProcess && settings.profile !== '' ? resolve(settings.profile) : undefined;
     await measureLatency(target, clients, run.latency, profileFile);
@@ -48,7 +50,7 @@ async function runTarget(target: Target, inProcess: boolean, run: TargetRun): Pr
   }
 }
 
-const emptyRun = (name: string): TargetRun => ({ name, latency: { rows: [] }, memory: { steps: [], rounds: [] } });
+const emptyRun = (name: string): TargetRun => ({ name, latency: { rows: [] }, memory: { steps: [], idle: [], rounds: [] } });
 
 export async function runListenersBench(): Promise<void> {
   console.log(header());

@@ -3,6 +3,7 @@
  * in steps, the server's memory read after each step (and a few commits that every listener must
  * see); then, with K fixed, a few rounds of commits to see whether memory stays flat; then all closed.
  */
+import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { progress } from '../env.js';
@@ -33,6 +34,8 @@ export interface MemoryStep extends MemorySample {
 export interface MemoryResult {
   base?: MemorySample;
   steps: MemoryStep[];
+  /** With the largest K held and idle: one sample every 10 s. */
+  idle: (MemorySample & { seconds: number })[];
   /** With the largest K held: one sample after each round of commits. */
   rounds: MemorySample[];
   released?: MemorySample;
@@ -63,6 +66,16 @@ function sample(target: Target, inProcess: boolean, clients: number, clientRss?:
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The soft limit on open files (`ulimit -n`) of this process, which holds the server's end of every connection; Linux only. */
+function openFileLimit(): number | undefined {
+  try {
+    const match = /Max open files\s+(\d+)/.exec(readFileSync('/proc/self/limits', 'utf8'));
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Fills `result` as it goes. `inProcess`: the server runs in this process, so its heap can be read. */
 export async function measureMemory(target: Target, clients: ClientProcess, inProcess: boolean, result: MemoryResult): Promise<void> {
   // Warm-up: the first listeners load and compile code that later ones only use.
@@ -72,6 +85,14 @@ export async function measureMemory(target: Target, clients: ClientProcess, inPr
   await clients.call('close', {});
   await pause(1000);
   result.base = sample(target, inProcess, 0);
+  // A process cannot raise its own limit: say how, rather than fail half-way with EMFILE.
+  const limit = openFileLimit();
+  const largest = Math.max(...settings.clientSteps);
+  if (inProcess && limit !== undefined && limit < largest + 1000) {
+    result.stopped = `ulimit -n is ${limit}: ${largest} clients need about ${largest + 1000} open files here; run \`ulimit -n ${largest + 5000}\` (as root, or within the hard limit) first`;
+    progress(`${target.name}: ${result.stopped}`);
+    return;
+  }
   let open = 0;
   let clientRss: number | undefined;
   for (const step of settings.clientSteps) {
@@ -93,6 +114,15 @@ export async function measureMemory(target: Target, clients: ClientProcess, inPr
     await pause(200);
     const clientCpuMs = run.clientCpuMs / settings.stepCommits;
     result.steps.push({ ...sample(target, inProcess, open, clientRss), each: spread(run.latencies), last: spread(run.last), serverCpuMs, clientCpuMs, openMs });
+  }
+  if (result.stopped === undefined && open > 0 && settings.holdSeconds > 0) {
+    progress(`${target.name}: ${open} clients held idle for ${settings.holdSeconds} s`);
+    const began = performance.now();
+    result.idle.push({ ...sample(target, inProcess, open, clientRss), seconds: 0 });
+    while (performance.now() - began < settings.holdSeconds * 1000) {
+      await pause(Math.min(10_000, settings.holdSeconds * 1000 - (performance.now() - began)));
+      result.idle.push({ ...sample(target, inProcess, open, clientRss), seconds: Math.round((performance.now() - began) / 1000) });
+    }
   }
   if (result.stopped === undefined && open > 0) {
     for (let round = 1; round <= settings.rounds; round++) {

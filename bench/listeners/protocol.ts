@@ -2,8 +2,10 @@
 
 /** One run of commits, each waited for until every listener has seen it. Times in ms. */
 export interface CommitRun {
-  /** Per listener and commit: from just before the commit was sent to that listener's snapshot holding it. */
+  /** Per listener and commit: from the commit's acknowledgement (the writer has its answer) to that listener's receipt of the document. */
   latencies: number[];
+  /** The same, from just before the commit was sent. */
+  fromSend: number[];
   /** Per commit: until the last listener's snapshot. */
   last: number[];
   /** Per commit: until the commit's own answer. */
@@ -12,7 +14,7 @@ export interface CommitRun {
   received: number;
   /** listeners × commits */
   expected: number;
-  /** CPU time the client process spent over the measured commits. */
+  /** CPU time the client processes (listeners and writer) spent over the measured commits. */
   clientCpuMs: number;
 }
 
@@ -31,10 +33,24 @@ export interface Opened {
   listeners: number;
   /** The time it took to open the ones this call added. */
   openMs: number;
-  /** The client process's own memory, after a collection. */
+  /** The client processes' resident memory, summed. */
   clientRss: number;
-  clientHeap: number;
 }
 
-export type Request = { [K in keyof Ops]: { id: number; op: K; args: Ops[K]['args'] } }[keyof Ops];
-export type Reply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: string };
+/** What one process of clients (clients.ts) does for the driver (driver.ts). */
+export interface ClientOps {
+  /** Opens `clients` more connections and `listeners` more Listen streams on `room`, spread over them in turn; waits until each is CURRENT. */
+  open: { args: { room: string; listeners: number; clients: number }; result: { openMs: number; clientRss: number } };
+  /** The writer: one REST commit of `room`'s document for `seq`; times on the shared clock (performance.timeOrigin + now()). */
+  commit: { args: { room: string; seq: number }; result: { sentAt: number; ackAt: number } };
+  /** Receipt times by commit since the last call, and the CPU this process spent since then. */
+  take: { args: Record<string, never>; result: { arrivals: Record<number, number[]>; cpuMs: number } };
+  close: { args: Record<string, never>; result: null };
+}
+
+/** Sent by a process of clients when every one of its listeners has commit `seq`, or when a listener failed. */
+export type ClientEvent = { event: 'seen'; seq: number } | { event: 'failed'; error: string };
+
+export type ClientRequest = { [K in keyof ClientOps]: { id: number; op: K; args: ClientOps[K]['args'] } }[keyof ClientOps];
+export type ClientReply = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: string };
+

@@ -1,6 +1,5 @@
 /** The listener bench's header and tables. */
 import { loadavg } from 'node:os';
-import { SDK_VERSION as adminVersion } from 'firebase-admin/app';
 import { machineLine } from '../env.js';
 import { mib, ms, renderTable, type Spread } from '../stats.js';
 import type { LatencyResult, LatencyRow } from './latency.js';
@@ -20,13 +19,14 @@ export function header(): string {
     'Hearth listener benchmark: time from a commit to each listener\'s snapshot, and how many listening clients one process holds',
     machineLine(),
     `load average at start: ${loadavg().map((n) => n.toFixed(2)).join(' ')}`,
-    `clients: firebase-admin ${adminVersion} over gRPC in a process of their own; a client is one Firestore instance with a connection of its own,`,
-    '  each onSnapshot a Listen stream of its own, on `messages where room == R`; the writer sends REST :commit of one matching document',
-    '  (20 in turn: added, then changed, so results stay 20 long) and waits until every listener has it before the next; a latency runs',
-    '  from just before the commit is sent to the listener\'s snapshot that holds it.',
+    `clients: raw gRPC over HTTP/2 in ${settings.processes} processes of their own (a client is one connection, a listener one Listen stream`,
+    '  on `messages where room == R`, decoded only as far as the commit number the writer stamped in the document); a writer process sends',
+    '  REST :commit of one matching document (20 in turn: added, then changed, so results stay 20 long) and waits until every listener has',
+    '  it before the next. Latency: from the commit\'s acknowledgement at the writer to the listener\'s receipt (one clock for all processes:',
+    '  performance.timeOrigin + now()); "from send" from just before the commit was sent.',
     `latency: ${shapes.map((s) => `${s.listeners} listener${s.listeners > 1 ? 's' : ''} on ${s.clients} client${s.clients > 1 ? 's' : ''}`).join(', ')}; ${settings.warmup} warm-up + ${settings.commits} measured commits each`,
     `memory: ${settings.clientSteps.join(', ')} clients with one listener each (${settings.stepCommits} commits per step), then ${settings.rounds} rounds of ${settings.roundCommits} commits at the largest`,
-    'NOTE: 2 processes share the cores: the server, and the clients; a snapshot\'s time includes the client SDK\'s own work (see CPU per commit).',
+    `NOTE: ${settings.processes + 2} processes share the cores: the server, the listeners\' processes and the writer (see CPU per commit).`,
   ].join('\n');
 }
 
@@ -39,7 +39,7 @@ const mib1 = (bytes: number | undefined) => (bytes === undefined || !Number.isFi
 function latencyTables(hearth: TargetRun | undefined, peer: TargetRun | undefined): void {
   const row = (run: TargetRun | undefined, listeners: number): LatencyRow | undefined => run?.latency.rows.find((r) => r.listeners === listeners);
   console.log('');
-  console.log('Commit to snapshot: median / p99 ms over every listener and commit, and of the last listener per commit');
+  console.log('Commit to snapshot: median / p99 ms over every listener and commit (from the commit\'s acknowledgement, and from its sending), and of the last listener per commit (from ack)');
   const body = shapes.map((shape) => {
     const h = row(hearth, shape.listeners);
     const e = row(peer, shape.listeners);
@@ -47,17 +47,18 @@ function latencyTables(hearth: TargetRun | undefined, peer: TargetRun | undefine
       String(shape.listeners),
       String(shape.clients),
       pair(h?.each),
+      pair(h?.fromSend),
       pair(h?.last),
-      ratio(h?.each.median, hearth?.latency.baseline?.median),
+      ratio(h?.fromSend.median, hearth?.latency.baseline?.median),
       pair(e?.each),
       pair(e?.last),
-      ratio(e?.each.median, peer?.latency.baseline?.median),
-      ratio(e?.each.median, h?.each.median),
+      ratio(e?.fromSend.median, peer?.latency.baseline?.median),
+      ratio(e?.fromSend.median, h?.fromSend.median),
     ];
   });
-  console.log(renderTable(['listeners', 'clients', 'Hearth', 'last listener', 'Hearth÷commit', 'emulator', 'last listener', 'emulator÷commit', 'emulator÷Hearth'], body));
+  console.log(renderTable(['listeners', 'clients', 'Hearth from ack', 'from send', 'last listener', 'Hearth÷commit', 'emulator', 'last listener', 'emulator÷commit', 'emulator÷Hearth'], body));
   console.log(`commit alone (baseline: REST :commit of one document, nobody listening, same run): Hearth ${pair(hearth?.latency.baseline)} ms; emulator ${pair(peer?.latency.baseline)} ms`);
-  console.log('÷commit: median listener latency ÷ median commit alone. emulator÷Hearth: ratio of medians, above 1 when Hearth delivers faster.');
+  console.log('÷commit: median listener latency from send ÷ median commit alone. emulator÷Hearth: ratio of medians, above 1 when Hearth delivers faster.');
   console.log(`Every listener received every commit exactly once (counted: listeners × ${settings.commits} snapshots per row, or the run fails).`);
 
   console.log('');
@@ -84,7 +85,7 @@ function perClient(sample: MemorySample, base: MemorySample | undefined, key: 'h
 }
 
 function memoryTable(run: TargetRun): void {
-  const { base, steps, rounds, released, stopped } = run.memory;
+  const { base, steps, idle, rounds, released, stopped } = run.memory;
   if (!base) return;
   console.log('');
   console.log(`${run.name}: clients with one listener each, server memory after each step (after a full collection when in-process)`);
@@ -109,6 +110,13 @@ function memoryTable(run: TargetRun): void {
   console.log('heap/client, RSS/client: growth since no client ÷ clients. TCP conns: open sockets in the server process (each client has its own).');
   console.log(`p50 / p99, last listener: commit to snapshot over the step's ${settings.stepCommits} commits; server CPU, client CPU: ms per commit; open s: opening the step's clients.`);
   if (stopped) console.log(`stopped: ${stopped}`);
+  if (idle.length > 0) {
+    const first = idle[0]!;
+    const last = idle[idle.length - 1]!;
+    console.log(`${first.clients} clients held idle, every 10 s (s: RSS / heap):`);
+    console.log(`  ${idle.map((s) => `${s.seconds}: ${mib1(s.rss)} / ${mib1(s.heap)}`).join(', ')}`);
+    console.log(`  RSS first → last ${((last.rss - first.rss) / 2 ** 20).toFixed(1)} MiB over ${last.seconds} s; RSS per client ${kib(perClient(last, base, 'rss'))}, heap per client ${kib(perClient(last, base, 'heap'))}`);
+  }
   if (rounds.length > 0) {
     const first = rounds[0]!;
     const last = rounds[rounds.length - 1]!;

@@ -4,9 +4,11 @@ import { envCount, envCounts, envList, envNumber } from '../env.js';
 export const settings = {
   listeners: envCounts('HEARTH_BENCH_LISTENERS', [1, 100, 1000]),
   perClient: envCount('HEARTH_BENCH_LISTENERS_PER_CLIENT', 50),
+  processes: envCount('HEARTH_BENCH_LISTENERS_PROCESSES', 3),
+  holdSeconds: Math.round(envNumber('HEARTH_BENCH_LISTENERS_HOLD_S', 60)),
   commits: envCount('HEARTH_BENCH_LISTENERS_COMMITS', 50),
   warmup: Math.round(envNumber('HEARTH_BENCH_LISTENERS_WARMUP', 5)),
-  clientSteps: envCounts('HEARTH_BENCH_LISTENERS_CLIENTS', [100, 500, 1000, 2000]),
+  clientSteps: envCounts('HEARTH_BENCH_LISTENERS_CLIENTS', [1000, 5000, 10000]),
   stepCommits: envCount('HEARTH_BENCH_LISTENERS_STEP_COMMITS', 10),
   rounds: envCount('HEARTH_BENCH_LISTENERS_ROUNDS', 5),
   roundCommits: envCount('HEARTH_BENCH_LISTENERS_ROUND_COMMITS', 20),

@@ -4,6 +4,7 @@ import { toApiError } from '../../http/error-handler.js';
 import { firestoreErrors } from '../core/errors.js';
 import type { DatabaseId } from '../core/paths.js';
 import type { StreamKind, StreamSession, StreamSink } from '../streams/stream.js';
+import { listenResponseJson } from './listen-encoding.js';
 
 /**
  * One WebChannel session (closure `goog.labs.net.webchannel`, wire version 8) carrying one Listen
@@ -72,7 +73,8 @@ export class ChannelSession {
   /** What the stream writes to. It may call these before `open` has returned. */
   readonly sink: StreamSink = {
     send: (message) => {
-      if (this.state === 'open') this.enqueue(JSON.stringify(message));
+      // Listen's answers share their documents' JSON among listeners (listen-encoding.ts).
+      if (this.state === 'open') this.enqueue(this.kind === 'Listen' ? listenResponseJson(message) : JSON.stringify(message));
     },
     fail: (error) => this.fail(error),
   };

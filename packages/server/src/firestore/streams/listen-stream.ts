@@ -15,6 +15,8 @@ import type { StreamContext, StreamSession, StreamSink } from './stream.js';
 interface ActiveTarget {
   id: number;
   query?: Query;
+  /** Equal for targets whose queries are equal as sent (same database): they match a change alike. */
+  queryKey?: string;
   documents?: Set<string>;
   /** Limits and offsets depend on documents outside the result: such targets re-run on change. */
   rerun: boolean;
@@ -160,6 +162,7 @@ export class ListenSession implements StreamSession {
       onlyKeys(query, ['parent', 'structuredQuery'], 'addTarget.query');
       const parent = relativeName(db, String(query.parent ?? ''), 'Parent');
       target.query = this.database.parseQuery(db, parent, query.structuredQuery);
+      target.queryKey = JSON.stringify([this.database.dbKey(db), parent, query.structuredQuery ?? null]);
       if (target.query.findNearest) throw firestoreErrors.invalidArgument('FindNearest is not supported for real-time queries.');
       if (target.query.select) throw firestoreErrors.invalidArgument("'select' clauses are not supported for real-time queries.");
       target.rerun = target.query.limit !== undefined || target.query.offset > 0;
@@ -259,7 +262,7 @@ export class ListenSession implements StreamSession {
     let sent = false;
     for (const change of changes) {
       const wasIn = target.sent.has(change.path);
-      const isIn = change.after !== undefined && (target.query ? matchesQuery(this.context.db, target.query, change.after) : target.documents!.has(change.path));
+      const isIn = change.after !== undefined && (target.query ? this.matches(target, change) : target.documents!.has(change.path));
       if (isIn) {
         if (target.sent.get(change.path) === change.after!.updateTime) continue;
         this.sendDocument(target, change.after!);
@@ -270,6 +273,18 @@ export class ListenSession implements StreamSession {
       }
     }
     return sent;
+  }
+
+  /** Whether a changed document is in a query target; listeners of an equal query share the answer. */
+  private matches(target: ActiveTarget, change: CommittedChange): boolean {
+    let known = matchesByChange.get(change);
+    if (!known) matchesByChange.set(change, (known = new Map()));
+    let match = known.get(target.queryKey!);
+    if (match === undefined) {
+      match = matchesQuery(this.context.db, target.query!, change.after!);
+      known.set(target.queryKey!, match);
+    }
+    return match;
   }
 
   /** A limit (or offset) target: run it again and send the difference. */
@@ -320,6 +335,14 @@ export class ListenSession implements StreamSession {
     this.sink.fail(toApiError(error));
   }
 }
+
+/**
+ * A commit's change reaches every listener of its scope as the same object (listen-hub.ts): whether
+ * it matches a query is worked out once per distinct query (queryKey), not once per listener. A
+ * match depends on the query and the document only; security rules judged each target when it was
+ * added, per caller, and are not consulted here.
+ */
+const matchesByChange = new WeakMap<CommittedChange, Map<string, boolean>>();
 
 /**
  * A committed document reaches every listener of its scope as the same Doc object: its wire form

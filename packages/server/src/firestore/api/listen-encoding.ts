@@ -1,0 +1,136 @@
+import type protobuf from 'protobufjs';
+import { messageFromJson } from './grpc-codec.js';
+
+/**
+ * Listen fan-out, encoded once. A commit seen by N listeners of one query sends each of them the
+ * same document and the same global NO_CHANGE; only the target id differs. The stream layer hands
+ * every listener the same wire objects (listen-stream.ts `sharedWire`, `readTimeChange`), so the
+ * transports key their encodings by object identity: a document is turned into protobuf bytes (gRPC)
+ * or JSON text (WebChannel) once, and each listener's message is that shared part with its own
+ * target id written around it. Everything else takes the general path. Wire objects are never
+ * changed once built, so a cached encoding stays valid as long as its object lives (WeakMap).
+ */
+
+type Json = Record<string, unknown>;
+
+/** `{documentChange: {document, targetIds: [id]}}` (or `removedTargetIds`) with a shared document, else undefined. */
+function singleTargetDocumentChange(message: Json): { document: Json; id: number; removed: boolean } | undefined {
+  const change = message.documentChange as Json | undefined;
+  if (change === undefined || typeof change !== 'object' || change === null) return undefined;
+  let keys = 0;
+  for (const _key in message) keys++;
+  if (keys !== 1) return undefined;
+  const document = change.document;
+  const ids = (change.targetIds ?? change.removedTargetIds) as unknown;
+  let inner = 0;
+  for (const _key in change) inner++;
+  if (inner !== 2 || typeof document !== 'object' || document === null || !Array.isArray(ids) || ids.length !== 1) return undefined;
+  const id = ids[0] as unknown;
+  // int32 on the wire: ids past it take the general path (and its errors).
+  if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id > 0x7fffffff) return undefined;
+  return { document: document as Json, id, removed: change.targetIds === undefined };
+}
+
+/** The global NO_CHANGE (a targetChange naming no target): one object per read time, sent to every listener. */
+function globalTargetChange(message: Json): Json | undefined {
+  const change = message.targetChange as Json | undefined;
+  if (typeof change !== 'object' || change === null || change.targetIds !== undefined || change.targetChangeType !== undefined) return undefined;
+  for (const key in message) if (key !== 'targetChange') return undefined;
+  return change;
+}
+
+// ---- gRPC: protobuf bytes ----------------------------------------------------------------------
+
+const documentBytes = new WeakMap<object, Uint8Array>();
+const targetChangeBytes = new WeakMap<object, Uint8Array>();
+
+function varintLength(value: number): number {
+  let length = 1;
+  while (value >= 0x80) {
+    value = Math.floor(value / 128);
+    length++;
+  }
+  return length;
+}
+
+function writeVarint(out: Buffer, at: number, value: number): number {
+  while (value >= 0x80) {
+    out[at++] = (value & 0x7f) | 0x80;
+    value = Math.floor(value / 128);
+  }
+  out[at++] = value;
+  return at;
+}
+
+/**
+ * The gRPC serializer of ListenResponse. A single-target documentChange is
+ * `0x1a len (0x0a len <Document bytes, shared>) (0x2a|0x32 len <varint id>)`: field 3
+ * documentChange, holding field 1 document and the packed field 5 target_ids (6 removed_target_ids).
+ */
+export function listenResponseSerializer(responseType: protobuf.Type): (message: Json) => Buffer {
+  const documentType = responseType.lookupType('google.firestore.v1.Document');
+  const general = (message: Json) => Buffer.from(responseType.encode(messageFromJson(responseType, message)).finish());
+  return (message) => {
+    const change = singleTargetDocumentChange(message);
+    if (change) {
+      let doc = documentBytes.get(change.document);
+      if (!doc) {
+        doc = documentType.encode(messageFromJson(documentType, change.document)).finish();
+        documentBytes.set(change.document, doc);
+      }
+      const idLength = varintLength(change.id);
+      const inner = 1 + varintLength(doc.length) + doc.length + 1 + 1 + idLength;
+      const out = Buffer.allocUnsafe(1 + varintLength(inner) + inner);
+      let at = 0;
+      out[at++] = 0x1a;
+      at = writeVarint(out, at, inner);
+      out[at++] = 0x0a;
+      at = writeVarint(out, at, doc.length);
+      out.set(doc, at);
+      at += doc.length;
+      out[at++] = change.removed ? 0x32 : 0x2a;
+      out[at++] = idLength;
+      writeVarint(out, at, change.id);
+      return out;
+    }
+    const global = globalTargetChange(message);
+    if (global) {
+      let bytes = targetChangeBytes.get(global);
+      if (!bytes) {
+        bytes = general(message);
+        targetChangeBytes.set(global, bytes);
+      }
+      // grpc-js copies it into its frame; the cached bytes are never handed out to be changed.
+      return bytes as Buffer;
+    }
+    return general(message);
+  };
+}
+
+// ---- WebChannel: JSON text -----------------------------------------------------------------------
+
+const documentJson = new WeakMap<object, string>();
+const targetChangeJson = new WeakMap<object, string>();
+
+/** JSON.stringify(message) for a ListenResponse, with the shared parts stringified once. */
+export function listenResponseJson(message: Json): string {
+  const change = singleTargetDocumentChange(message);
+  if (change) {
+    let doc = documentJson.get(change.document);
+    if (doc === undefined) {
+      doc = JSON.stringify(change.document);
+      documentJson.set(change.document, doc);
+    }
+    return `{"documentChange":{"document":${doc},"${change.removed ? 'removedTargetIds' : 'targetIds'}":[${change.id}]}}`;
+  }
+  const global = globalTargetChange(message);
+  if (global) {
+    let text = targetChangeJson.get(global);
+    if (text === undefined) {
+      text = JSON.stringify(message);
+      targetChangeJson.set(global, text);
+    }
+    return text;
+  }
+  return JSON.stringify(message);
+}
