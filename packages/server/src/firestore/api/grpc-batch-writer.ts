@@ -11,7 +11,7 @@ type Json = Record<string, unknown>;
  * messages here (gRPC's 5-byte prefix each) and writing them to the HTTP/2 stream at once halves
  * the writes and skips the object stream.
  *
- * grpc-js (1.9) has no public way to do this: the call's `call` is its BaseServerInterceptingCall
+ * grpc-js (1.14, as pinned in package.json) has no public way to do this: the call's `call` is its BaseServerInterceptingCall
  * when the server has no interceptors, holding the HTTP/2 `stream`, and `maybeSendMetadata` sends
  * the response headers before the first message as its own sendMessage does. If those are not
  * found (another grpc-js version, interceptors), undefined is returned and the caller keeps
