@@ -1,4 +1,8 @@
-import autocannon from 'autocannon';
+import { fork, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+import type autocannon from 'autocannon';
+import type { ClientMessage } from './load-client.js';
+import { runAutocannon, type LoadRun } from './load-run.js';
 import { cpuMsSince, type Rate } from './stats.js';
 
 export interface LoadSettings {
@@ -15,31 +19,79 @@ export interface LoadTarget {
   /** Path with query string. */
   path: string;
   headers: Record<string, string>;
-  /** Request bodies, used in turn across all connections so the load spreads over every user. */
-  bodies: readonly string[];
+  /**
+   * Request bodies, used in turn across all connections so the load spreads over every user; or a
+   * function drawing a fresh list for each run (bodies that may be used once, such as TOTP codes).
+   */
+  bodies: readonly string[] | (() => readonly string[]);
 }
 
-async function once(target: LoadTarget, connections: number, seconds: number): Promise<autocannon.Result> {
-  let next = 0;
-  const pick = (): string => target.bodies[next++ % target.bodies.length] ?? '';
-  const result = await autocannon({
-    url: target.url,
-    title: target.title,
-    connections,
-    duration: seconds,
-    pipelining: 1,
-    timeout: 30,
-    requests: [
-      {
-        method: target.method,
-        path: target.path,
-        headers: target.headers,
-        body: pick(),
-        setupRequest: (request) => ({ ...request, body: pick() }),
-      },
-    ],
-  });
-  return result;
+/**
+ * The load generator runs in a child process of its own (bench/load-client.ts). It used to run
+ * inside the bench process, beside the server it loaded: the client's parsing and socket work then
+ * took CPU from the server (a bare Fastify round trip alone capped some ratios near 0.4), and took
+ * a different share from each server according to how much work each left it.
+ */
+class LoadClient {
+  private constructor(private readonly child: ChildProcess) {}
+
+  static async start(): Promise<LoadClient> {
+    const child = fork(resolve(import.meta.dirname, 'load-client.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const client = new LoadClient(child);
+    await client.next('ready');
+    return client;
+  }
+
+  private next(kind: ClientMessage['kind']): Promise<ClientMessage> {
+    return new Promise((resolvePromise, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`the load client exited (${code}) before answering`));
+      this.child.once('exit', onExit);
+      this.child.once('message', (message: ClientMessage) => {
+        this.child.off('exit', onExit);
+        if (message.kind === 'error') reject(new Error(`load client: ${message.message}`));
+        else if (message.kind !== kind) reject(new Error(`load client answered ${message.kind}, not ${kind}`));
+        else resolvePromise(message);
+      });
+    });
+  }
+
+  async run(spec: LoadRun): Promise<{ result: autocannon.Result; clientCpuMs: number }> {
+    const answer = this.next('result');
+    this.child.send(spec);
+    const message = await answer;
+    if (message.kind !== 'result') throw new Error('unreachable');
+    return { result: message.result, clientCpuMs: message.cpuMs };
+  }
+
+  close(): void {
+    if (this.child.connected) this.child.disconnect();
+  }
+}
+
+/**
+ * BENCH_LOAD_CLIENT=in-process: the old layout (autocannon in the bench process, beside the server),
+ * kept only to measure what moving the client out changed; its client CPU counts as the server's.
+ */
+const inProcess = process.env.BENCH_LOAD_CLIENT === 'in-process';
+
+export function loadClientLine(): string {
+  return inProcess
+    ? 'load client: autocannon IN the bench process (BENCH_LOAD_CLIENT=in-process), sharing the server\'s event loop and CPU'
+    : 'load client: autocannon in a child process of its own (bench/load-client.ts), the same for Hearth and the trivial route';
+}
+
+async function startClient(): Promise<Pick<LoadClient, 'run' | 'close'>> {
+  if (!inProcess) return LoadClient.start();
+  return {
+    run: async (run) => ({ result: await runAutocannon(run), clientCpuMs: 0 }),
+    close: () => undefined,
+  };
+}
+
+function spec(target: LoadTarget, connections: number, seconds: number): LoadRun {
+  const bodies = typeof target.bodies === 'function' ? target.bodies() : target.bodies;
+  if (bodies.length === 0) throw new Error(`${target.title}: no request bodies`);
+  return { url: target.url, title: target.title, method: target.method, path: target.path, headers: target.headers, bodies: [...bodies], connections, seconds };
 }
 
 /** Throws unless every response was 2xx: a failing server must not report a "fast" number. */
@@ -53,20 +105,27 @@ function assertClean(phase: string, target: LoadTarget, result: autocannon.Resul
   if (problems.length > 0) throw new Error(`${target.title} (${phase}): ${problems.join(', ')}`);
 }
 
-/** A warm-up run (checked, not counted), then the measured autocannon run. */
+/** A warm-up run (checked, not counted), then the measured autocannon run, from a separate client process. */
 export async function measureLoad(target: LoadTarget, settings: LoadSettings): Promise<Rate> {
-  if (target.bodies.length === 0) throw new Error(`${target.title}: no request bodies`);
-  if (settings.warmupSeconds > 0) assertClean('warm-up', target, await once(target, settings.connections, settings.warmupSeconds));
-  const cpu = process.cpuUsage();
-  const result = await once(target, settings.connections, settings.seconds);
-  const cpuMs = cpuMsSince(cpu);
-  assertClean('measured', target, result);
-  return {
-    perSecond: result['2xx'] / result.duration,
-    ops: result['2xx'],
-    seconds: result.duration,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    cpuMsPerOp: cpuMs / Math.max(1, result['2xx']),
-  };
+  const client = await startClient();
+  try {
+    if (settings.warmupSeconds > 0) assertClean('warm-up', target, (await client.run(spec(target, settings.connections, settings.warmupSeconds))).result);
+    const run = spec(target, settings.connections, settings.seconds);
+    const cpu = process.cpuUsage();
+    const { result, clientCpuMs } = await client.run(run);
+    const cpuMs = cpuMsSince(cpu);
+    assertClean('measured', target, result);
+    const ops = Math.max(1, result['2xx']);
+    return {
+      perSecond: result['2xx'] / result.duration,
+      ops: result['2xx'],
+      seconds: result.duration,
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      cpuMsPerOp: cpuMs / ops,
+      clientCpuMsPerOp: inProcess ? undefined : clientCpuMs / ops,
+    };
+  } finally {
+    client.close();
+  }
 }
