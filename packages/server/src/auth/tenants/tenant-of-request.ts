@@ -1,5 +1,4 @@
 import type { FastifyRequest } from 'fastify';
-import { decodeJwt } from 'jose';
 import { requestErrors } from '../../http/api-error.js';
 import { authError } from '../errors.js';
 import { isValidTenantId, realmKey } from './realm.js';
@@ -37,14 +36,27 @@ function text(value: unknown, name: string): string | undefined {
   return value;
 }
 
+/** Three base64url segments, the middle one (the claims) non-empty: what jose's decodeJwt accepts as a compact JWT. */
+const compactJwt = /^[A-Za-z0-9_-]*\.([A-Za-z0-9_-]+)\.[A-Za-z0-9_-]*$/;
+
+/**
+ * The tenant the token's claims name, read without jose's decodeJwt (its base64 decoding through
+ * atob and TextDecoder cost more than the rest of routing a lookup). Anything that is not a JWT
+ * with a JSON object for claims names no tenant, as before.
+ */
 function tenantOfIdToken(idToken: unknown): string | undefined {
   if (typeof idToken !== 'string' || idToken === '') return undefined;
+  const claimsPart = compactJwt.exec(idToken)?.[1];
+  if (claimsPart === undefined) return undefined; // not a JWT: verification answers INVALID_ID_TOKEN in the project's realm
+  let claims: unknown;
   try {
-    const tenant = (decodeJwt(idToken).firebase as { tenant?: unknown } | undefined)?.tenant;
-    return typeof tenant === 'string' && tenant !== '' ? tenant : undefined;
+    claims = JSON.parse(Buffer.from(claimsPart, 'base64url').toString('utf8'));
   } catch {
-    return undefined; // not a JWT: verification answers INVALID_ID_TOKEN in the project's realm
+    return undefined;
   }
+  if (!isObject(claims) || !isObject(claims.firebase)) return undefined;
+  const tenant = claims.firebase.tenant;
+  return typeof tenant === 'string' && tenant !== '' ? tenant : undefined;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
