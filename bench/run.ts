@@ -181,6 +181,11 @@ async function runAuthBench(identityOnly = false): Promise<void> {
     const floor = await measureLoad({ title: 'trivial Fastify route', url: trivial.url, method: 'POST', path: trivial.path, headers: json, bodies: lookupBodies }, settings);
     rows.push({ name: 'lookup', hearth: lookup, baselineName: 'trivial Fastify POST', baseline: floor, target: targets.lookup });
     if (identityOnly) {
+      // What any refresh served over HTTP costs at least: one Fastify round trip and one signature.
+      progress('context: a bare Fastify route answering one raw RS256 signature');
+      const signingRoute = await startTrivialServer(jwt.sign);
+      const refreshFloor = await measureLoad({ title: 'Fastify + RS256', url: signingRoute.url, method: 'POST', path: signingRoute.path, headers: json, bodies: lookupBodies }, settings).finally(() => signingRoute.close());
+      rows.push({ name: 'token refresh', hearth: refresh, baselineName: 'bare Fastify POST + raw RS256 signature', baseline: refreshFloor });
       printReport(rows, []);
       return;
     }
