@@ -10,6 +10,8 @@ export interface LoadRun {
   bodies: string[];
   connections: number;
   seconds: number;
+  /** A number of requests: the run ends when every one is answered (`seconds` is then ignored). */
+  amount?: number;
 }
 
 export async function runAutocannon(spec: LoadRun): Promise<autocannon.Result> {
@@ -19,7 +21,7 @@ export async function runAutocannon(spec: LoadRun): Promise<autocannon.Result> {
     url: spec.url,
     title: spec.title,
     connections: spec.connections,
-    duration: spec.seconds,
+    ...(spec.amount === undefined ? { duration: spec.seconds } : { amount: spec.amount }),
     pipelining: 1,
     timeout: 30,
     requests: [

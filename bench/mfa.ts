@@ -49,8 +49,8 @@ export class TotpSignInLoad {
   }
 
   /**
-   * Fresh, valid bodies for one run (measureLoad draws a list per run): every code the factors have
-   * left in this time window, up to `max`. The load client runs in another process, so the bodies
+   * Fresh, valid bodies for one run (measureLoad draws a list per run, as many as the run makes):
+   * codes the factors have left in this time window, up to `max`. The load client runs in another process, so the bodies
    * are drawn ahead rather than on demand; a run that outlasts them gets replays, which fail it.
    */
   bodies(max = 12_000): readonly string[] {

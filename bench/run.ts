@@ -206,7 +206,7 @@ async function runAuthBench(identityOnly = false): Promise<void> {
     progress(`TOTP second factor (mfaSignIn:finalize); enrolling ${mfaUserCount * 5} factors`);
     const totp = await TotpSignInLoad.prepare(target, mfaUserCount, settings.connections);
     await smokeTestTotpSignIn(target, totp);
-    const totpSignIn = await measureLoad({ title: 'mfaSignIn:finalize (TOTP)', url, method: 'POST', path: totpSignInPath(apiKey), headers: json, bodies: () => totp.bodies() }, settings);
+    const totpSignIn = await measureLoad({ title: 'mfaSignIn:finalize (TOTP)', url, method: 'POST', path: totpSignInPath(apiKey), headers: json, bodies: (count) => totp.bodies(count) }, settings);
     rows.push({ name: 'TOTP sign-in step', hearth: totpSignIn, baselineName: 'trivial Fastify POST', baseline: floor });
     // A custom-token sign-in writes the account and a refresh token in one durable commit, as a
     // sign-up does: this row separates that write from the token check.
