@@ -46,6 +46,31 @@ const compactJwt = /^[A-Za-z0-9_-]*\.([A-Za-z0-9_-]+)\.[A-Za-z0-9_-]*$/;
  */
 function tenantOfIdToken(idToken: unknown): string | undefined {
   if (typeof idToken !== 'string' || idToken === '') return undefined;
+  const known = decodedTenants.get(idToken);
+  if (known !== undefined) return known === '' ? undefined : known;
+  const tenant = decodeTenant(idToken);
+  // Only token-sized text is kept (an ID token with the most custom claims allowed is under 4 kB),
+  // and at most 10,000 of them: past the limit the oldest answer is dropped.
+  if (idToken.length > maxRememberedLength) return tenant;
+  if (decodedTenants.size >= maxDecodedTenants) {
+    const oldest = decodedTenants.keys().next();
+    if (!oldest.done) decodedTenants.delete(oldest.value);
+  }
+  decodedTenants.set(idToken, tenant ?? '');
+  return tenant;
+}
+
+/**
+ * The tenant each recently seen token names ('' for none), by the token's text: a client sends
+ * the same ID token with every call for up to an hour, and decoding it again cost a lookup more
+ * than its signature check does once the token is verified (verified-tokens.ts). What a token
+ * names cannot change, so nothing here goes stale; the token is still verified on every use.
+ */
+const decodedTenants = new Map<string, string>();
+const maxDecodedTenants = 10_000;
+const maxRememberedLength = 4096;
+
+function decodeTenant(idToken: string): string | undefined {
   const claimsPart = compactJwt.exec(idToken)?.[1];
   if (claimsPart === undefined) return undefined; // not a JWT: verification answers INVALID_ID_TOKEN in the project's realm
   let claims: unknown;
