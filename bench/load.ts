@@ -90,9 +90,12 @@ async function startClient(): Promise<Pick<LoadClient, 'run' | 'close'>> {
 }
 
 function spec(target: LoadTarget, connections: number, seconds: number, amount?: number): LoadRun {
+  const drawn = typeof target.bodies === 'function';
   const bodies = typeof target.bodies === 'function' ? target.bodies(amount ?? Math.ceil(seconds * 1000)) : target.bodies;
   if (bodies.length === 0) throw new Error(`${target.title}: no request bodies`);
-  return { url: target.url, title: target.title, method: target.method, path: target.path, headers: target.headers, bodies: [...bodies], connections, seconds, ...(amount === undefined ? {} : { amount }) };
+  // Bodies usable once: never more requests than bodies (a reused one is refused as a replay).
+  const count = drawn && amount !== undefined ? Math.min(amount, bodies.length) : amount;
+  return { url: target.url, title: target.title, method: target.method, path: target.path, headers: target.headers, bodies: [...bodies], connections, seconds, ...(count === undefined ? {} : { amount: count }) };
 }
 
 /** Throws unless every response was 2xx: a failing server must not report a "fast" number. */
@@ -122,7 +125,9 @@ export async function measureLoad(target: LoadTarget, settings: LoadSettings): P
   try {
     let amount: number | undefined;
     if (settings.warmupSeconds > 0) {
-      const warm = (await client.run(spec(target, settings.connections, settings.warmupSeconds))).result;
+      // Bodies usable once are drawn by count, so the warm-up is a count too (a hundred per connection).
+      const warmAmount = typeof target.bodies === 'function' ? settings.connections * 100 : undefined;
+      const warm = (await client.run(spec(target, settings.connections, settings.warmupSeconds, warmAmount))).result;
       assertClean('warm-up', target, warm);
       assertClean('drain', target, (await client.run(spec(target, 1, settings.warmupSeconds, 1))).result);
       const rate = warm['2xx'] / Math.max(warm.duration, 0.01);
