@@ -16,6 +16,8 @@ declare module 'autocannon' {
       connections?: number;
       /** Seconds. */
       duration?: number;
+      /** Requests to make; when set, `duration` is ignored and the run ends with the last answer. */
+      amount?: number;
       pipelining?: number;
       /** Seconds before a request counts as timed out. */
       timeout?: number;

@@ -89,11 +89,15 @@ export interface TrivialServer {
   close(): Promise<void>;
 }
 
-/** The floor for any JSON POST route: a bare Fastify app answering {ok:true}. */
-export async function startTrivialServer(): Promise<TrivialServer> {
+/**
+ * The floor for any JSON POST route: a bare Fastify app answering {ok:true}; with `sign`, answering
+ * one raw RS256 signature instead (the floor for a token refresh served over HTTP).
+ */
+export async function startTrivialServer(sign?: () => Promise<string>): Promise<TrivialServer> {
   const app: FastifyInstance = Fastify({ logger: false });
   const path = '/trivial';
-  app.post(path, async () => ({ ok: true }));
+  if (sign) app.post(path, async () => ({ id_token: await sign() }));
+  else app.post(path, async () => ({ ok: true }));
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;

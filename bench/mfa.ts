@@ -48,18 +48,23 @@ export class TotpSignInLoad {
     return new TotpSignInLoad(factors, new PendingCredentials(keys, Date.now), target.hearth.options.defaultProjectId);
   }
 
-  /** A list whose every read is a fresh, valid body (what measureLoad takes). */
-  bodies(): readonly string[] {
-    return new Proxy([] as string[], {
-      get: (array, property) => {
-        if (property === 'length') return Number.MAX_SAFE_INTEGER;
-        if (typeof property === 'string' && /^\d+$/.test(property)) return this.body();
-        return Reflect.get(array, property);
-      },
-    });
+  /**
+   * Fresh, valid bodies for one run (measureLoad draws a list per run, as many as the run makes):
+   * codes the factors have left in this time window, up to `max`. The load client runs in another process, so the bodies
+   * are drawn ahead rather than on demand; a run that outlasts them gets replays, which fail it.
+   */
+  bodies(max = 12_000): readonly string[] {
+    const list: string[] = [];
+    while (list.length < max) {
+      const body = this.tryBody();
+      if (body === undefined) break;
+      list.push(body);
+    }
+    if (list.length === 0) throw new Error('every TOTP factor has used its codes for this time window: raise BENCH_MFA_USERS');
+    return list;
   }
 
-  private body(): string {
+  private tryBody(): string | undefined {
     const current = Math.floor(Date.now() / 1000 / period);
     for (let tries = 0; tries < this.factors.length; tries++) {
       const factor = this.factors[this.next++ % this.factors.length]!;
@@ -72,7 +77,7 @@ export class TotpSignInLoad {
         totpVerificationInfo: { verificationCode: TOTP.generate({ secret: factor.secret, timestamp: step * period * 1000 }) },
       });
     }
-    throw new Error('every TOTP factor has used its codes for this time window: raise BENCH_MFA_USERS');
+    return undefined;
   }
 }
 
@@ -103,7 +108,7 @@ async function enrolledUser(target: BenchHearth, index: number): Promise<Factor[
 
 /** One finalize, checked by content, so the load run hits a working endpoint. */
 export async function smokeTestTotpSignIn(target: BenchHearth, load: TotpSignInLoad): Promise<void> {
-  const answer = await post(target.url + totpSignInPath(target.apiKey), load.bodies()[0]!, 'application/json');
+  const answer = await post(target.url + totpSignInPath(target.apiKey), load.bodies(1)[0]!, 'application/json');
   if (typeof answer.idToken !== 'string' || typeof answer.refreshToken !== 'string') throw new Error(`mfaSignIn:finalize answered ${JSON.stringify(answer)}`);
   const claims = JSON.parse(Buffer.from(answer.idToken.split('.')[1]!, 'base64url').toString()) as { firebase: { sign_in_second_factor?: string } };
   if (claims.firebase.sign_in_second_factor !== 'totp') throw new Error('the ID token does not name the TOTP second factor');

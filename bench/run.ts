@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: each Hearth throughput beside a physical baseline measured in the same process
  * run, as a ratio. Settings: BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (1), BENCH_CONNECTIONS (10),
- * BENCH_USERS (50), BENCH_MFA_USERS (300), BENCH_AUTH_PROFILE (a folder: CPU profiles of the sign-in, refresh and lookup runs). `npm run bench -- auth`, `-- firestore`, `-- listeners`, `-- rules`, `-- vectors`, `-- postgres`, `-- console`, `-- web` or `-- identity-storage` (PostgreSQL beside SQLite, bench/pg-identity.ts) runs one part only
+ * BENCH_USERS (50), BENCH_MFA_USERS (300), BENCH_AUTH_PROFILE (a folder: CPU profiles of the sign-in, refresh and lookup runs). `npm run bench -- auth` (`-- identity`: its sign-in, refresh and lookup rows only), `-- firestore`, `-- listeners`, `-- rules`, `-- vectors`, `-- postgres`, `-- console`, `-- web` or `-- identity-storage` (PostgreSQL beside SQLite, bench/pg-identity.ts) runs one part only
  * (firestore/index.ts and listeners/index.ts list their own settings); with no name, every part runs in turn.
  */
 import { mkdirSync } from 'node:fs';
@@ -22,7 +22,7 @@ import { runConsoleBench } from './console.js';
 import { runVectorBench } from './vector-search.js';
 import { runIdentityStorageBench } from './pg-identity.js';
 import { runWebBench } from './web-load.js';
-import { measureLoad, type LoadSettings, type LoadTarget } from './load.js';
+import { loadClientLine, measureLoad, type LoadSettings, type LoadTarget } from './load.js';
 import { profile, type ProfileSummary } from './listeners/profile.js';
 import { measureConcurrent, renderTable, type Rate } from './stats.js';
 
@@ -59,9 +59,8 @@ function header(): string {
     `${machineLine()}, UV_THREADPOOL_SIZE=${process.env.UV_THREADPOOL_SIZE ?? '4 (default)'}`,
     `load average at start: ${loadavg().map((n) => n.toFixed(2)).join(' ')} (other work on this machine skews every number; the ratios pair runs back to back)`,
     `load: autocannon, ${settings.connections} connections, ${settings.seconds} s measured after ${settings.warmupSeconds} s warm-up, ${userCount} users; scrypt N=${N} r=${r} p=${p}, RS256 2048-bit`,
-    'NOTE: autocannon runs in the SAME process as the server and shares its cores; absolute req/s are',
-    '      understated versus a separate load generator. Compare the ratios, which carry the same handicap',
-    '      for the trivial route; the crypto baselines (scrypt, RS256) run without any HTTP client load.',
+    `${loadClientLine()}; the crypto baselines (scrypt, RS256) run in the bench process without HTTP.`,
+    'NOTE: the client still shares the machine\'s cores with the server; the ratios pair runs back to back.',
   ].join('\n');
 }
 
@@ -128,7 +127,22 @@ function table(rows: Row[], context: { name: string; rate: Rate }[]): string {
   return renderTable(head, body, (column) => !numeric.has(column));
 }
 
-async function runAuthBench(): Promise<void> {
+/** `identityOnly`: the three rows issue 19 sets targets for (sign-in, refresh, lookup), nothing else. */
+function printReport(rows: Row[], context: { name: string; rate: Rate }[]): void {
+  console.log('');
+  console.log(table(rows, context));
+  console.log('');
+  console.log('ratio = Hearth req/s ÷ baseline/s; all Hearth runs had 0 non-2xx, 0 errors, 0 timeouts (checked); target: issue 19\'s.');
+  console.log('CPU ms/req, CPU ms/op: the bench process\'s CPU time (all threads; the server\'s alone unless the client runs in it) over the measured run');
+  console.log('      ÷ operations; CPU ratio = baseline\'s ÷ Hearth\'s, the same comparison in CPU rather than time, which other work disturbs far less.');
+  const client = rows.flatMap((row) => [[row.name, row.hearth], [row.baselineName, row.baseline]] as [string, Rate][]).filter(([, rate]) => rate.clientCpuMsPerOp !== undefined);
+  if (client.length > 0) console.log(`load client CPU ms/req (its own process): ${client.map(([name, rate]) => `${name} ${rate.clientCpuMsPerOp!.toFixed(3)}`).join(', ')}`);
+  console.log(`load average at end: ${loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+  if (profiles.length > 0) console.log('NOTE: BENCH_AUTH_PROFILE was set: the profiled Hearth runs paid the profiler\'s cost, so their ratios read low.');
+  printProfiles();
+}
+
+async function runAuthBench(identityOnly = false): Promise<void> {
   console.log(header());
   let target: BenchHearth | undefined;
   let trivial: TrivialServer | undefined;
@@ -166,6 +180,15 @@ async function runAuthBench(): Promise<void> {
     trivial = await startTrivialServer();
     const floor = await measureLoad({ title: 'trivial Fastify route', url: trivial.url, method: 'POST', path: trivial.path, headers: json, bodies: lookupBodies }, settings);
     rows.push({ name: 'lookup', hearth: lookup, baselineName: 'trivial Fastify POST', baseline: floor, target: targets.lookup });
+    if (identityOnly) {
+      // What any refresh served over HTTP costs at least: one Fastify round trip and one signature.
+      progress('context: a bare Fastify route answering one raw RS256 signature');
+      const signingRoute = await startTrivialServer(jwt.sign);
+      const refreshFloor = await measureLoad({ title: 'Fastify + RS256', url: signingRoute.url, method: 'POST', path: signingRoute.path, headers: json, bodies: lookupBodies }, settings).finally(() => signingRoute.close());
+      rows.push({ name: 'token refresh', hearth: refresh, baselineName: 'bare Fastify POST + raw RS256 signature', baseline: refreshFloor });
+      printReport(rows, []);
+      return;
+    }
     // A code is drawn, hashed and committed with its outbox row (one durable commit) before the answer.
     progress('sendVerificationCode (SMS code to the outbox, --dev)');
     const smsBodies = users.map(bodies.sendVerificationCode);
@@ -183,7 +206,7 @@ async function runAuthBench(): Promise<void> {
     progress(`TOTP second factor (mfaSignIn:finalize); enrolling ${mfaUserCount * 5} factors`);
     const totp = await TotpSignInLoad.prepare(target, mfaUserCount, settings.connections);
     await smokeTestTotpSignIn(target, totp);
-    const totpSignIn = await measureLoad({ title: 'mfaSignIn:finalize (TOTP)', url, method: 'POST', path: totpSignInPath(apiKey), headers: json, bodies: totp.bodies() }, settings);
+    const totpSignIn = await measureLoad({ title: 'mfaSignIn:finalize (TOTP)', url, method: 'POST', path: totpSignInPath(apiKey), headers: json, bodies: (count) => totp.bodies(count) }, settings);
     rows.push({ name: 'TOTP sign-in step', hearth: totpSignIn, baselineName: 'trivial Fastify POST', baseline: floor });
     // A custom-token sign-in writes the account and a refresh token in one durable commit, as a
     // sign-up does: this row separates that write from the token check.
@@ -191,14 +214,7 @@ async function runAuthBench(): Promise<void> {
     const signUpPath = `/identitytoolkit.googleapis.com/v1/accounts:signUp?key=${apiKey}`;
     const anonymous = await measureLoad({ title: 'anonymous signUp', url, method: 'POST', path: signUpPath, headers: json, bodies: [JSON.stringify({ returnSecureToken: true })] }, settings);
 
-    console.log('');
-    console.log(table(rows, [{ name: 'Hearth anonymous sign-up (one durable commit)', rate: anonymous }]));
-    console.log('');
-    console.log('ratio = Hearth req/s ÷ baseline/s; all Hearth runs had 0 non-2xx, 0 errors, 0 timeouts (checked); target: issue 19\'s.');
-    console.log('CPU ms/req, CPU ms/op: this process\'s CPU time (all threads) over the measured run ÷ operations; CPU ratio = baseline\'s ÷ Hearth\'s,');
-    console.log('      the same comparison in CPU rather than time, which other work on the machine disturbs far less.');
-    if (profiles.length > 0) console.log('NOTE: BENCH_AUTH_PROFILE was set: the profiled Hearth runs paid the profiler\'s cost, so their ratios read low.');
-    printProfiles();
+    printReport(rows, [{ name: 'Hearth anonymous sign-up (one durable commit)', rate: anonymous }]);
 
     progress('enumeration timing: sendOobCode for known and unknown addresses (separate process)');
     const timing = await measureEnumerationTiming();
@@ -214,13 +230,13 @@ async function runAuthBench(): Promise<void> {
   }
 }
 
-const benches: Record<string, () => Promise<void>> = { auth: runAuthBench, firestore: runFirestoreBench, listeners: runListenersBench, rules: runRulesBench, vectors: runVectorBench, postgres: runPostgresBench, console: runConsoleBench, web: runWebBench, 'identity-storage': runIdentityStorageBench };
+const benches: Record<string, () => Promise<void>> = { auth: () => runAuthBench(), identity: () => runAuthBench(true), firestore: runFirestoreBench, listeners: runListenersBench, rules: runRulesBench, vectors: runVectorBench, postgres: runPostgresBench, console: runConsoleBench, web: runWebBench, 'identity-storage': runIdentityStorageBench };
 
 async function main(): Promise<void> {
   const names = process.argv.slice(2);
   const unknown = names.filter((name) => !Object.hasOwn(benches, name));
   if (unknown.length > 0) throw new Error(`unknown benchmark ${unknown.join(', ')}: choose from ${Object.keys(benches).join(', ')}`);
-  const chosen = names.length > 0 ? names : Object.keys(benches);
+  const chosen = names.length > 0 ? names : Object.keys(benches).filter((name) => name !== 'identity');
   for (const [i, name] of chosen.entries()) {
     if (i > 0) console.log('');
     await benches[name]!();

@@ -10,6 +10,8 @@ export interface Rate {
    * steadier than the rate on a machine that other work keeps busy.
    */
   cpuMsPerOp?: number;
+  /** CPU time of the load client's process per operation, in ms, when it ran apart (bench/load-client.ts). */
+  clientCpuMsPerOp?: number | undefined;
 }
 
 /** CPU ms of this process since `since` (from process.cpuUsage()). */

@@ -65,6 +65,32 @@ describe('the sign-in throttle over a real store', () => {
     await reopened.close();
   });
 
+  test('the changes of one turn go to the store in one commit, each row with its last state', async () => {
+    const store = new SqliteStore(join(dataDir, 'batched.sqlite'));
+    const throttle = await SignInThrottle.open(store, signInLimits(10));
+    const commits: string[][] = [];
+    const commit = store.commit.bind(store);
+    store.commit = (mutations) => {
+      commits.push(mutations.map((m) => m.kind));
+      return commit(mutations);
+    };
+    const t0 = Date.now();
+    // A sign-in admitted and taken back in one turn (three rows set, then cleared) and a failure beside it.
+    assert.equal(throttle.admit('p', 'ok@example.com', '203.0.113.20', t0), true);
+    assert.equal(throttle.admit('p', 'bad@example.com', '203.0.113.21', t0), true);
+    throttle.succeeded('p', 'ok@example.com', '203.0.113.20', t0);
+    await throttle.flushed();
+    // Before: one commit per row change (nine here), each a durable transaction on the event loop.
+    assert.equal(commits.length, 1, `commits: ${JSON.stringify(commits)}`);
+    assert.deepEqual(commits[0]!.slice().sort(), ['deleteThrottleRecord', 'deleteThrottleRecord', 'deleteThrottleRecord', 'putThrottleRecord', 'putThrottleRecord', 'putThrottleRecord']);
+    // What reaches the store is what memory holds: the failure's three rows, none of the success's.
+    const reopened = await SignInThrottle.open(store, signInLimits(1), t0 + 1);
+    assert.equal(reopened.admit('p', 'bad@example.com', '203.0.113.21', t0 + 1), false, 'the failure was kept');
+    assert.equal(reopened.admit('p', 'ok@example.com', '203.0.113.20', t0 + 1), true, 'the success left nothing behind');
+    await reopened.flushed();
+    await store.close();
+  });
+
   test('a guess spread over many addresses meets the account-wide ceiling (ten times higher)', async () => {
     const throttle = SignInThrottle.inMemory(signInLimits(10));
     const t0 = Date.parse('2026-03-01T00:00:00Z');

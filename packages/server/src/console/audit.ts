@@ -47,12 +47,18 @@ export interface AuditDeps {
 export function auditConsoleChanges(app: FastifyInstance, deps: AuditDeps): void {
   // onSend, not onResponse: the entry is written before the operator sees the answer, so a change
   // acknowledged to the console is already on record (an asynchronous log such as PostgreSQL's too).
-  app.addHook('onSend', async (request, reply, payload) => {
+  // Every request passes here; only the console's changes wait (`done` then), the rest go on at once without a promise.
+  app.addHook('onSend', (request, reply, payload, done) => {
     const channelWrite = request.consoleChannelWrite;
     const operator = channelWrite?.operator || request.consoleOperator || (isSessionChange(request, reply) ? request.consoleSessionOperator : '');
-    if (!operator || !changingMethods.has(request.method)) return payload;
+    if (!operator || !changingMethods.has(request.method)) return done(null, payload);
     const path = (request.url.split('?')[0] ?? '').slice(0, 1000);
-    if (!channelWrite && (channelPath.test(path) || readOnlyVerbs.has(verbOf(path)))) return payload;
+    if (!channelWrite && (channelPath.test(path) || readOnlyVerbs.has(verbOf(path)))) return done(null, payload);
+    void record(request, reply, operator, path).then(() => done(null, payload));
+  });
+
+  async function record(request: FastifyRequest, reply: FastifyReply, operator: string, path: string): Promise<void> {
+    const channelWrite = request.consoleChannelWrite;
     try {
       await deps.log.append({
         at: deps.clock(),
@@ -68,8 +74,7 @@ export function auditConsoleChanges(app: FastifyInstance, deps: AuditDeps): void
       // The change is already made; a lost audit entry must at least be loud.
       deps.logger.error({ err, method: request.method, path }, 'could not write the audit entry');
     }
-    return payload;
-  });
+  }
 }
 
 /** A console sign-in that succeeded (the request had no session yet) or a sign-out. */

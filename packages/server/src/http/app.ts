@@ -1,4 +1,3 @@
-import cors from '@fastify/cors';
 import formBody from '@fastify/formbody';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { STATUS_CODES } from 'node:http';
@@ -7,6 +6,7 @@ import type { Logger } from 'pino';
 import { authError, unservedIdentityRoute } from '../auth/errors.js';
 import { ApiError, requestErrors } from './api-error.js';
 import { isFromForeignPage, type OriginPolicy } from './browser-origin.js';
+import { registerCors } from './cors.js';
 import { handleError } from './error-handler.js';
 
 /** Paths only the admin credential may use: no CORS for them. */
@@ -56,14 +56,11 @@ export async function createHttpApp(logger: Logger, origins?: OriginPolicy): Pro
     if (request.fromForeignPage && origins.isAdminCredential(request.headers.authorization)) return done(foreignAdminRefusal(request.url));
     done();
   });
-  await app.register(cors, {
-    // Browser apps on other origins may call the client APIs; administration is never reachable
-    // from another site's page (in --dev, `Bearer owner` would otherwise let any page be admin).
-    delegator: (request, callback) => {
-      const path = (request.url ?? '').split('?')[0] ?? '';
-      const adminOnly = adminPathPrefixes.some((prefix) => path.startsWith(prefix)) || (origins?.isAdminCredential(request.headers.authorization) ?? false);
-      callback(null, adminOnly ? { origin: false } : { origin: true, credentials: true, maxAge: 3600, methods: ['GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'OPTIONS'] });
-    },
+  // Browser apps on other origins may call the client APIs; administration is never reachable
+  // from another site's page (in --dev, `Bearer owner` would otherwise let any page be admin).
+  registerCors(app, (request) => {
+    const path = (request.url ?? '').split('?')[0] ?? '';
+    return adminPathPrefixes.some((prefix) => path.startsWith(prefix)) || (origins?.isAdminCredential(request.headers.authorization) ?? false);
   });
   await app.register(formBody, { bodyLimit: defaultBodyLimit });
   app.addHook('onResponse', (request, reply, done) => {

@@ -111,7 +111,8 @@ export function signInMethodOf(path: string): string | undefined {
 
 /** Counts every answered request (route template, never the raw URL: ids would explode the labels). */
 export function countRequests(app: FastifyInstance): void {
-  app.addHook('onResponse', async (request, reply) => {
+  // `done` rather than an async hook: one promise less on every request.
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     const status = reply.statusCode;
     const ms = reply.elapsedTime;
@@ -120,15 +121,17 @@ export function countRequests(app: FastifyInstance): void {
     tallies.requests++;
     if (status >= 400) tallies.errors++;
     recordLatency(ms);
-    const method = signInMethodOf(request.url.split('?')[0] ?? '');
-    if (method === undefined || request.method !== 'POST') return;
-    if (status === 200) {
-      signIns.inc({ method });
-      tallies.signIns++;
-    } else if (status >= 400) {
-      failedSignIns.inc({ method });
-      tallies.failedSignIns++;
+    const method = request.method === 'POST' ? signInMethodOf(request.url.split('?')[0] ?? '') : undefined;
+    if (method !== undefined) {
+      if (status === 200) {
+        signIns.inc({ method });
+        tallies.signIns++;
+      } else if (status >= 400) {
+        failedSignIns.inc({ method });
+        tallies.failedSignIns++;
+      }
     }
+    done();
   });
 }
 

@@ -38,9 +38,9 @@ export async function registerWebRoutes(app: FastifyInstance, webRoot: string | 
   // preCompressed: the build writes .br and .gz beside each file (packages/web/vite.config.ts).
   await app.register(fastifyStatic, { root: webRoot, wildcard: false, index: ['index.html'], preCompressed: true });
   // Caches must keep the encodings of a built file apart (and the CORS answer's Origin).
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (request.url.startsWith('/assets/')) void reply.header('vary', 'Origin, Accept-Encoding');
-    return payload;
+    done(null, payload);
   });
   app.get('/*', (request, reply) => {
     const path = request.url.split('?')[0]!;

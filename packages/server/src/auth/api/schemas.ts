@@ -179,6 +179,18 @@ export const tokenBody: JsonSchema = {
   additionalProperties: false,
 };
 
+/**
+ * The token endpoint's answer (responses.ts tokenResponse): seven strings, always all present.
+ * A response schema lets Fastify serialize it with a compiled serializer instead of JSON.stringify;
+ * refreshes are the most frequent identity call (every client, every hour, and on every reload).
+ */
+export const tokenAnswer: JsonSchema = {
+  type: 'object',
+  properties: Object.fromEntries(['access_token', 'expires_in', 'token_type', 'refresh_token', 'id_token', 'user_id', 'project_id'].map((name) => [name, { type: 'string' }])),
+  required: ['access_token', 'expires_in', 'token_type', 'refresh_token', 'id_token', 'user_id', 'project_id'],
+  additionalProperties: false,
+};
+
 export const listQuery: JsonSchema = {
   type: 'object',
   properties: { maxResults: { type: 'string', pattern: '^[0-9]{1,6}$' }, nextPageToken: string, key: string },

@@ -4,13 +4,13 @@ import type { SessionService } from '../core/sessions.js';
 import type { SigningKeyRing } from '../core/signing-keys.js';
 import type { CallerResolver } from './caller.js';
 import { tokenResponse } from './responses.js';
-import { tokenBody } from './schemas.js';
+import { tokenAnswer, tokenBody } from './schemas.js';
 
 const publicKeysMaxAgeSeconds = 3600;
 
 /** The secure-token refresh (form-encoded or JSON) and the public signing keys. */
 export function registerTokenRoutes(app: FastifyInstance, sessions: SessionService, callers: CallerResolver, keys: SigningKeyRing): void {
-  app.post('/securetoken.googleapis.com/v1/token', { schema: { body: tokenBody } }, async (request) => {
+  app.post('/securetoken.googleapis.com/v1/token', { schema: { body: tokenBody, response: { 200: tokenAnswer } } }, async (request) => {
     const result = await sessions.refresh(request.body as RefreshRequest);
     callers.checkApiKey(request, result.projectId);
     return tokenResponse(result);

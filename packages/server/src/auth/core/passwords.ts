@@ -12,11 +12,30 @@ export interface ScryptParams {
 export const defaultScryptParams: ScryptParams = { N: 1 << 15, r: 8, p: 1 };
 export const keyLength = 64;
 
+/** scrypt hashes queued or running on libuv's thread pool right now. */
+let hashesInFlight = 0;
+
+/** libuv's thread pool size: what node:crypto's scrypt and sign callbacks share. */
+const threadPoolSize = Math.max(1, Number(process.env.UV_THREADPOOL_SIZE) || 4);
+
+/**
+ * Whether every thread of the pool has a password hash (tens of milliseconds each) to run: a short
+ * job queued now (an ID token's signature) would wait behind them. tokens.ts signs on the event
+ * loop instead then (a fraction of a millisecond), so a sign-in's answer does not queue for the
+ * pool twice and the hashes keep the pool to themselves.
+ */
+export function threadPoolBusyWithHashes(): boolean {
+  return hashesInFlight >= threadPoolSize;
+}
+
 function derive(password: string, salt: Buffer, params: ScryptParams): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
+  hashesInFlight++;
+  return new Promise<Buffer>((resolve, reject) => {
     scrypt(password.normalize('NFC'), salt, keyLength, { ...params, maxmem: 256 * params.N * params.r + 1024 * 1024 }, (error, key) =>
       error ? reject(error) : resolve(key),
     );
+  }).finally(() => {
+    hashesInFlight--;
   });
 }
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { projectOf } from '../tenants/realm.js';
 import type { Mutation, Store, ThrottleRecord } from '../../storage/store.js';
 import { throttleRowReaderOf, type ThrottleRowReader } from '../../storage/throttle-reader.js';
+import { throttleWriterOf, type ThrottleWriter } from './throttle-writer.js';
 
 /**
  * Failure counting for sign-ins and mail sends. Decisions are made in memory, synchronously (a
@@ -28,6 +29,7 @@ class ThrottleRows<State> {
   private writeCount = 0;
   readonly states = new Map<string, State>();
   private readonly reader: ThrottleRowReader | undefined;
+  private readonly writer: ThrottleWriter | undefined;
   /** Keys with a write of ours still on its way: memory is newer than the store for them. */
   private readonly unwritten = new Map<string, number>();
 
@@ -36,6 +38,7 @@ class ThrottleRows<State> {
     private readonly store: Store | undefined,
   ) {
     this.reader = throttleRowReaderOf(store);
+    this.writer = store ? throttleWriterOf(store) : undefined;
   }
 
   /**
@@ -91,9 +94,9 @@ class ThrottleRows<State> {
     return this.writes;
   }
 
-  private write(mutation: Mutation, keyHash: string): void {
-    if (!this.store) return;
-    const store = this.store;
+  private write(mutation: Extract<Mutation, { kind: 'putThrottleRecord' | 'deleteThrottleRecord' }>, keyHash: string): void {
+    if (!this.writer) return;
+    const writer = this.writer;
     this.unwritten.set(keyHash, (this.unwritten.get(keyHash) ?? 0) + 1);
     const written = () => {
       const left = (this.unwritten.get(keyHash) ?? 1) - 1;
@@ -101,10 +104,11 @@ class ThrottleRows<State> {
       else this.unwritten.delete(keyHash);
     };
     // Decayed rows are swept now and then, so sprayed keys do not pile up on disk either.
-    const mutations: Mutation[] = ++this.writeCount % sweepEvery === 0 ? [mutation, { kind: 'deleteExpiredThrottleRecords', expiredBefore: Date.now() }] : [mutation];
-    // A failed write (store closing) must not refuse the request: memory still decides.
-    this.writes = this.writes
-      .then(() => store.commit(mutations))
+    if (++this.writeCount % sweepEvery === 0) void writer.write({ kind: 'deleteExpiredThrottleRecords', expiredBefore: Date.now() }).catch(() => undefined);
+    // A failed write (store closing) must not refuse the request: memory still decides. The
+    // writer commits batches in order, so the newest write done means every earlier one is.
+    this.writes = writer
+      .write(mutation)
       .catch(() => undefined)
       .finally(written);
   }

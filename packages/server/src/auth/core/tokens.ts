@@ -5,6 +5,7 @@ import { authError } from '../errors.js';
 import { projectOf, tenantOf } from '../tenants/realm.js';
 import type { SigningKeyRing } from './signing-keys.js';
 import { VerifiedTokenCache } from './verified-tokens.js';
+import { threadPoolBusyWithHashes } from './passwords.js';
 
 export const idTokenLifetimeSeconds = 3600;
 
@@ -208,10 +209,18 @@ export class TokenService {
 /**
  * A compact RS256 JWT, signed by node:crypto on the libuv pool (off the event loop). jose's SignJWT
  * with a WebCrypto key gives the same bytes with more work per call, which a token refresh pays on
- * every request.
+ * every request. While password hashes fill the pool, the signature is made on the event loop
+ * instead (passwords.ts threadPoolBusyWithHashes): it would otherwise wait behind them.
  */
 export function signRs256Jwt(header: { alg: 'RS256'; kid: string; typ: 'JWT' }, claims: Record<string, unknown>, key: KeyObject): Promise<string> {
   const signingInput = `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+  if (threadPoolBusyWithHashes()) {
+    try {
+      return Promise.resolve(`${signingInput}.${sign('sha256', Buffer.from(signingInput), key).toString('base64url')}`);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+  }
   return new Promise((resolve, reject) => {
     sign('sha256', Buffer.from(signingInput), key, (error, signature) => {
       if (error) reject(error);

@@ -1,5 +1,4 @@
 import type { FastifyRequest } from 'fastify';
-import { decodeJwt } from 'jose';
 import { requestErrors } from '../../http/api-error.js';
 import { authError } from '../errors.js';
 import { isValidTenantId, realmKey } from './realm.js';
@@ -37,14 +36,52 @@ function text(value: unknown, name: string): string | undefined {
   return value;
 }
 
+/** Three base64url segments, the middle one (the claims) non-empty: what jose's decodeJwt accepts as a compact JWT. */
+const compactJwt = /^[A-Za-z0-9_-]*\.([A-Za-z0-9_-]+)\.[A-Za-z0-9_-]*$/;
+
+/**
+ * The tenant the token's claims name, read without jose's decodeJwt (its base64 decoding through
+ * atob and TextDecoder cost more than the rest of routing a lookup). Anything that is not a JWT
+ * with a JSON object for claims names no tenant, as before.
+ */
 function tenantOfIdToken(idToken: unknown): string | undefined {
   if (typeof idToken !== 'string' || idToken === '') return undefined;
-  try {
-    const tenant = (decodeJwt(idToken).firebase as { tenant?: unknown } | undefined)?.tenant;
-    return typeof tenant === 'string' && tenant !== '' ? tenant : undefined;
-  } catch {
-    return undefined; // not a JWT: verification answers INVALID_ID_TOKEN in the project's realm
+  const known = decodedTenants.get(idToken);
+  if (known !== undefined) return known === '' ? undefined : known;
+  const tenant = decodeTenant(idToken);
+  // Only token-sized text is kept (an ID token with the most custom claims allowed is under 4 kB),
+  // and at most 10,000 of them: past the limit the oldest answer is dropped.
+  if (idToken.length > maxRememberedLength) return tenant;
+  if (decodedTenants.size >= maxDecodedTenants) {
+    const oldest = decodedTenants.keys().next();
+    if (!oldest.done) decodedTenants.delete(oldest.value);
   }
+  decodedTenants.set(idToken, tenant ?? '');
+  return tenant;
+}
+
+/**
+ * The tenant each recently seen token names ('' for none), by the token's text: a client sends
+ * the same ID token with every call for up to an hour, and decoding it again cost a lookup more
+ * than its signature check does once the token is verified (verified-tokens.ts). What a token
+ * names cannot change, so nothing here goes stale; the token is still verified on every use.
+ */
+const decodedTenants = new Map<string, string>();
+const maxDecodedTenants = 10_000;
+const maxRememberedLength = 4096;
+
+function decodeTenant(idToken: string): string | undefined {
+  const claimsPart = compactJwt.exec(idToken)?.[1];
+  if (claimsPart === undefined) return undefined; // not a JWT: verification answers INVALID_ID_TOKEN in the project's realm
+  let claims: unknown;
+  try {
+    claims = JSON.parse(Buffer.from(claimsPart, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (!isObject(claims) || !isObject(claims.firebase)) return undefined;
+  const tenant = claims.firebase.tenant;
+  return typeof tenant === 'string' && tenant !== '' ? tenant : undefined;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
