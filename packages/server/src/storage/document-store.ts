@@ -121,3 +121,14 @@ export interface DocumentStore {
   /** Drops versions that stopped being current before `before` (µs), at most `limit`; how many went. */
   pruneVersions(before: number, limit: number): Promise<number>;
 }
+
+/**
+ * The store could not take a commit now (its writer stopped, or it is closed); nothing of the
+ * commit was stored, so the caller may retry. Mapped to UNAVAILABLE in http/error-handler.ts.
+ */
+export class StorageUnavailable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StorageUnavailable';
+  }
+}

@@ -74,8 +74,12 @@ export class SqliteStore implements Store {
   private readonly humanChecks: SqliteHumanChecks;
   private readonly phone: SqlitePhoneRows;
   private readonly outbox: SqliteOutboxRows;
+  private documentStore: SqliteDocumentStore | undefined;
 
-  constructor(file: string) {
+  constructor(
+    private readonly file: string,
+    private readonly options: { /** Tests only: see holdForTest in sqlite-writer-thread.ts. */ writerLatch?: Int32Array } = {},
+  ) {
     this.db = openDatabaseFile(file);
     const db = this.db;
     this.humanChecks = new SqliteHumanChecks(db);
@@ -246,6 +250,7 @@ export class SqliteStore implements Store {
   }
 
   async commit(mutations: Mutation[]): Promise<void> {
+    await this.writeTurn();
     this.db.transaction(() => {
       for (const mutation of mutations) this.apply(mutation);
     })();
@@ -376,22 +381,36 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** The document database's storage, in the same file and connection. */
+  /**
+   * The document database's storage, in the same file: it reads on this connection and writes on
+   * its own writer thread. One per store (one writer per file).
+   */
   documents(): SqliteDocumentStore {
-    return new SqliteDocumentStore(this.db);
+    this.documentStore ??= new SqliteDocumentStore(this.db, { file: this.file, ...(this.options.writerLatch ? { writerLatch: this.options.writerLatch } : {}) });
+    return this.documentStore;
   }
 
   /** Security rulesets and releases, in the same file and connection. */
   rules(): SqliteRulesStore {
-    return new SqliteRulesStore(this.db);
+    return new SqliteRulesStore(this.db, () => this.writeTurn());
   }
 
   /** The operator console's audit log, in the same file and connection. */
   auditLog(): SqliteAuditLog {
-    return new SqliteAuditLog(this.db);
+    return new SqliteAuditLog(this.db, () => this.writeTurn());
+  }
+
+  /**
+   * Before any write on this connection: the document writer thread takes SQLite's write lock while
+   * it writes a group, and waiting for it here (busy timeout) would block the event loop.
+   */
+  private async writeTurn(): Promise<void> {
+    if (this.documentStore) await this.documentStore.mainWriteTurn();
   }
 
   async close(): Promise<void> {
+    // The writer thread first: what it has in flight settles, then its connection closes.
+    await this.documentStore?.close();
     if (this.db.open) this.db.close();
   }
 }
