@@ -174,3 +174,22 @@ test('closing the store lets the group in flight finish before the writer stops;
   assert.equal((await new DocumentDatabase(reopened.documents()).getDocuments(db, ['close/held'])).size, 1);
   await reopened.close();
 });
+
+test('reads while a commit is being written are labeled before its commit time, so a read at that time later agrees', { skip }, async () => {
+  const latch = newLatch();
+  const { sqlite, database } = open(latch);
+  await database.commit(db, [update('label/before', { v: int(1) })]);
+  Atomics.store(latch, 0, 1);
+  const held = track(database.commit(db, [update('label/held', { v: int(1) })]));
+  await untilHeld(latch);
+  const readTime = await database.readTime(db);
+  const seen = await database.getDocuments(db, ['label/before', 'label/held']);
+  assert.deepEqual([...seen.keys()], ['label/before']);
+  release(latch);
+  const { commitTime } = await held.promise;
+  assert.ok(readTime < commitTime, `a read answered without the commit is labeled ${readTime}, before the commit's ${commitTime}`);
+  await database.checkReadTime(db, readTime);
+  assert.deepEqual([...(await database.getDocuments(db, ['label/before', 'label/held'], { readTime })).keys()], ['label/before']);
+  assert.ok((await database.readTime(db)) >= commitTime);
+  await sqlite.close();
+});

@@ -158,9 +158,12 @@ export class DocumentDatabase {
     return key;
   }
 
-  /** The time reads are answered at: never before the last commit they may see. */
+  /** The time reads are answered at: never before the last commit they may see, nor at or after one they cannot see yet. */
   async readTime(db: DatabaseId): Promise<number> {
-    return Math.max(Math.floor(Date.now() * 1000), await this.store.lastCommitTime(await this.ready(db)));
+    const key = await this.ready(db);
+    const at = Math.max(Math.floor(Date.now() * 1000), await this.store.lastCommitTime(key));
+    const pending = this.store.pendingCommitTime?.(key);
+    return pending === undefined ? at : Math.min(at, pending - 1);
   }
 
   /**

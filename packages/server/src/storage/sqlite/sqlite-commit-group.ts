@@ -53,8 +53,8 @@ export class CommitGroups {
       start: () => void;
       /** After the last: adds the group's own statements (last commit times). */
       finish: (batch: WriteBatch) => void;
-      /** After the group was written or refused. */
-      end: () => void;
+      /** After the group was written (true) or refused. */
+      end: (written: boolean) => void;
     },
     private readonly maxRowsPerGroup = 500,
   ) {}
@@ -138,7 +138,7 @@ export class CommitGroups {
       }
     }
     if (group.length === 0) {
-      this.onGroup.end();
+      this.onGroup.end(false);
       return;
     }
     this.onGroup.finish(batch);
@@ -151,7 +151,7 @@ export class CommitGroups {
 
   private settleGroup(group: PendingCommit[], outcomes: unknown[], failure: unknown): void {
     this.inFlight = undefined;
-    this.onGroup.end();
+    this.onGroup.end(failure === undefined);
     this.lastGroupSize = group.length;
     // A failed group acknowledges none of its commits: their rows were rolled back together.
     group.forEach((item, i) => item.settle(failure === undefined ? outcomes[i] : failure));

@@ -31,7 +31,12 @@ const rowColumns = 'parent, doc_id, collection_id, name_key, create_time, update
 export class SqliteDocumentStore implements DocumentStore {
   private readonly statements;
   private readonly scans = new Map<string, Database.Statement>();
+  /** The last commit time given out per database (decided, maybe not yet written): the next is later. */
   private readonly lastCommit = new Map<string, number>();
+  /** The last commit time written per database: what reads can see. */
+  private readonly lastWritten = new Map<string, number>();
+  /** The first commit time per database of the group being written. */
+  private readonly pendingFirst = new Map<string, number>();
   private readonly history: SqliteDocumentHistory;
   private readonly writer: SqliteWriter;
   private readonly groups: CommitGroups;
@@ -55,7 +60,11 @@ export class SqliteDocumentStore implements DocumentStore {
     this.groups = new CommitGroups(this.writer, {
       start: () => this.overlay.clear(),
       finish: (batch) => this.recordLastCommits(batch),
-      end: () => this.overlay.clear(),
+      end: (written) => {
+        if (written) for (const db of this.pendingFirst.keys()) this.lastWritten.set(db, this.lastCommitTimeSync(db));
+        this.pendingFirst.clear();
+        this.overlay.clear();
+      },
     });
     this.statements = {
       getByPath: db.prepare<[string, string, string], RowShape>(`SELECT ${rowColumns} FROM fs_documents WHERE db = ? AND parent = ? AND doc_id = ?`),
@@ -117,6 +126,7 @@ export class SqliteDocumentStore implements DocumentStore {
       // fail, the clock stays ahead of what is stored, which costs nothing.
       this.lastCommit.set(db, commitTime);
       this.committedIn.add(db);
+      if (!this.pendingFirst.has(db)) this.pendingFirst.set(db, commitTime);
       return { result, commitTime, changedRows: changes.length };
     });
     return { result, commitTime };
@@ -167,7 +177,12 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   async lastCommitTime(db: string): Promise<number> {
-    return this.lastCommitTimeSync(db);
+    this.lastCommitTimeSync(db); // loads both from the file the first time
+    return this.lastWritten.get(db)!;
+  }
+
+  pendingCommitTime(db: string): number | undefined {
+    return this.pendingFirst.get(db);
   }
 
   async indexSet(db: string): Promise<string | undefined> {
@@ -229,6 +244,7 @@ export class SqliteDocumentStore implements DocumentStore {
     if (last === undefined) {
       last = this.statements.getMeta.get(db)?.last_commit_time ?? 0;
       this.lastCommit.set(db, last);
+      this.lastWritten.set(db, last);
     }
     return last;
   }
