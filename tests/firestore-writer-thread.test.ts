@@ -3,7 +3,8 @@
  * writes a big commit, the event loop answers other callers; nothing is acknowledged before the
  * writer's COMMIT; identity writes on the main connection wait their turn without blocking; commits
  * of one group see each other's writes; a writer that dies fails its commits (UNAVAILABLE), stores
- * none of them, and the next commit gets a new writer. The writer is held before COMMIT by a latch
+ * none of them, and the next commit gets a new writer. Small groups are written on the main thread
+ * (inlineWriteBytes): the in-process tests send every group to the thread. The writer is held before COMMIT by a latch
  * (a SharedArrayBuffer the thread waits on), so these are orderings, not timings.
  */
 import assert from 'node:assert/strict';
@@ -110,7 +111,8 @@ const int = (n: number) => ({ integerValue: String(n) });
 function open(latch?: Int32Array) {
   const dir = tempDataDir();
   dirs.push(dir);
-  const sqlite = new SqliteStore(join(dir, 'hearth.sqlite'), latch ? { writerLatch: latch } : {});
+  // Every group on the writer thread (small ones are otherwise written on the main thread).
+  const sqlite = new SqliteStore(join(dir, 'hearth.sqlite'), { inlineWriteBytes: 0, ...(latch ? { writerLatch: latch } : {}) });
   const database = new DocumentDatabase(sqlite.documents(), { queryLimits: defaultQueryLimits, compositeIndexes: [] });
   return { sqlite, database };
 }

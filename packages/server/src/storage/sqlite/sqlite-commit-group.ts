@@ -24,7 +24,8 @@ const ok = Symbol('ok');
 /**
  * Group commit on the writer thread. The commits that arrive while the event loop is busy (and while
  * the previous group is being written) are decided together on the main thread, whose connection
- * sees every earlier group, and written by the writer thread in one transaction, so one WAL fsync.
+ * sees every earlier group, and written in one transaction, so one WAL fsync: by the writer thread,
+ * or here when the group is small (`inline`).
  * One group at a time: the next is decided only after this one's COMMIT returned, so its reads
  * (preconditions, transforms, transactions' read checks) see everything acknowledged; meanwhile the
  * main thread serves other requests and collects the next group. No commit is settled before its
@@ -56,6 +57,12 @@ export class CommitGroups {
       /** After the group was written (true) or refused. */
       end: (written: boolean) => void;
     },
+    /**
+     * Groups up to `maxBytes` are written by `write` on this thread: SQLite's work for them is
+     * shorter than the two thread hand-offs (measured: the writer thread halved the rate of 1-write
+     * commits), so only bigger groups, whose writing would hold the event loop, go to the thread.
+     */
+    private readonly inline: { maxBytes: number; write: (batch: WriteBatch) => void },
     private readonly maxRowsPerGroup = 500,
   ) {}
 
@@ -142,8 +149,17 @@ export class CommitGroups {
       return;
     }
     this.onGroup.finish(batch);
-    const written = batch.size === 0 ? Promise.resolve() : this.writer.write(batch.pack());
-    this.inFlight = written.then(
+    if (batch.size === 0 || batch.bytes <= this.inline.maxBytes) {
+      try {
+        if (batch.size > 0) this.inline.write(batch);
+      } catch (error) {
+        this.settleGroup(group, outcomes, error);
+        return;
+      }
+      this.settleGroup(group, outcomes, undefined);
+      return;
+    }
+    this.inFlight = this.writer.write(batch.pack()).then(
       () => this.settleGroup(group, outcomes, undefined),
       (error: unknown) => this.settleGroup(group, outcomes, error),
     );

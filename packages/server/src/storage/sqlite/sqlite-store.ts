@@ -40,7 +40,12 @@ export class SqliteStore implements Store {
 
   constructor(
     private readonly file: string,
-    private readonly options: { /** Tests only: see holdForTest in sqlite-writer-thread.ts. */ writerLatch?: Int32Array } = {},
+    private readonly options: {
+      /** Tests only: see holdForTest in sqlite-writer-thread.ts. */
+      writerLatch?: Int32Array;
+      /** Groups up to this many bytes are written on the main thread (defaultInlineWriteBytes; 0: every group on the writer thread). */
+      inlineWriteBytes?: number;
+    } = {},
   ) {
     this.db = openDatabaseFile(file);
     const db = this.db;
@@ -337,7 +342,7 @@ export class SqliteStore implements Store {
    * its own writer thread. One per store (one writer per file).
    */
   documents(): SqliteDocumentStore {
-    this.documentStore ??= new SqliteDocumentStore(this.db, { file: this.file, ...(this.options.writerLatch ? { writerLatch: this.options.writerLatch } : {}) });
+    this.documentStore ??= new SqliteDocumentStore(this.db, { file: this.file, ...this.options });
     return this.documentStore;
   }
 

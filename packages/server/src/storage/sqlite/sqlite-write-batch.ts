@@ -47,11 +47,12 @@ export type Param = string | number | Buffer | null;
 
 /**
  * What crosses to the writer. `ops` holds each statement's index in `statementNames`; `args` every
- * parameter in order, a BLOB as two numbers (offset and length in `blob`).
+ * parameter in order, a BLOB as its index in `blobSpans` (offset and length in `blob`).
  */
 export interface PackedWrites {
   ops: Uint8Array;
   args: Array<string | number | null>;
+  blobSpans: Float64Array;
   blob: ArrayBuffer;
 }
 
@@ -60,9 +61,15 @@ export class WriteBatch {
   private readonly args: Array<string | number | null> = [];
   private readonly blobs: Buffer[] = [];
   private blobBytes = 0;
+  private textBytes = 0;
 
   get size(): number {
     return this.ops.length;
+  }
+
+  /** Roughly what SQLite will write: BLOB bytes and text characters. */
+  get bytes(): number {
+    return this.blobBytes + this.textBytes;
   }
 
   add(statement: WriteStatement, ...params: Param[]): void {
@@ -71,42 +78,52 @@ export class WriteBatch {
     this.ops.push(statementNames.indexOf(statement));
     for (const param of params) {
       if (Buffer.isBuffer(param)) {
-        this.args.push(this.blobBytes, param.length);
+        this.args.push(this.blobs.length);
         this.blobs.push(param);
         this.blobBytes += param.length;
       } else {
+        if (typeof param === 'string') this.textBytes += param.length;
         this.args.push(param);
       }
     }
   }
 
+  /** Each statement with its parameters, as added (for a write on this thread). */
+  *entries(): Generator<[WriteStatement, Param[]]> {
+    yield* statementsOf(this.ops, this.args, (index) => this.blobs[index]!);
+  }
+
   pack(): PackedWrites {
     const blob = new ArrayBuffer(this.blobBytes);
     const view = new Uint8Array(blob);
+    const blobSpans = new Float64Array(this.blobs.length * 2);
     let at = 0;
-    for (const part of this.blobs) {
+    this.blobs.forEach((part, i) => {
       view.set(part, at);
+      blobSpans[2 * i] = at;
+      blobSpans[2 * i + 1] = part.length;
       at += part.length;
-    }
-    return { ops: Uint8Array.from(this.ops), args: this.args, blob };
+    });
+    return { ops: Uint8Array.from(this.ops), args: this.args, blobSpans, blob };
   }
 }
 
 /** In the writer: each statement with its parameters restored (BLOBs as views of `blob`, no copy). */
-export function* unpack(packed: PackedWrites): Generator<[WriteStatement, Param[]]> {
+export function unpack(packed: PackedWrites): Generator<[WriteStatement, Param[]]> {
+  const { blobSpans, blob } = packed;
+  return statementsOf(packed.ops, packed.args, (index) => Buffer.from(blob, blobSpans[2 * index]!, blobSpans[2 * index + 1]!));
+}
+
+function* statementsOf(ops: ArrayLike<number>, args: ReadonlyArray<string | number | null>, blobAt: (index: number) => Buffer): Generator<[WriteStatement, Param[]]> {
   let at = 0;
-  for (const op of packed.ops) {
-    const name = statementNames[op]!;
+  for (let o = 0; o < ops.length; o++) {
+    const name = statementNames[ops[o]!]!;
     const shape = writeStatements[name];
-    const params: Param[] = [];
+    const blobs: readonly number[] = shape.blobs;
+    const params: Param[] = new Array<Param>(shape.arity);
     for (let i = 0; i < shape.arity; i++) {
-      if ((shape.blobs as readonly number[]).includes(i)) {
-        const offset = packed.args[at++] as number;
-        const length = packed.args[at++] as number;
-        params.push(Buffer.from(packed.blob, offset, length));
-      } else {
-        params.push(packed.args[at++]!);
-      }
+      const arg = args[at++]!;
+      params[i] = blobs.includes(i) ? blobAt(arg as number) : arg;
     }
     yield [name, params];
   }
