@@ -99,7 +99,7 @@ export class SqliteDocumentStore implements DocumentStore {
    */
   async mainWriteTurn(): Promise<void> {
     await this.groups.idle();
-    if (++this.mainWrites % 200 === 0) this.writer.checkpoint();
+    this.countMainWrite();
   }
 
   /** Writes what is queued, then stops the writer thread. */
@@ -147,6 +147,12 @@ export class SqliteDocumentStore implements DocumentStore {
     this.db.transaction(() => {
       for (const [name, params] of batch.entries()) statements.get(name)!.run(...params);
     }).immediate();
+    this.countMainWrite();
+  }
+
+  /** While the writer thread runs it alone checkpoints: every so many writes here, it is asked to. */
+  private countMainWrite(): void {
+    if (++this.mainWrites % 200 === 0) this.writer.checkpoint();
   }
 
   /** Once per group, last in its transaction: the last commit time of each database it wrote. */
