@@ -8,7 +8,7 @@
  * (a SharedArrayBuffer the thread waits on), so these are orderings, not timings.
  */
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { DocumentDatabase } from '../packages/server/src/firestore/core/database.js';
@@ -193,5 +193,21 @@ test('reads while a commit is being written are labeled before its commit time, 
   await database.checkReadTime(db, readTime);
   assert.deepEqual([...(await database.getDocuments(db, ['label/before', 'label/held'], { readTime })).keys()], ['label/before']);
   assert.ok((await database.readTime(db)) >= commitTime);
+  await sqlite.close();
+});
+
+test('the log stays bounded when big groups go to the writer thread and small ones are written here', { skip }, async () => {
+  const dir = tempDataDir();
+  dirs.push(dir);
+  const file = join(dir, 'hearth.sqlite');
+  const sqlite = new SqliteStore(file);
+  const database = new DocumentDatabase(sqlite.documents(), { queryLimits: defaultQueryLimits, compositeIndexes: [] });
+  const text = (n: number) => ({ stringValue: 'y'.repeat(n) });
+  await database.commit(db, Array.from({ length: 100 }, (_, k) => update(`log/big${k}`, { t: text(8_000) })));
+  // ~40 KB of log per commit (the document, its index entries, the version it replaces): 1,000
+  // commits would leave a 40 MB log if nothing checkpointed it.
+  for (let i = 0; i < 1_000; i++) await database.commit(db, [update(`log/s${i % 50}`, { n: int(i), t: text(2_000) })]);
+  const walBytes = statSync(`${file}-wal`).size;
+  assert.ok(walBytes < 12 * 1024 * 1024, `the log is ${walBytes} bytes`);
   await sqlite.close();
 });

@@ -54,7 +54,6 @@ export class SqliteDocumentStore implements DocumentStore {
    * a later commit of the same group reads it, as it would have in one transaction.
    */
   private readonly overlay = new Map<string, DocumentRow | null>();
-  private mainWrites = 0;
   private inlineStatements: Map<WriteStatement, Database.Statement> | undefined;
 
   constructor(
@@ -62,9 +61,7 @@ export class SqliteDocumentStore implements DocumentStore {
     options: { file: string; writerLatch?: Int32Array; inlineWriteBytes?: number },
   ) {
     this.history = new SqliteDocumentHistory(db);
-    // While the writer thread runs, it alone checkpoints the log (mainWriteTurn asks it to now and
-    // then): a checkpoint copies pages into the file and fsyncs, which would block the event loop.
-    this.writer = new SqliteWriter(options.file, (running) => db.open && db.pragma(`wal_autocheckpoint = ${running ? 0 : 1000}`), options.writerLatch);
+    this.writer = new SqliteWriter(options.file, options.writerLatch);
     this.groups = new CommitGroups(this.writer, {
       start: () => this.overlay.clear(),
       finish: (batch) => this.recordLastCommits(batch),
@@ -99,7 +96,6 @@ export class SqliteDocumentStore implements DocumentStore {
    */
   async mainWriteTurn(): Promise<void> {
     await this.groups.idle();
-    this.countMainWrite();
   }
 
   /** Writes what is queued, then stops the writer thread. */
@@ -147,12 +143,6 @@ export class SqliteDocumentStore implements DocumentStore {
     this.db.transaction(() => {
       for (const [name, params] of batch.entries()) statements.get(name)!.run(...params);
     }).immediate();
-    this.countMainWrite();
-  }
-
-  /** While the writer thread runs it alone checkpoints: every so many writes here, it is asked to. */
-  private countMainWrite(): void {
-    if (++this.mainWrites % 200 === 0) this.writer.checkpoint();
   }
 
   /** Once per group, last in its transaction: the last commit time of each database it wrote. */

@@ -9,7 +9,6 @@ export interface WriterData {
 
 export type WriterRequest =
   | { kind: 'write'; id: number; writes: PackedWrites }
-  | { kind: 'checkpoint' }
   | { kind: 'close' };
 
 export type WriterReply = { id: number; ok: true } | { id: number; ok: false; message: string; code?: string };

@@ -28,8 +28,6 @@ export class SqliteWriter {
 
   constructor(
     private readonly file: string,
-    /** Called when a thread starts (true) and stops (false): the main connection's checkpoints follow. */
-    private readonly onRunning: (running: boolean) => void,
     private readonly latch?: Int32Array,
   ) {}
 
@@ -45,11 +43,6 @@ export class SqliteWriter {
       worker.ref();
       worker.postMessage({ kind: 'write', id, writes } satisfies WriterRequest, [writes.blob]);
     });
-  }
-
-  /** Asks the thread to copy the log into the file, if it is running (between groups, in order). */
-  checkpoint(): void {
-    this.worker?.postMessage({ kind: 'checkpoint' } satisfies WriterRequest);
   }
 
   /** Stops the thread: call once no write is in flight (CommitGroups.close waits for that). */
@@ -80,13 +73,11 @@ export class SqliteWriter {
     worker.on('error', () => undefined);
     worker.on('exit', () => {
       if (this.worker === worker) this.worker = undefined;
-      this.onRunning(false);
       const pending = this.inFlight;
       this.inFlight = undefined;
       pending?.reject(new StorageUnavailable('The document writer stopped before the commit was written; nothing of it was stored.'));
     });
     this.worker = worker;
-    this.onRunning(true);
     return worker;
   }
 }
