@@ -32,8 +32,8 @@ const rowColumns = 'parent, doc_id, collection_id, name_key, create_time, update
  * Documents and their index entries in the same SQLite file as the identity data (WAL,
  * synchronous=FULL). Index entries live in one WITHOUT ROWID table whose primary key is the scan
  * order, so a range of values is a range of the B-tree. Reads use the main connection; commits are
- * decided on the main thread and written by a writer thread with its own connection
- * (sqlite-commit-group.ts, sqlite-writer.ts).
+ * decided on the main thread and written there when small, by a writer thread with its own
+ * connection otherwise (sqlite-commit-group.ts, sqlite-writer.ts).
  */
 export class SqliteDocumentStore implements DocumentStore {
   private readonly statements;
