@@ -42,6 +42,7 @@ export const writeStatements = {
 
 export type WriteStatement = keyof typeof writeStatements;
 export const statementNames = Object.keys(writeStatements) as WriteStatement[];
+const statementIndex = Object.fromEntries(statementNames.map((name, i) => [name, i])) as Record<WriteStatement, number>;
 
 export type Param = string | number | Buffer | null;
 
@@ -58,8 +59,9 @@ export interface PackedWrites {
 
 export class WriteBatch {
   private readonly ops: number[] = [];
-  private readonly args: Array<string | number | null> = [];
-  private readonly blobs: Buffer[] = [];
+  /** Each statement's parameters as given: written here as they are, flattened only by `pack`. */
+  private readonly params: Param[][] = [];
+  private blobCount = 0;
   private blobBytes = 0;
   private textBytes = 0;
 
@@ -75,36 +77,43 @@ export class WriteBatch {
   add(statement: WriteStatement, ...params: Param[]): void {
     const shape = writeStatements[statement];
     if (params.length !== shape.arity) throw new Error(`${statement} takes ${shape.arity} parameters, not ${params.length}`);
-    this.ops.push(statementNames.indexOf(statement));
+    this.ops.push(statementIndex[statement]);
+    this.params.push(params);
     for (const param of params) {
-      if (Buffer.isBuffer(param)) {
-        this.args.push(this.blobs.length);
-        this.blobs.push(param);
+      if (typeof param === 'string') this.textBytes += param.length;
+      else if (Buffer.isBuffer(param)) {
+        this.blobCount++;
         this.blobBytes += param.length;
-      } else {
-        if (typeof param === 'string') this.textBytes += param.length;
-        this.args.push(param);
       }
     }
   }
 
   /** Each statement with its parameters, as added (for a write on this thread). */
   *entries(): Generator<[WriteStatement, Param[]]> {
-    yield* statementsOf(this.ops, this.args, (index) => this.blobs[index]!);
+    for (let i = 0; i < this.ops.length; i++) yield [statementNames[this.ops[i]!]!, this.params[i]!];
   }
 
   pack(): PackedWrites {
     const blob = new ArrayBuffer(this.blobBytes);
     const view = new Uint8Array(blob);
-    const blobSpans = new Float64Array(this.blobs.length * 2);
+    const blobSpans = new Float64Array(this.blobCount * 2);
+    const args: Array<string | number | null> = [];
     let at = 0;
-    this.blobs.forEach((part, i) => {
-      view.set(part, at);
-      blobSpans[2 * i] = at;
-      blobSpans[2 * i + 1] = part.length;
-      at += part.length;
-    });
-    return { ops: Uint8Array.from(this.ops), args: this.args, blobSpans, blob };
+    let blobIndex = 0;
+    for (const params of this.params) {
+      for (const param of params) {
+        if (!Buffer.isBuffer(param)) {
+          args.push(param);
+          continue;
+        }
+        view.set(param, at);
+        blobSpans[2 * blobIndex] = at;
+        blobSpans[2 * blobIndex + 1] = param.length;
+        args.push(blobIndex++);
+        at += param.length;
+      }
+    }
+    return { ops: Uint8Array.from(this.ops), args, blobSpans, blob };
   }
 }
 
