@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { after, test } from 'node:test';
+import { after, test, type TestContext } from 'node:test';
 import { freePort, spawnHearth, tempDataDir } from './helpers/hearth.js';
 
 const PROJECT = 'demo-durable';
@@ -37,9 +37,12 @@ async function firestorePost(url: string, suffix: string, body: unknown, timeout
   }
 }
 
-/** One commit writing burst/a-{n} and burst/b-{n}, both with field n. */
-function pairCommit(n: number) {
-  const fields = { n: { integerValue: String(n) } };
+/**
+ * One commit writing burst/a-{n} and burst/b-{n}, both with field n (and, with `padding`, a text
+ * of that many characters each: commits over 512 KiB are written by the SQLite writer thread).
+ */
+function pairCommit(n: number, padding = 0) {
+  const fields = { n: { integerValue: String(n) }, ...(padding ? { text: { stringValue: `${n} `.padEnd(padding, 'lorem ipsum ') } } : {}) };
   return {
     writes: [
       { update: { name: `${DATABASE}/documents/burst/a-${n}`, fields } },
@@ -50,7 +53,7 @@ function pairCommit(n: number) {
 
 /** Every document of collection `burst`, by name (the last path segment) → its field n. */
 async function readBurst(url: string): Promise<Map<string, number>> {
-  const result = await firestorePost(url, ':runQuery', { structuredQuery: { from: [{ collectionId: 'burst' }] } }, 60_000);
+  const result = await firestorePost(url, ':runQuery', { structuredQuery: { from: [{ collectionId: 'burst' }], select: { fields: [{ fieldPath: 'n' }] } } }, 60_000);
   assert.equal(result.status, 200, JSON.stringify(result.body).slice(0, 500));
   assert.ok(Array.isArray(result.body), 'runQuery answers a JSON array');
   const found = new Map<string, number>();
@@ -67,7 +70,7 @@ async function batchGetBurst(url: string, ids: string[]): Promise<Set<string>> {
   const found = new Set<string>();
   for (let i = 0; i < ids.length; i += 200) {
     const chunk = ids.slice(i, i + 200);
-    const result = await firestorePost(url, ':batchGet', { documents: chunk.map((id) => `${DATABASE}/documents/burst/${id}`) }, 60_000);
+    const result = await firestorePost(url, ':batchGet', { documents: chunk.map((id) => `${DATABASE}/documents/burst/${id}`), mask: { fieldPaths: ['n'] } }, 60_000);
     assert.equal(result.status, 200, JSON.stringify(result.body).slice(0, 500));
     assert.ok(Array.isArray(result.body), 'batchGet answers a JSON array');
     assert.equal(result.body.length, chunk.length, 'batchGet answers once per requested document');
@@ -115,7 +118,7 @@ test('a clean shutdown (SIGTERM) keeps committed documents', async () => {
   }
 });
 
-test('kill -9 during a burst of two-document commits loses no acknowledged commit and tears none', { timeout: 180_000 }, async (t) => {
+async function killDuringBurst(t: TestContext, shape: { clients: number; commits: number; padding: number }): Promise<void> {
   const dataDir = tempDataDir();
   dataDirs.push(dataDir);
   const port = await freePort();
@@ -129,7 +132,7 @@ test('kill -9 during a burst of two-document commits loses no acknowledged commi
     while (running) {
       const n = next++;
       try {
-        const response = await firestorePost(server.url, ':commit', pairCommit(n));
+        const response = await firestorePost(server.url, ':commit', pairCommit(n, shape.padding));
         if (response.status === 200 && response.body?.writeResults?.length === 2) acknowledged.push(n);
         else if (running) refused.push(`${n}: ${response.status} ${JSON.stringify(response.body).slice(0, 200)}`);
       } catch {
@@ -138,15 +141,15 @@ test('kill -9 during a burst of two-document commits loses no acknowledged commi
       }
     }
   };
-  const workers = Array.from({ length: 8 }, () => worker());
+  const workers = Array.from({ length: shape.clients }, () => worker());
   const deadline = Date.now() + 30_000;
-  while (acknowledged.length < 100 && refused.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  while (acknowledged.length < shape.commits && refused.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   server.child.kill('SIGKILL');
   running = false;
   await Promise.all(workers);
   await server.stop();
   assert.deepEqual(refused, [], 'commits were refused before the kill');
-  assert.ok(acknowledged.length >= 100, `only ${acknowledged.length} commits were acknowledged before the kill`);
+  assert.ok(acknowledged.length >= shape.commits, `only ${acknowledged.length} commits were acknowledged before the kill`);
 
   const restarted = await startOn(dataDir, port);
   try {
@@ -168,4 +171,12 @@ test('kill -9 during a burst of two-document commits loses no acknowledged commi
   } finally {
     await restarted.stop();
   }
-});
+}
+
+test('kill -9 during a burst of two-document commits loses no acknowledged commit and tears none', { timeout: 180_000 }, (t) =>
+  killDuringBurst(t, { clients: 8, commits: 100, padding: 0 }),
+);
+
+test('kill -9 during a burst of 600 KB commits (written by the SQLite writer thread) loses no acknowledged commit and tears none', { timeout: 180_000 }, (t) =>
+  killDuringBurst(t, { clients: 4, commits: 30, padding: 300_000 }),
+);

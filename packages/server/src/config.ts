@@ -69,6 +69,8 @@ export interface HearthOptions {
    * codes); tests pass a shifted one to reach an expiry without waiting. Date.now by default.
    */
   clock?: () => number;
+  /** Tests only: holds the SQLite document writer thread before COMMIT (holdForTest in sqlite-writer-thread.ts). */
+  sqliteWriterLatch?: Int32Array;
   /** How often the console's metrics series is sampled (5000 ms; tests shorten it). */
   metricsIntervalMs?: number;
 }

@@ -40,9 +40,9 @@ export interface IdentityStorage {
   close(): Promise<void>;
 }
 
-export async function openStorage(dataDir: string, pgPool: PgPool | undefined): Promise<IdentityStorage> {
+export async function openStorage(dataDir: string, pgPool: PgPool | undefined, writerLatch?: Int32Array): Promise<IdentityStorage> {
   if (!pgPool) {
-    const sqlite = new SqliteStore(join(dataDir, 'hearth.sqlite'));
+    const sqlite = new SqliteStore(join(dataDir, 'hearth.sqlite'), writerLatch ? { writerLatch } : {});
     return {
       store: sqlite,
       rules: sqlite.rules(),

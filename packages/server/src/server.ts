@@ -105,7 +105,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   // The folder holds password hashes, keys and mails: private to the owner even if it existed before.
   chmodSync(options.dataDir, 0o700);
   const pgPool = options.databaseUrl ? openPgPool(options.databaseUrl) : undefined;
-  const storage = await openStorage(options.dataDir, pgPool).catch(async (error: unknown) => {
+  const storage = await openStorage(options.dataDir, pgPool, options.sqliteWriterLatch).catch(async (error: unknown) => {
     await pgPool?.end();
     throw error;
   });

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { StorageUnavailable } from '../storage/document-store.js';
 import { ApiError, requestErrors } from './api-error.js';
 
 interface ValidationIssue {
@@ -11,6 +12,8 @@ interface ValidationIssue {
 /** The one place errors become wire answers: typed ApiErrors as they are, everything else mapped. */
 export function toApiError(error: unknown, bodyLimit?: number): ApiError {
   if (error instanceof ApiError) return error;
+  // Nothing was stored: UNAVAILABLE tells the SDKs to retry.
+  if (error instanceof StorageUnavailable) return new ApiError(503, 'The service is currently unavailable.', 'UNAVAILABLE');
   const fastifyError = error as Partial<FastifyError> & { validation?: ValidationIssue[] };
   if (fastifyError.validation?.length) return fromValidation(fastifyError.validation[0]!);
   switch (fastifyError.code) {

@@ -98,8 +98,14 @@ export interface DocumentStore {
   scanDocuments(db: string, scan: DocumentScan): Promise<DocumentRow[]>;
   /** Collection paths at or under `prefix` (every collection holding a document), now or at `readTime` (µs). */
   collectionPaths(db: string, prefix: string, readTime?: number): Promise<string[]>;
-  /** The latest commit time of a database (µs), 0 if none. */
+  /** The latest acknowledged commit time of a database (µs), 0 if none. */
   lastCommitTime(db: string): Promise<number>;
+  /**
+   * The earliest commit time given to a commit that is not acknowledged yet (being written), if
+   * any: its writes are not visible, so a read of the present must be labeled before it. A store
+   * whose commits are decided and written in one step has none.
+   */
+  pendingCommitTime?(db: string): number | undefined;
   /** The composite indexes a database's entries were built for (opaque text), if any. */
   indexSet(db: string): Promise<string | undefined>;
   /** Replaces every kind-2 entry of a database and records the index set they were built for. */
@@ -120,4 +126,15 @@ export interface DocumentStore {
   historyStart(db: string): Promise<number>;
   /** Drops versions that stopped being current before `before` (µs), at most `limit`; how many went. */
   pruneVersions(before: number, limit: number): Promise<number>;
+}
+
+/**
+ * The store could not take a commit now (its writer stopped, or it is closed); nothing of the
+ * commit was stored, so the caller may retry. Mapped to UNAVAILABLE in http/error-handler.ts.
+ */
+export class StorageUnavailable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StorageUnavailable';
+  }
 }

@@ -17,54 +17,9 @@ import { contention, defaultTransactionTimeouts, TransactionManager, type Server
 import { checkWriteSequence } from './write-sequence.js';
 import { applyWrite, type Write, type WriteResult } from './writes.js';
 import { timestampFromMicros } from './value-wire.js';
+import type { ReadConsistency, CommitOutcome, CommitEvent, CommitPlan, CommitAuthorizer } from './database-types.js';
 
-/**
- * How a read sees the data: now, inside a server transaction (a read-write one locks what it
- * reads; a read-only one reads at its snapshot time), or as it was at a past time (µs, checked
- * with `checkReadTime` first).
- */
-export type ReadConsistency = { transaction?: ServerTransaction; readTime?: number };
-
-export interface CommitOutcome {
-  writeResults: WriteResult[];
-  commitTime: number;
-  /** Each written document as the commit left it (undefined: deleted or absent). */
-  documents: Map<string, Doc | undefined>;
-}
-
-/** One committed change of one document, for listeners. */
-export interface CommittedChange {
-  path: string;
-  before: Doc | undefined;
-  after: Doc | undefined;
-}
-
-export interface CommitEvent {
-  db: DatabaseId;
-  dbKey: string;
-  commitTime: number;
-  changes: CommittedChange[];
-}
-
-/**
- * What a commit would do, worked out before it is made, for security rules. For each document
- * actually written (not only verified): what kind of write it is, the document as stored and the
- * document the whole batch leaves (undefined: absent). A write's precondition says its kind, as
- * Google's emulator judges it: `exists: false` is a create and `exists: true` or an update time an
- * update, whatever is stored (the stored document is still `resource`); otherwise what is stored
- * decides.
- */
-export interface CommitPlan {
-  /** The request time that server timestamps will take. */
-  requestTime: number;
-  kinds: ReadonlyMap<string, 'create' | 'update' | 'delete'>;
-  /** The documents as stored when planned: the commit is made only if they are still so. */
-  stored: ReadonlyMap<string, Doc | undefined>;
-  after: ReadonlyMap<string, Doc | undefined>;
-}
-
-/** Throws (PERMISSION_DENIED) to refuse a commit; runs before anything is written. */
-export type CommitAuthorizer = (plan: CommitPlan) => Promise<void>;
+export type { ReadConsistency, CommitOutcome, CommittedChange, CommitEvent, CommitPlan, CommitAuthorizer } from './database-types.js';
 
 /** A commit whose documents changed between its authorization and its write: authorized again. */
 class ChangedSinceAuthorized extends Error {}
@@ -158,9 +113,12 @@ export class DocumentDatabase {
     return key;
   }
 
-  /** The time reads are answered at: never before the last commit they may see. */
+  /** The time reads are answered at: never before the last commit they may see, nor at or after one they cannot see yet. */
   async readTime(db: DatabaseId): Promise<number> {
-    return Math.max(Math.floor(Date.now() * 1000), await this.store.lastCommitTime(await this.ready(db)));
+    const key = await this.ready(db);
+    const at = Math.max(Math.floor(Date.now() * 1000), await this.store.lastCommitTime(key));
+    const pending = this.store.pendingCommitTime?.(key);
+    return pending === undefined ? at : Math.min(at, pending - 1);
   }
 
   /**

@@ -6,7 +6,11 @@ import { auditEntryOf, type AuditEntry, type AuditLog, type AuditRow, type NewAu
 export class SqliteAuditLog implements AuditLog {
   private readonly statements;
 
-  constructor(db: Database.Database) {
+  constructor(
+    db: Database.Database,
+    /** Waits until a write on this connection cannot wait for SQLite's lock (SqliteStore). */
+    private readonly writeTurn: () => Promise<void> = async () => undefined,
+  ) {
     this.statements = {
       insert: db.prepare('INSERT INTO audit_log (at, operator, address, user_agent, method, path, status, summary) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
       newest: db.prepare<[number, number], AuditRow>('SELECT * FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT ?'),
@@ -15,6 +19,7 @@ export class SqliteAuditLog implements AuditLog {
   }
 
   async append(entry: NewAuditEntry): Promise<void> {
+    await this.writeTurn();
     this.statements.insert.run(entry.at, entry.operator, entry.address, entry.userAgent, entry.method, entry.path, entry.status, entry.summary);
   }
 

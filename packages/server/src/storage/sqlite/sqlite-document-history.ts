@@ -10,7 +10,8 @@ import { documentScanOrder, documentScanWhere } from './sqlite-document-scan.js'
  * else the kept version with update_time <= T < until_time, else nothing. Versions are pruned once
  * they ended before the retention window. `history_start` (fs_meta) is the earliest time for which
  * the versions are complete: the migration that made this table set it to each database's last
- * commit, and clearing a database moves it to the clear.
+ * commit, and clearing a database moves it to the clear. Commits keep versions through their write
+ * batch (the `keepVersion` statement of sqlite-write-batch.ts), on the writer thread.
  */
 
 export interface VersionShape {
@@ -31,9 +32,6 @@ export class SqliteDocumentHistory {
 
   constructor(private readonly db: Database.Database) {
     this.statements = {
-      keep: db.prepare(
-        `INSERT OR REPLACE INTO fs_versions (db, ${columns}, until_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
       current: db.prepare<[string, string, string, number], VersionShape>(
         `SELECT ${columns} FROM fs_documents WHERE db = ? AND parent = ? AND doc_id = ? AND update_time <= ?`,
       ),
@@ -51,11 +49,6 @@ export class SqliteDocumentHistory {
       prune: db.prepare('DELETE FROM fs_versions WHERE rowid IN (SELECT rowid FROM fs_versions WHERE until_time < ? LIMIT ?)'),
       clear: db.prepare('DELETE FROM fs_versions WHERE db = ?'),
     };
-  }
-
-  /** Inside a commit's transaction: the version `row` had until `until` (µs). */
-  keep(db: string, row: VersionShape, until: number): void {
-    this.statements.keep.run(db, row.parent, row.doc_id, row.collection_id, row.name_key, row.create_time, row.update_time, row.fields, until);
   }
 
   /** One document as of `readTime`; `storedId` is its id as the doc_id column holds it. */

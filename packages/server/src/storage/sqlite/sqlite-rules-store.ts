@@ -19,7 +19,11 @@ interface ReleaseRow {
 export class SqliteRulesStore implements RulesStore {
   private readonly statements;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(
+    private readonly db: Database.Database,
+    /** Waits until a write on this connection cannot wait for SQLite's lock (SqliteStore). */
+    private readonly writeTurn: () => Promise<void> = async () => undefined,
+  ) {
     this.statements = {
       insertRuleset: db.prepare('INSERT INTO rules_rulesets (project_id, ruleset_id, create_time, source) VALUES (?, ?, ?, ?)'),
       getRuleset: db.prepare<[string, string], RulesetRow>('SELECT * FROM rules_rulesets WHERE project_id = ? AND ruleset_id = ?'),
@@ -38,6 +42,7 @@ export class SqliteRulesStore implements RulesStore {
   }
 
   async createRuleset(ruleset: RulesetRecord): Promise<void> {
+    await this.writeTurn();
     this.statements.insertRuleset.run(ruleset.projectId, ruleset.rulesetId, ruleset.createTime, JSON.stringify(ruleset.files));
   }
 
@@ -51,6 +56,7 @@ export class SqliteRulesStore implements RulesStore {
   }
 
   async deleteRuleset(projectId: string, rulesetId: string): Promise<boolean> {
+    await this.writeTurn();
     return this.db.transaction(() => {
       if (this.statements.rulesetInUse.get(projectId, rulesetId)!.n > 0) return false;
       return this.statements.deleteRuleset.run(projectId, rulesetId).changes === 1;
@@ -58,6 +64,7 @@ export class SqliteRulesStore implements RulesStore {
   }
 
   async putRelease(release: ReleaseRecord): Promise<boolean> {
+    await this.writeTurn();
     return this.db.transaction(() => {
       if (!this.statements.getRuleset.get(release.projectId, release.rulesetId)) return false;
       this.statements.putRelease.run(release.projectId, release.name, release.rulesetId, release.createTime, release.updateTime);
@@ -75,6 +82,7 @@ export class SqliteRulesStore implements RulesStore {
   }
 
   async deleteRelease(projectId: string, name: string): Promise<boolean> {
+    await this.writeTurn();
     return this.statements.deleteRelease.run(projectId, name).changes === 1;
   }
 }

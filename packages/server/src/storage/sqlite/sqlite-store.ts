@@ -9,7 +9,6 @@ import {
   type PhoneVerificationRecord,
   type ProjectRecord,
   type RefreshTokenRecord,
-  type SecondFactorClaim,
   type ServiceAccountKeyRecord,
   type ServiceAccountTokenRecord,
   type SmsOutboxMessage,
@@ -25,44 +24,7 @@ import { isOutboxMutation, SqliteOutboxRows } from './sqlite-outbox-rows.js';
 import { SqliteAuditLog } from './sqlite-audit-log.js';
 import { SqliteRulesStore } from './sqlite-rules-store.js';
 import { SqliteHumanChecks } from './sqlite-human-checks.js';
-
-interface UserRow {
-  record: string;
-}
-interface TokenRow {
-  token_hash: string;
-  project_id: string;
-  local_id: string;
-  user_created_at: number;
-  issued_at: number;
-  auth_time: number;
-  sign_in_provider: string;
-  developer_claims: string | null;
-  second_factor: string | null;
-}
-interface ServiceAccountKeyRow {
-  project_id: string;
-  key_id: string;
-  client_email: string;
-  public_key: string;
-  created_at: number;
-}
-interface ServiceAccountTokenRow {
-  token_hash: string;
-  project_id: string;
-  key_id: string;
-  expires_at: number;
-}
-interface ProjectRow {
-  project_id: string;
-  config: string;
-}
-interface ThrottleRow {
-  scope: string;
-  key_hash: string;
-  expires_at: number;
-  state: string;
-}
+import { parseUser, refreshTokenOf, translateConstraint, type ProjectRow, type ServiceAccountKeyRow, type ServiceAccountTokenRow, type ThrottleRow, type TokenRow, type UserRow } from './sqlite-identity-rows.js';
 
 /**
  * The embedded store: one SQLite file in WAL mode with synchronous=FULL, so a commit that has
@@ -74,8 +36,17 @@ export class SqliteStore implements Store {
   private readonly humanChecks: SqliteHumanChecks;
   private readonly phone: SqlitePhoneRows;
   private readonly outbox: SqliteOutboxRows;
+  private documentStore: SqliteDocumentStore | undefined;
 
-  constructor(file: string) {
+  constructor(
+    private readonly file: string,
+    private readonly options: {
+      /** Tests only: see holdForTest in sqlite-writer-thread.ts. */
+      writerLatch?: Int32Array;
+      /** Groups up to this many bytes are written on the main thread (defaultInlineWriteBytes; 0: every group on the writer thread). */
+      inlineWriteBytes?: number;
+    } = {},
+  ) {
     this.db = openDatabaseFile(file);
     const db = this.db;
     this.humanChecks = new SqliteHumanChecks(db);
@@ -177,18 +148,7 @@ export class SqliteStore implements Store {
 
   async getRefreshToken(tokenHash: string): Promise<RefreshTokenRecord | undefined> {
     const row = this.statements.getToken.get(tokenHash);
-    if (!row) return undefined;
-    return {
-      tokenHash: row.token_hash,
-      projectId: row.project_id,
-      localId: row.local_id,
-      userCreatedAt: row.user_created_at,
-      issuedAt: row.issued_at,
-      authTime: row.auth_time,
-      signInProvider: row.sign_in_provider,
-      ...(row.developer_claims !== null ? { developerClaims: row.developer_claims } : {}),
-      ...(row.second_factor !== null ? { secondFactor: JSON.parse(row.second_factor) as SecondFactorClaim } : {}),
-    };
+    return row ? refreshTokenOf(row) : undefined;
   }
 
   async listServiceAccountKeys(projectId: string, clientEmail?: string): Promise<ServiceAccountKeyRecord[]> {
@@ -246,6 +206,7 @@ export class SqliteStore implements Store {
   }
 
   async commit(mutations: Mutation[]): Promise<void> {
+    await this.writeTurn();
     this.db.transaction(() => {
       for (const mutation of mutations) this.apply(mutation);
     })();
@@ -376,35 +337,36 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** The document database's storage, in the same file and connection. */
+  /**
+   * The document database's storage, in the same file: it reads on this connection and writes on
+   * its own writer thread. One per store (one writer per file).
+   */
   documents(): SqliteDocumentStore {
-    return new SqliteDocumentStore(this.db);
+    this.documentStore ??= new SqliteDocumentStore(this.db, { file: this.file, ...this.options });
+    return this.documentStore;
   }
 
   /** Security rulesets and releases, in the same file and connection. */
   rules(): SqliteRulesStore {
-    return new SqliteRulesStore(this.db);
+    return new SqliteRulesStore(this.db, () => this.writeTurn());
   }
 
   /** The operator console's audit log, in the same file and connection. */
   auditLog(): SqliteAuditLog {
-    return new SqliteAuditLog(this.db);
+    return new SqliteAuditLog(this.db, () => this.writeTurn());
+  }
+
+  /**
+   * Before any write on this connection: the document writer thread takes SQLite's write lock while
+   * it writes a group, and waiting for it here (busy timeout) would block the event loop.
+   */
+  private async writeTurn(): Promise<void> {
+    if (this.documentStore) await this.documentStore.mainWriteTurn();
   }
 
   async close(): Promise<void> {
+    // The writer thread first: what it has in flight settles, then its connection closes.
+    await this.documentStore?.close();
     if (this.db.open) this.db.close();
   }
-}
-
-function parseUser(row: UserRow | undefined): UserRecord | undefined {
-  return row ? (JSON.parse(row.record) as UserRecord) : undefined;
-}
-
-function translateConstraint(error: unknown): unknown {
-  if (error instanceof Database.SqliteError && error.code.startsWith('SQLITE_CONSTRAINT')) {
-    if (error.message.includes('user_providers')) return new StoreConflict('federated-id-taken');
-    if (error.message.includes('users.phone_number')) return new StoreConflict('phone-taken');
-    return new StoreConflict(error.message.includes('users.email') ? 'email-taken' : 'local-id-taken');
-  }
-  return error;
 }

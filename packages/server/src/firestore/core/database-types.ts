@@ -1,0 +1,53 @@
+/** The shapes DocumentDatabase takes and gives (reads' consistency, commits' outcomes, events and plans). */
+import type { Doc } from './documents.js';
+import type { DatabaseId } from './paths.js';
+import type { ServerTransaction } from './transactions.js';
+import type { WriteResult } from './writes.js';
+
+/**
+ * How a read sees the data: now, inside a server transaction (a read-write one locks what it
+ * reads; a read-only one reads at its snapshot time), or as it was at a past time (µs, checked
+ * with `checkReadTime` first).
+ */
+export type ReadConsistency = { transaction?: ServerTransaction; readTime?: number };
+
+export interface CommitOutcome {
+  writeResults: WriteResult[];
+  commitTime: number;
+  /** Each written document as the commit left it (undefined: deleted or absent). */
+  documents: Map<string, Doc | undefined>;
+}
+
+/** One committed change of one document, for listeners. */
+export interface CommittedChange {
+  path: string;
+  before: Doc | undefined;
+  after: Doc | undefined;
+}
+
+export interface CommitEvent {
+  db: DatabaseId;
+  dbKey: string;
+  commitTime: number;
+  changes: CommittedChange[];
+}
+
+/**
+ * What a commit would do, worked out before it is made, for security rules. For each document
+ * actually written (not only verified): what kind of write it is, the document as stored and the
+ * document the whole batch leaves (undefined: absent). A write's precondition says its kind, as
+ * Google's emulator judges it: `exists: false` is a create and `exists: true` or an update time an
+ * update, whatever is stored (the stored document is still `resource`); otherwise what is stored
+ * decides.
+ */
+export interface CommitPlan {
+  /** The request time that server timestamps will take. */
+  requestTime: number;
+  kinds: ReadonlyMap<string, 'create' | 'update' | 'delete'>;
+  /** The documents as stored when planned: the commit is made only if they are still so. */
+  stored: ReadonlyMap<string, Doc | undefined>;
+  after: ReadonlyMap<string, Doc | undefined>;
+}
+
+/** Throws (PERMISSION_DENIED) to refuse a commit; runs before anything is written. */
+export type CommitAuthorizer = (plan: CommitPlan) => Promise<void>;
