@@ -1,0 +1,272 @@
+import { createHash } from 'node:crypto';
+import type { DocumentChange, DocumentRow } from '../document-store.js';
+import type { StoredChange } from '../change-feed.js';
+import type { PgClient, PgPool } from './pg-connection.js';
+import type { PgQueryable } from './pg-document-scan.js';
+import type { PgChangeFeed } from './pg-change-feed.js';
+import type { PgDocumentHistory } from './pg-document-history.js';
+import { changeChannel, changeLogText, notifyPayload } from './pg-change-log.js';
+import { pathKey, pgRowColumns, rowFromPg, type PgRowShape } from './pg-document-scan.js';
+import { combinedStatement, documentChangeStatements, type PgStatement } from './pg-document-writes.js';
+
+export type Decide<T> = (current: Map<string, DocumentRow>, commitTime: number) => { changes: DocumentChange[]; result: T };
+
+/** One commit waiting for (or riding in) a group. */
+interface Member {
+  paths: readonly string[];
+  decide: Decide<unknown>;
+  resolve: (value: { result: unknown; commitTime: number }) => void;
+  reject: (error: unknown) => void;
+}
+
+/** How one member of a group came out, known only once the group's COMMIT has returned. */
+type Outcome = { ok: true; result: unknown; commitTime: number } | { ok: false; error: unknown };
+
+interface Committed {
+  seq: number;
+  commitTime: number;
+  changes: StoredChange[];
+}
+
+interface Queue {
+  pending: Member[];
+  running: boolean;
+}
+
+/**
+ * Group commit for one instance (as sqlite-commit-group.ts does for SQLite). Every commit of a
+ * database takes its fs_meta row and holds it through COMMIT, fsync included, so commits of one
+ * database are serial; the commits that arrive while one is in flight wait and then go together
+ * in ONE PostgreSQL transaction and one fsync. A lone commit starts at once (no timer): the next
+ * group forms while the current one is in flight. Inside a group each commit is decided in arrival
+ * order on the rows as the earlier ones left them, gets its own commit time (strictly increasing)
+ * and sequence, and writes inside a SAVEPOINT of its own, so a refused commit (decide throws, or
+ * its statements fail) is undone alone. Nothing is acknowledged before the group's COMMIT; a
+ * failure of the whole transaction fails every member (retried whole where PostgreSQL says so).
+ */
+export class PgCommitGroups {
+  private readonly queues = new Map<string, Queue>();
+
+  constructor(
+    private readonly pool: PgPool,
+    private readonly history: PgDocumentHistory,
+    private readonly feed: PgChangeFeed | undefined,
+  ) {}
+
+  submit<T>(db: string, paths: readonly string[], decide: Decide<T>): Promise<{ result: T; commitTime: number }> {
+    return new Promise((resolve, reject) => {
+      let queue = this.queues.get(db);
+      if (!queue) this.queues.set(db, (queue = { pending: [], running: false }));
+      queue.pending.push({ paths, decide, resolve: resolve as Member['resolve'], reject });
+      this.pump(db, queue);
+    });
+  }
+
+  private pump(db: string, queue: Queue): void {
+    if (queue.running) return;
+    if (queue.pending.length === 0) {
+      this.queues.delete(db);
+      return;
+    }
+    queue.running = true;
+    const members = takeGroup(queue.pending);
+    void this.runWithRetry(db, members).catch((error: unknown) => {
+      for (const member of members) member.reject(error);
+      return [];
+    }).then((deferred) => {
+      // Members past the group's byte cap were not decided: first in line for the next group.
+      queue.pending.unshift(...deferred);
+      queue.running = false;
+      this.pump(db, queue);
+    });
+  }
+
+  /** Runs one group to its end, settling its members; hands back those left for the next group. */
+  private async runWithRetry(db: string, members: Member[]): Promise<Member[]> {
+    for (let attempt = 1; ; attempt++) {
+      let client: PgClient | undefined;
+      try {
+        client = await this.pool.connect();
+        const { outcomes, committed, deferred } = await this.runGroup(client, db, members);
+        client.release();
+        client = undefined;
+        // After COMMIT and in sequence order: this instance's listeners hear of them at once.
+        for (const commit of committed) this.feed?.local(db, commit.seq, { kind: 'commit', db, commitTime: commit.commitTime, changes: commit.changes });
+        outcomes.forEach((outcome, i) => {
+          const member = members[i]!;
+          if (outcome.ok) member.resolve({ result: outcome.result, commitTime: outcome.commitTime });
+          else member.reject(outcome.error);
+        });
+        return deferred;
+      } catch (error) {
+        if (client) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          client.release();
+        }
+        // Locks are taken in order, so these are rare (a lock the server itself takes); the group is whole or absent.
+        if (isRetryable(error) && attempt < 5) continue;
+        for (const member of members) member.reject(error);
+        return [];
+      }
+    }
+  }
+
+  private async runGroup(client: PgClient, db: string, members: Member[]): Promise<{ outcomes: Outcome[]; committed: Committed[]; deferred: Member[] }> {
+    const paths = [...new Set(members.flatMap((member) => member.paths))];
+    // One round trip: the keys are numbers this process made, so they go in the text as literals.
+    await client.query(`BEGIN; SELECT pg_advisory_xact_lock(k) FROM unnest('{${lockKeys(db, paths).join(',')}}'::bigint[]) AS k`);
+    // The rows as the group's commits so far leave them (undefined: deleted by one of them).
+    const rows = new Map<string, DocumentRow | undefined>(await readRows(client, db, paths));
+    const meta = await lockMeta(client, db);
+    const alone = members.length === 1;
+    const outcomes: Outcome[] = [];
+    const committed: Committed[] = [];
+    let lastCommitTime = meta.lastCommitTime;
+    let seq = meta.seq;
+    let writtenBytes = 0;
+    /** Whether a savepoint is open (ROLLBACK TO keeps it, RELEASE ends it). */
+    let savepoint = false;
+    for (const [i, member] of members.entries()) {
+      if (writtenBytes >= maxGroupBytes) return this.finish(client, db, meta.seq, seq, lastCommitTime, outcomes, committed, members.slice(i));
+      const current = new Map<string, DocumentRow>();
+      for (const path of member.paths) {
+        const row = rows.get(path);
+        if (row) current.set(path, row);
+      }
+      const commitTime = Math.max(Math.floor(Date.now() * 1000), lastCommitTime + 1);
+      let decided: { changes: DocumentChange[]; result: unknown };
+      let writes: PgStatement[];
+      const stored: StoredChange[] = [];
+      try {
+        decided = member.decide(current, commitTime);
+        const replaced = decided.changes.flatMap((change) => {
+          const before = current.get(change.path);
+          return before && before.updateTime !== change.row?.updateTime ? [before] : [];
+        });
+        for (const change of decided.changes) stored.push({ path: change.path, before: current.get(change.path), after: change.row });
+        writes = [...this.history.keepStatement(db, replaced, commitTime), ...documentChangeStatements(db, decided.changes)];
+      } catch (error) {
+        // Refused before anything of it was written: it fails alone, the group goes on.
+        outcomes.push({ ok: false, error });
+        continue;
+      }
+      const nextSeq = stored.length ? seq + 1 : seq;
+      if (stored.length) writes.push({ sql: 'INSERT INTO fs_changes (db, seq, commit_time, changes) VALUES ($1, $2, $3, $4)', params: [db, nextSeq, commitTime, changeLogText(stored)] });
+      if (alone) {
+        // A group of one needs no savepoint: its failure is the transaction's. Everything in one round trip, as before grouping.
+        const combined = combinedStatement([...writes, metaUpdate(db, nextSeq, commitTime)], notifyStatement(db, meta.seq, nextSeq));
+        await client.query(combined.sql, combined.params);
+        await client.query('COMMIT');
+        return { outcomes: [{ ok: true, result: decided.result, commitTime }], committed: stored.length ? [{ seq: nextSeq, commitTime, changes: stored }] : [], deferred: [] };
+      }
+      if (writes.length) {
+        // RELEASE of the previous member's savepoint rides with this one's (simple protocol, no parameters).
+        await client.query(savepoint ? 'RELEASE SAVEPOINT member; SAVEPOINT member' : 'SAVEPOINT member');
+        savepoint = true;
+        try {
+          const combined = combinedStatement(writes, { sql: 'SELECT 1', params: [] });
+          await client.query(combined.sql, combined.params);
+        } catch (error) {
+          if (isRetryable(error)) throw error;
+          // If even the rollback fails, the transaction is gone: the whole group fails.
+          await client.query('ROLLBACK TO SAVEPOINT member');
+          outcomes.push({ ok: false, error });
+          continue;
+        }
+      }
+      for (const change of decided.changes) rows.set(change.path, change.row);
+      for (const change of decided.changes) writtenBytes += change.row ? Buffer.byteLength(change.row.fields) : 0;
+      outcomes.push({ ok: true, result: decided.result, commitTime });
+      if (stored.length) committed.push({ seq: nextSeq, commitTime, changes: stored });
+      lastCommitTime = commitTime;
+      seq = nextSeq;
+    }
+    return this.finish(client, db, meta.seq, seq, lastCommitTime, outcomes, committed, []);
+  }
+
+  /** The group's last time and sequence into fs_meta, one NOTIFY up to that sequence, COMMIT. */
+  private async finish(
+    client: PgClient,
+    db: string,
+    startSeq: number,
+    seq: number,
+    lastCommitTime: number,
+    outcomes: Outcome[],
+    committed: Committed[],
+    deferred: Member[],
+  ): Promise<{ outcomes: Outcome[]; committed: Committed[]; deferred: Member[] }> {
+    if (outcomes.some((outcome) => outcome.ok)) {
+      const final = combinedStatement([metaUpdate(db, seq, lastCommitTime)], notifyStatement(db, startSeq, seq));
+      await client.query(final.sql, final.params);
+      await client.query('COMMIT');
+    } else {
+      await client.query('ROLLBACK');
+    }
+    return { outcomes, committed, deferred };
+  }
+}
+
+/** Most commits in one group: each writes in a subtransaction, and past 64 of them every session's snapshots get slower (the subxid cache overflows). */
+const maxCommitsPerGroup = 64;
+/** Most documents named by one group's commits (locked and read together). */
+const maxPathsPerGroup = 500;
+/** Past this many bytes of written fields, the rest of a group waits for the next one. */
+const maxGroupBytes = 4 * 1024 * 1024;
+
+/** The next group from the front of the queue: at least one commit, then as many as fit. */
+function takeGroup(pending: Member[]): Member[] {
+  const group = [pending.shift()!];
+  let paths = group[0]!.paths.length;
+  while (pending.length && group.length < maxCommitsPerGroup && paths + pending[0]!.paths.length <= maxPathsPerGroup) {
+    const next = pending.shift()!;
+    paths += next.paths.length;
+    group.push(next);
+  }
+  return group;
+}
+
+/** fs_meta's new time and sequence. */
+function metaUpdate(db: string, seq: number, lastCommitTime: number): PgStatement {
+  return { sql: 'UPDATE fs_meta SET last_commit_time = $2, seq = $3 WHERE db = $1', params: [db, lastCommitTime, seq] };
+}
+
+/** A NOTIFY when the sequence moved: the other instances' feeds read up to it. */
+function notifyStatement(db: string, startSeq: number, seq: number): PgStatement {
+  return { sql: `SELECT CASE WHEN $1 THEN pg_notify('${changeChannel}', $2) END`, params: [seq > startSeq, notifyPayload(db, seq)] };
+}
+
+export async function readRows(queryable: PgQueryable, db: string, paths: readonly string[]): Promise<Map<string, DocumentRow>> {
+  const rows = new Map<string, DocumentRow>();
+  const unique = [...new Set(paths)];
+  if (unique.length === 0) return rows;
+  const keys = unique.map(pathKey);
+  const { rows: found } = await queryable.query<PgRowShape>(
+    `SELECT ${pgRowColumns} FROM fs_documents WHERE db = $1 AND (parent, doc_id) IN (SELECT * FROM unnest($2::bytea[], $3::bytea[]))`,
+    [db, keys.map((key) => key.parent), keys.map((key) => key.docId)],
+  );
+  for (const shape of found) {
+    const row = rowFromPg(shape);
+    rows.set(row.path, row);
+  }
+  return rows;
+}
+
+export async function lockMeta(client: PgClient, db: string): Promise<{ lastCommitTime: number; seq: number }> {
+  const { rows } = await client.query<{ last_commit_time: string; seq: string }>('SELECT last_commit_time, seq FROM fs_meta WHERE db = $1 FOR UPDATE', [db]);
+  const row = rows[0];
+  if (!row) throw new Error(`fs_meta has no row for ${db}`);
+  return { lastCommitTime: Number(row.last_commit_time), seq: Number(row.seq) };
+}
+
+/** One advisory lock key per document (64 bits of a hash of database and path), sorted: every commit locks in the same order. */
+function lockKeys(db: string, paths: readonly string[]): string[] {
+  const keys = new Set<bigint>();
+  for (const path of paths) keys.add(createHash('sha256').update(db).update('\u0000').update(path).digest().readBigInt64BE(0));
+  return [...keys].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map(String);
+}
+
+/** Serialization failure and deadlock: the transaction was rolled back whole and can run again. */
+function isRetryable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '40001' || code === '40P01';
+}
