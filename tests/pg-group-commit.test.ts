@@ -178,7 +178,7 @@ describe('group commit in the store', () => {
       return { changes: [change], result: current.get(path)?.fields };
     });
 
-  test('commits queued behind one in flight go together; each sees the earlier ones, a refused one and a failing statement are undone alone', async () => {
+  test('commits queued behind one in flight go together; each sees the earlier ones; refused ones and a failing statement are undone alone', async () => {
     await put('c/first', () => '{}');
     const start = await lastSeq(database.url, db);
     // The first starts at once; the others arrive while it is in flight and form the next group.
@@ -188,21 +188,28 @@ describe('group commit in the store', () => {
       store.transact(db, ['c/x'], () => {
         throw new Error('refused by decide');
       }),
-      // PostgreSQL's text cannot hold a NUL character: this commit's INSERT fails inside its savepoint.
+      // PostgreSQL's text cannot hold a NUL character: refused before it is sent.
       put('c/nul', () => '{"s":"\u0000"}'),
+      // A time past bigint: PostgreSQL refuses this commit's INSERT, inside its savepoint.
+      store.transact(db, ['c/big'], () => {
+        const big = { ...row('c/big', '{}', 2 ** 70), updateTime: 2 ** 70 };
+        return { changes: [{ path: 'c/big', parent: 'c', id: 'big', row: big, removeEntries: [], addEntries: [] }], result: undefined };
+      }),
       put('c/x', (current) => `{"v":${JSON.parse(current!.fields).v + 1}}`),
       put('c/y', () => '{"y":1}'),
     ];
     const outcomes = await Promise.allSettled([lone, ...queued]);
-    assert.deepEqual(outcomes.map((outcome) => outcome.status), ['fulfilled', 'fulfilled', 'rejected', 'rejected', 'fulfilled', 'fulfilled']);
+    assert.deepEqual(outcomes.map((outcome) => outcome.status), ['fulfilled', 'fulfilled', 'rejected', 'rejected', 'rejected', 'fulfilled', 'fulfilled']);
     assert.match(String((outcomes[2] as PromiseRejectedResult).reason), /refused by decide/);
+    assert.equal((outcomes[4] as PromiseRejectedResult).reason.code, '22003', 'bigint out of range, from PostgreSQL');
     // Each decided on the rows its group's earlier commits left: x went 0, 1, 2.
     const results = outcomes.map((outcome) => (outcome.status === 'fulfilled' ? (outcome.value as { result: string | undefined }).result : 'failed'));
-    assert.deepEqual(results, [undefined, '{"v":0}', 'failed', 'failed', '{"v":1}', undefined]);
-    const rows = await store.getDocuments(db, ['c/x', 'c/y', 'c/nul']);
+    assert.deepEqual(results, [undefined, '{"v":0}', 'failed', 'failed', 'failed', '{"v":1}', undefined]);
+    const rows = await store.getDocuments(db, ['c/x', 'c/y', 'c/nul', 'c/big']);
     assert.equal(rows.get('c/x')?.fields, '{"v":2}');
     assert.equal(rows.get('c/y')?.fields, '{"y":1}');
     assert.equal(rows.has('c/nul'), false);
+    assert.equal(rows.has('c/big'), false);
     const times = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [(outcome.value as { commitTime: number }).commitTime] : []));
     assert.ok(times.every((time, i) => i === 0 || time > times[i - 1]!), 'commit times rise in arrival order');
     const { seqs, xacts, timesRise } = await changesSince(database.url, db, start);

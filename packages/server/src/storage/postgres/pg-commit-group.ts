@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type pg from 'pg';
 import type { DocumentChange, DocumentRow } from '../document-store.js';
 import type { StoredChange } from '../change-feed.js';
 import type { PgClient, PgPool } from './pg-connection.js';
@@ -8,6 +9,7 @@ import type { PgDocumentHistory } from './pg-document-history.js';
 import { changeChannel, changeLogText, notifyPayload } from './pg-change-log.js';
 import { pathKey, pgRowColumns, rowFromPg, type PgRowShape } from './pg-document-scan.js';
 import { combinedStatement, documentChangeStatements, type PgStatement } from './pg-document-writes.js';
+import { inlineStatement, inlineStatements } from './pg-inline.js';
 
 export type Decide<T> = (current: Map<string, DocumentRow>, commitTime: number) => { changes: DocumentChange[]; result: T };
 
@@ -113,19 +115,20 @@ export class PgCommitGroups {
 
   private async runGroup(client: PgClient, db: string, members: Member[]): Promise<{ outcomes: Outcome[]; committed: Committed[]; deferred: Member[] }> {
     const paths = [...new Set(members.flatMap((member) => member.paths))];
-    // One round trip: the keys are numbers this process made, so they go in the text as literals.
-    await client.query(`BEGIN; SELECT pg_advisory_xact_lock(k) FROM unnest('{${lockKeys(db, paths).join(',')}}'::bigint[]) AS k`);
+    // One round trip: locks, then (each statement with its own snapshot, taken once they are held) the rows and fs_meta.
+    const opening = await client.query(
+      `BEGIN; SELECT pg_advisory_xact_lock(k) FROM unnest('{${lockKeys(db, paths).join(',')}}'::bigint[]) AS k; ` +
+        inlineStatements([readRowsStatement(db, paths), lockMetaStatement(db)]),
+    ) as unknown as Array<pg.QueryResult>;
     // The rows as the group's commits so far leave them (undefined: deleted by one of them).
-    const rows = new Map<string, DocumentRow | undefined>(await readRows(client, db, paths));
-    const meta = await lockMeta(client, db);
+    const rows = new Map<string, DocumentRow | undefined>(rowsFrom(opening[2]!.rows as PgRowShape[]));
+    const meta = metaFrom(opening[3]!.rows as MetaShape[], db);
     const alone = members.length === 1;
     const outcomes: Outcome[] = [];
     const committed: Committed[] = [];
     let lastCommitTime = meta.lastCommitTime;
     let seq = meta.seq;
     let writtenBytes = 0;
-    /** Whether a savepoint is open (ROLLBACK TO keeps it, RELEASE ends it). */
-    let savepoint = false;
     for (const [i, member] of members.entries()) {
       if (writtenBytes >= maxGroupBytes) return this.finish(client, db, meta.seq, seq, lastCommitTime, outcomes, committed, members.slice(i));
       const current = new Map<string, DocumentRow>();
@@ -135,7 +138,8 @@ export class PgCommitGroups {
       }
       const commitTime = Math.max(Math.floor(Date.now() * 1000), lastCommitTime + 1);
       let decided: { changes: DocumentChange[]; result: unknown };
-      let writes: PgStatement[];
+      let nextSeq: number;
+      let text: string;
       const stored: StoredChange[] = [];
       try {
         decided = member.decide(current, commitTime);
@@ -144,32 +148,30 @@ export class PgCommitGroups {
           return before && before.updateTime !== change.row?.updateTime ? [before] : [];
         });
         for (const change of decided.changes) stored.push({ path: change.path, before: current.get(change.path), after: change.row });
-        writes = [...this.history.keepStatement(db, replaced, commitTime), ...documentChangeStatements(db, decided.changes)];
+        const writes = [...this.history.keepStatement(db, replaced, commitTime), ...documentChangeStatements(db, decided.changes)];
+        nextSeq = stored.length ? seq + 1 : seq;
+        if (stored.length) writes.push({ sql: 'INSERT INTO fs_changes (db, seq, commit_time, changes) VALUES ($1, $2, $3, $4)', params: [db, nextSeq, commitTime, changeLogText(stored)] });
+        // A group of one needs no savepoint (its failure is the transaction's): writes, fs_meta, NOTIFY and COMMIT in one round trip.
+        text = alone
+          ? `${inlineStatement(combinedStatement([...writes, metaUpdate(db, nextSeq, commitTime)], notifyStatement(db, meta.seq, nextSeq)))}; COMMIT`
+          : writes.length ? `SAVEPOINT m${i}; ${inlineStatement(combinedStatement(writes, { sql: 'SELECT 1', params: [] }))}` : '';
       } catch (error) {
         // Refused before anything of it was written: it fails alone, the group goes on.
         outcomes.push({ ok: false, error });
         continue;
       }
-      const nextSeq = stored.length ? seq + 1 : seq;
-      if (stored.length) writes.push({ sql: 'INSERT INTO fs_changes (db, seq, commit_time, changes) VALUES ($1, $2, $3, $4)', params: [db, nextSeq, commitTime, changeLogText(stored)] });
       if (alone) {
-        // A group of one needs no savepoint: its failure is the transaction's. Everything in one round trip, as before grouping.
-        const combined = combinedStatement([...writes, metaUpdate(db, nextSeq, commitTime)], notifyStatement(db, meta.seq, nextSeq));
-        await client.query(combined.sql, combined.params);
-        await client.query('COMMIT');
+        await client.query(text);
         return { outcomes: [{ ok: true, result: decided.result, commitTime }], committed: stored.length ? [{ seq: nextSeq, commitTime, changes: stored }] : [], deferred: [] };
       }
-      if (writes.length) {
-        // RELEASE of the previous member's savepoint rides with this one's (simple protocol, no parameters).
-        await client.query(savepoint ? 'RELEASE SAVEPOINT member; SAVEPOINT member' : 'SAVEPOINT member');
-        savepoint = true;
+      if (text) {
+        // Savepoints stay open (nested, at most one per member): rolling back to this one undoes exactly this member.
         try {
-          const combined = combinedStatement(writes, { sql: 'SELECT 1', params: [] });
-          await client.query(combined.sql, combined.params);
+          await client.query(text);
         } catch (error) {
           if (isRetryable(error)) throw error;
-          // If even the rollback fails, the transaction is gone: the whole group fails.
-          await client.query('ROLLBACK TO SAVEPOINT member');
+          // If even the rollback fails (the savepoint was never made, the connection is gone), the whole group fails.
+          await client.query(`ROLLBACK TO SAVEPOINT m${i}`);
           outcomes.push({ ok: false, error });
           continue;
         }
@@ -196,9 +198,7 @@ export class PgCommitGroups {
     deferred: Member[],
   ): Promise<{ outcomes: Outcome[]; committed: Committed[]; deferred: Member[] }> {
     if (outcomes.some((outcome) => outcome.ok)) {
-      const final = combinedStatement([metaUpdate(db, seq, lastCommitTime)], notifyStatement(db, startSeq, seq));
-      await client.query(final.sql, final.params);
-      await client.query('COMMIT');
+      await client.query(`${inlineStatement(combinedStatement([metaUpdate(db, seq, lastCommitTime)], notifyStatement(db, startSeq, seq)))}; COMMIT`);
     } else {
       await client.query('ROLLBACK');
     }
@@ -235,15 +235,16 @@ function notifyStatement(db: string, startSeq: number, seq: number): PgStatement
   return { sql: `SELECT CASE WHEN $1 THEN pg_notify('${changeChannel}', $2) END`, params: [seq > startSeq, notifyPayload(db, seq)] };
 }
 
-export async function readRows(queryable: PgQueryable, db: string, paths: readonly string[]): Promise<Map<string, DocumentRow>> {
+function readRowsStatement(db: string, paths: readonly string[]): PgStatement {
+  const keys = [...new Set(paths)].map(pathKey);
+  return {
+    sql: `SELECT ${pgRowColumns} FROM fs_documents WHERE db = $1 AND (parent, doc_id) IN (SELECT * FROM unnest($2::bytea[], $3::bytea[]))`,
+    params: [db, keys.map((key) => key.parent), keys.map((key) => key.docId)],
+  };
+}
+
+function rowsFrom(found: readonly PgRowShape[]): Map<string, DocumentRow> {
   const rows = new Map<string, DocumentRow>();
-  const unique = [...new Set(paths)];
-  if (unique.length === 0) return rows;
-  const keys = unique.map(pathKey);
-  const { rows: found } = await queryable.query<PgRowShape>(
-    `SELECT ${pgRowColumns} FROM fs_documents WHERE db = $1 AND (parent, doc_id) IN (SELECT * FROM unnest($2::bytea[], $3::bytea[]))`,
-    [db, keys.map((key) => key.parent), keys.map((key) => key.docId)],
-  );
   for (const shape of found) {
     const row = rowFromPg(shape);
     rows.set(row.path, row);
@@ -251,11 +252,30 @@ export async function readRows(queryable: PgQueryable, db: string, paths: readon
   return rows;
 }
 
-export async function lockMeta(client: PgClient, db: string): Promise<{ lastCommitTime: number; seq: number }> {
-  const { rows } = await client.query<{ last_commit_time: string; seq: string }>('SELECT last_commit_time, seq FROM fs_meta WHERE db = $1 FOR UPDATE', [db]);
+export async function readRows(queryable: PgQueryable, db: string, paths: readonly string[]): Promise<Map<string, DocumentRow>> {
+  if (paths.length === 0) return new Map();
+  const statement = readRowsStatement(db, paths);
+  return rowsFrom((await queryable.query<PgRowShape>(statement.sql, statement.params)).rows);
+}
+
+interface MetaShape {
+  last_commit_time: string;
+  seq: string;
+}
+
+function lockMetaStatement(db: string): PgStatement {
+  return { sql: 'SELECT last_commit_time, seq FROM fs_meta WHERE db = $1 FOR UPDATE', params: [db] };
+}
+
+function metaFrom(rows: readonly MetaShape[], db: string): { lastCommitTime: number; seq: number } {
   const row = rows[0];
   if (!row) throw new Error(`fs_meta has no row for ${db}`);
   return { lastCommitTime: Number(row.last_commit_time), seq: Number(row.seq) };
+}
+
+export async function lockMeta(client: PgClient, db: string): Promise<{ lastCommitTime: number; seq: number }> {
+  const statement = lockMetaStatement(db);
+  return metaFrom((await client.query<MetaShape>(statement.sql, statement.params)).rows, db);
 }
 
 /** One advisory lock key per document (64 bits of a hash of database and path), sorted: every commit locks in the same order. */
