@@ -20,6 +20,8 @@ import { startHearth, type TestHearth } from './helpers/hearth.js';
 import { createTestPgDatabase, type TestPgDatabase } from './helpers/pg-database.js';
 
 setLogFunction(null);
+// No Google credentials to look for: the SDK talks to Hearth as an emulator.
+process.env.METADATA_SERVER_DETECTION ??= 'none';
 
 async function sql<R extends pg.QueryResultRow>(url: string, text: string, params: unknown[] = []): Promise<R[]> {
   const client = new pg.Client({ connectionString: url });
@@ -70,26 +72,27 @@ describe('group commit through the firebase-admin SDK', () => {
   const apps: App[] = [];
   const clients: Firestore[] = [];
   const db = () => `${server.projectId}/(default)`;
+  const savedEmulatorHost = process.env.FIRESTORE_EMULATOR_HOST;
 
   before(async () => {
     database = await createTestPgDatabase();
     server = await startHearth({ databaseUrl: database.url });
     await installProbe(database.url);
-    const saved = process.env.FIRESTORE_EMULATOR_HOST;
+    // Read by the SDK when it first calls, not when it is made: set for the whole suite.
     process.env.FIRESTORE_EMULATOR_HOST = server.hostPort;
     for (let i = 0; i < 6; i++) {
       const app = initializeApp({ projectId: server.projectId }, `group-${i}-${Date.now()}`);
       apps.push(app);
       clients.push(getFirestore(app));
     }
-    if (saved === undefined) delete process.env.FIRESTORE_EMULATOR_HOST;
-    else process.env.FIRESTORE_EMULATOR_HOST = saved;
     // Connected before the measured runs: the first calls of each client do not spread them out.
     await Promise.all(clients.map((client, i) => client.doc(`warm/c${i}`).set({ i })));
   });
 
   after(async () => {
     for (const app of apps) await deleteApp(app);
+    if (savedEmulatorHost === undefined) delete process.env.FIRESTORE_EMULATOR_HOST;
+    else process.env.FIRESTORE_EMULATOR_HOST = savedEmulatorHost;
     await server?.close();
     await database?.drop();
   });

@@ -41,10 +41,12 @@ interface Queue {
  * database are serial; the commits that arrive while one is in flight wait and then go together
  * in ONE PostgreSQL transaction and one fsync. A lone commit starts at once (no timer): the next
  * group forms while the current one is in flight. Inside a group each commit is decided in arrival
- * order on the rows as the earlier ones left them, gets its own commit time (strictly increasing)
- * and sequence, and writes inside a SAVEPOINT of its own, so a refused commit (decide throws, or
- * its statements fail) is undone alone. Nothing is acknowledged before the group's COMMIT; a
- * failure of the whole transaction fails every member (retried whole where PostgreSQL says so).
+ * order on the rows as the earlier ones left them and gets its own commit time (strictly
+ * increasing), sequence and fs_changes row; one refused by `decide` writes nothing and the group
+ * goes on. The group's writes then go in one round trip; should one of its statements fail, the
+ * group runs again with each member's writes inside a SAVEPOINT of its own, so the failing one is
+ * undone alone. Nothing is acknowledged before the group's COMMIT; a failure of the whole
+ * transaction fails every member (retried whole where PostgreSQL says so).
  */
 export class PgCommitGroups {
   private readonly queues = new Map<string, Queue>();
@@ -85,11 +87,12 @@ export class PgCommitGroups {
 
   /** Runs one group to its end, settling its members; hands back those left for the next group. */
   private async runWithRetry(db: string, members: Member[]): Promise<Member[]> {
+    let careful = false;
     for (let attempt = 1; ; attempt++) {
       let client: PgClient | undefined;
       try {
         client = await this.pool.connect();
-        const { outcomes, committed, deferred } = await this.runGroup(client, db, members);
+        const { outcomes, committed, deferred } = await this.runGroup(client, db, members, careful);
         client.release();
         client = undefined;
         // After COMMIT and in sequence order: this instance's listeners hear of them at once.
@@ -107,13 +110,24 @@ export class PgCommitGroups {
         }
         // Locks are taken in order, so these are rare (a lock the server itself takes); the group is whole or absent.
         if (isRetryable(error) && attempt < 5) continue;
+        // A statement of one member failed in the group's single round trip: again, one member at a time, to fail only that one.
+        if (!careful && members.length > 1 && typeof (error as { code?: unknown } | null)?.code === 'string') {
+          careful = true;
+          continue;
+        }
         for (const member of members) member.reject(error);
         return [];
       }
     }
   }
 
-  private async runGroup(client: PgClient, db: string, members: Member[]): Promise<{ outcomes: Outcome[]; committed: Committed[]; deferred: Member[] }> {
+  /**
+   * Every member is decided in JS on the rows as the earlier members leave them; then all their
+   * writes, fs_meta and COMMIT go in one round trip. Should a statement fail there, the group runs
+   * again `careful`ly: each member's writes in a round trip of their own inside a SAVEPOINT, so a
+   * failing one is rolled back alone.
+   */
+  private async runGroup(client: PgClient, db: string, members: Member[], careful: boolean): Promise<{ outcomes: Outcome[]; committed: Committed[]; deferred: Member[] }> {
     const paths = [...new Set(members.flatMap((member) => member.paths))];
     // One round trip: locks, then (each statement with its own snapshot, taken once they are held) the rows and fs_meta.
     const opening = await client.query(
@@ -129,8 +143,10 @@ export class PgCommitGroups {
     let lastCommitTime = meta.lastCommitTime;
     let seq = meta.seq;
     let writtenBytes = 0;
+    /** Members' writes not sent yet (all of them unless careful). */
+    const batch: string[] = [];
     for (const [i, member] of members.entries()) {
-      if (writtenBytes >= maxGroupBytes) return this.finish(client, db, meta.seq, seq, lastCommitTime, outcomes, committed, members.slice(i));
+      if (writtenBytes >= maxGroupBytes) return this.finish(client, db, meta.seq, seq, lastCommitTime, outcomes, committed, batch, members.slice(i));
       const current = new Map<string, DocumentRow>();
       for (const path of member.paths) {
         const row = rows.get(path);
@@ -154,7 +170,7 @@ export class PgCommitGroups {
         // A group of one needs no savepoint (its failure is the transaction's): writes, fs_meta, NOTIFY and COMMIT in one round trip.
         text = alone
           ? `${inlineStatement(combinedStatement([...writes, metaUpdate(db, nextSeq, commitTime)], notifyStatement(db, meta.seq, nextSeq)))}; COMMIT`
-          : writes.length ? `SAVEPOINT m${i}; ${inlineStatement(combinedStatement(writes, { sql: 'SELECT 1', params: [] }))}` : '';
+          : writes.length ? `${careful ? `SAVEPOINT m${i}; ` : ''}${inlineStatement(combinedStatement(writes, { sql: 'SELECT 1', params: [] }))}` : '';
       } catch (error) {
         // Refused before anything of it was written: it fails alone, the group goes on.
         outcomes.push({ ok: false, error });
@@ -164,7 +180,8 @@ export class PgCommitGroups {
         await client.query(text);
         return { outcomes: [{ ok: true, result: decided.result, commitTime }], committed: stored.length ? [{ seq: nextSeq, commitTime, changes: stored }] : [], deferred: [] };
       }
-      if (text) {
+      if (text && !careful) batch.push(text);
+      if (text && careful) {
         // Savepoints stay open (nested, at most one per member): rolling back to this one undoes exactly this member.
         try {
           await client.query(text);
@@ -183,7 +200,7 @@ export class PgCommitGroups {
       lastCommitTime = commitTime;
       seq = nextSeq;
     }
-    return this.finish(client, db, meta.seq, seq, lastCommitTime, outcomes, committed, []);
+    return this.finish(client, db, meta.seq, seq, lastCommitTime, outcomes, committed, batch, []);
   }
 
   /** The group's last time and sequence into fs_meta, one NOTIFY up to that sequence, COMMIT. */
@@ -195,10 +212,11 @@ export class PgCommitGroups {
     lastCommitTime: number,
     outcomes: Outcome[],
     committed: Committed[],
+    batch: readonly string[],
     deferred: Member[],
   ): Promise<{ outcomes: Outcome[]; committed: Committed[]; deferred: Member[] }> {
     if (outcomes.some((outcome) => outcome.ok)) {
-      await client.query(`${inlineStatement(combinedStatement([metaUpdate(db, seq, lastCommitTime)], notifyStatement(db, startSeq, seq)))}; COMMIT`);
+      await client.query([...batch, inlineStatement(combinedStatement([metaUpdate(db, seq, lastCommitTime)], notifyStatement(db, startSeq, seq))), 'COMMIT'].join('; '));
     } else {
       await client.query('ROLLBACK');
     }
