@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type pg from 'pg';
+import pg from 'pg';
 import type { DocumentChange, DocumentRow } from '../document-store.js';
 import type { StoredChange } from '../change-feed.js';
 import type { PgClient, PgPool } from './pg-connection.js';
@@ -111,7 +111,7 @@ export class PgCommitGroups {
         // Locks are taken in order, so these are rare (a lock the server itself takes); the group is whole or absent.
         if (isRetryable(error) && attempt < 5) continue;
         // A statement of one member failed in the group's single round trip: again, one member at a time, to fail only that one.
-        if (!careful && members.length > 1 && typeof (error as { code?: unknown } | null)?.code === 'string') {
+        if (!careful && members.length > 1 && isStatementError(error)) {
           careful = true;
           continue;
         }
@@ -307,4 +307,14 @@ function lockKeys(db: string, paths: readonly string[]): string[] {
 function isRetryable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === '40001' || code === '40P01';
+}
+
+/**
+ * PostgreSQL refused a statement for what it holds (bad data, a constraint, a limit, a statement
+ * it cannot run): the transaction did not commit, and running it again, one member at a time,
+ * finds the member at fault. Not so for a lost connection or a shutdown: COMMIT may have happened,
+ * so those fail the group rather than risk applying it twice.
+ */
+function isStatementError(error: unknown): boolean {
+  return error instanceof pg.DatabaseError && /^(22|23|42|54)/.test(error.code ?? '');
 }
