@@ -128,6 +128,22 @@ describe('group commit through the firebase-admin SDK', () => {
     assert.ok(timesRise);
   });
 
+  test('hostile strings in names and values come back exactly (statements carry them as literals)', async () => {
+    const nasty = ["o'brien", "'); DROP TABLE fs_documents; --", '\\x00ff', '$1 $2', "E'\\''", 'nul\u0000inside', '\u{1F600} ünï', '\\', "''"];
+    // Concurrent, so most of them go in one group: one round trip carries them all.
+    await Promise.all(nasty.map((text, i) => clients[i % clients.length]!.doc(`hostile/${encodeURIComponent(text)}-${i}`).set({ text, [text.replace(/[.\u0000]/g, '_') || 'k']: text, list: [text, i] })));
+    await Promise.all(nasty.map((text, i) => clients[0]!.collection('hostile').doc(`${text.replace(/\//g, '_')}-raw-${i}`).set({ text })));
+    for (const [i, text] of nasty.entries()) {
+      const snapshot = await clients[0]!.doc(`hostile/${encodeURIComponent(text)}-${i}`).get();
+      assert.equal(snapshot.get('text'), text);
+      assert.deepEqual(snapshot.get('list'), [text, i]);
+      const raw = await clients[0]!.collection('hostile').doc(`${text.replace(/\//g, '_')}-raw-${i}`).get();
+      assert.equal(raw.get('text'), text, `document named after ${JSON.stringify(text)}`);
+    }
+    const found = await clients[0]!.collection('hostile').where('text', '==', "'); DROP TABLE fs_documents; --").get();
+    assert.equal(found.size, 2);
+  });
+
   test('concurrent transactional increments from many clients end with the exact count', async () => {
     const counter = clients[0]!.doc('counters/c');
     await counter.set({ n: 0 });
