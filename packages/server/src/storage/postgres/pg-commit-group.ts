@@ -32,7 +32,10 @@ interface Committed {
 
 interface Queue {
   pending: Member[];
-  running: boolean;
+  /** A group is locking, reading or deciding: the next one waits until it sends its COMMIT. */
+  opening: boolean;
+  /** Groups not finished yet (at most two, but for a retry). */
+  inFlight: number;
 }
 
 /**
@@ -40,7 +43,7 @@ interface Queue {
  * database takes its fs_meta row and holds it through COMMIT, fsync included, so commits of one
  * database are serial; the commits that arrive while one is in flight wait and then go together
  * in ONE PostgreSQL transaction and one fsync. A lone commit starts at once (no timer): the next
- * group forms while the current one is in flight. Inside a group each commit is decided in arrival
+ * group forms while the current one is in flight, and starts once that one sends its COMMIT. Inside a group each commit is decided in arrival
  * order on the rows as the earlier ones left them and gets its own commit time (strictly
  * increasing), sequence and fs_changes row; one refused by `decide` writes nothing and the group
  * goes on. The group's writes then go in one round trip; should one of its statements fail, the
@@ -60,39 +63,60 @@ export class PgCommitGroups {
   submit<T>(db: string, paths: readonly string[], decide: Decide<T>): Promise<{ result: T; commitTime: number }> {
     return new Promise((resolve, reject) => {
       let queue = this.queues.get(db);
-      if (!queue) this.queues.set(db, (queue = { pending: [], running: false }));
+      if (!queue) this.queues.set(db, (queue = { pending: [], opening: false, inFlight: 0 }));
       queue.pending.push({ paths, decide, resolve: resolve as Member['resolve'], reject });
       this.pump(db, queue);
     });
   }
 
+  /**
+   * The next group starts as soon as the current one sends its COMMIT: its locks and reads then
+   * overlap that round trip and the fsync, and its fs_meta lock waits for them (whoever holds
+   * fs_meta already holds all its document locks, so there is no cycle).
+   */
   private pump(db: string, queue: Queue): void {
-    if (queue.running) return;
+    if (queue.opening) return;
     if (queue.pending.length === 0) {
-      this.queues.delete(db);
+      if (queue.inFlight === 0) this.queues.delete(db);
       return;
     }
-    queue.running = true;
+    queue.opening = true;
+    queue.inFlight++;
     const members = takeGroup(queue.pending);
-    void this.runWithRetry(db, members).catch((error: unknown) => {
-      for (const member of members) member.reject(error);
-      return [];
-    }).then((deferred) => {
+    let released = false;
+    const release = (deferred: readonly Member[]) => {
+      if (released) return;
+      released = true;
       // Members past the group's byte cap were not decided: first in line for the next group.
       queue.pending.unshift(...deferred);
-      queue.running = false;
+      queue.opening = false;
       this.pump(db, queue);
-    });
+    };
+    void this.runWithRetry(db, members, release)
+      .catch((error: unknown) => {
+        for (const member of members) member.reject(error);
+      })
+      .then(() => {
+        queue.inFlight--;
+        release([]);
+        if (queue.inFlight === 0 && !queue.opening && queue.pending.length === 0) this.queues.delete(db);
+      });
   }
 
-  /** Runs one group to its end, settling its members; hands back those left for the next group. */
-  private async runWithRetry(db: string, members: Member[]): Promise<Member[]> {
+  /** Runs one group to its end, settling its members; `release` hands the queue to the next group. */
+  private async runWithRetry(db: string, group: Member[], release: (deferred: readonly Member[]) => void): Promise<void> {
     let careful = false;
+    let members = group;
+    const handOver = (deferred: readonly Member[]) => {
+      // A retry runs without them: they are the next group's.
+      if (deferred.length) members = members.filter((member) => !deferred.includes(member));
+      release(deferred);
+    };
     for (let attempt = 1; ; attempt++) {
       let client: PgClient | undefined;
       try {
         client = await this.pool.connect();
-        const { outcomes, committed, deferred } = await this.runGroup(client, db, members, careful);
+        const { outcomes, committed } = await this.runGroup(client, db, members, careful, handOver);
         client.release();
         client = undefined;
         // After COMMIT and in sequence order: this instance's listeners hear of them at once.
@@ -102,7 +126,7 @@ export class PgCommitGroups {
           if (outcome.ok) member.resolve({ result: outcome.result, commitTime: outcome.commitTime });
           else member.reject(outcome.error);
         });
-        return deferred;
+        return;
       } catch (error) {
         if (client) {
           await client.query('ROLLBACK').catch(() => undefined);
@@ -116,7 +140,7 @@ export class PgCommitGroups {
           continue;
         }
         for (const member of members) member.reject(error);
-        return [];
+        return;
       }
     }
   }
@@ -127,7 +151,13 @@ export class PgCommitGroups {
    * again `careful`ly: each member's writes in a round trip of their own inside a SAVEPOINT, so a
    * failing one is rolled back alone.
    */
-  private async runGroup(client: PgClient, db: string, members: Member[], careful: boolean): Promise<{ outcomes: Outcome[]; committed: Committed[]; deferred: Member[] }> {
+  private async runGroup(
+    client: PgClient,
+    db: string,
+    members: Member[],
+    careful: boolean,
+    release: (deferred: readonly Member[]) => void,
+  ): Promise<{ outcomes: Outcome[]; committed: Committed[] }> {
     const paths = [...new Set(members.flatMap((member) => member.paths))];
     // One round trip: locks, then (each statement with its own snapshot, taken once they are held) the rows and fs_meta.
     const opening = await client.query(
@@ -146,7 +176,10 @@ export class PgCommitGroups {
     /** Members' writes not sent yet (all of them unless careful). */
     const batch: string[] = [];
     for (const [i, member] of members.entries()) {
-      if (writtenBytes >= maxGroupBytes) return this.finish(client, db, meta.seq, seq, lastCommitTime, outcomes, committed, batch, members.slice(i));
+      if (writtenBytes >= maxGroupBytes) {
+        release(members.slice(i));
+        return this.finish(client, db, meta.seq, seq, lastCommitTime, outcomes, committed, batch);
+      }
       const current = new Map<string, DocumentRow>();
       for (const path of member.paths) {
         const row = rows.get(path);
@@ -177,8 +210,9 @@ export class PgCommitGroups {
         continue;
       }
       if (alone) {
+        release([]);
         await client.query(text);
-        return { outcomes: [{ ok: true, result: decided.result, commitTime }], committed: stored.length ? [{ seq: nextSeq, commitTime, changes: stored }] : [], deferred: [] };
+        return { outcomes: [{ ok: true, result: decided.result, commitTime }], committed: stored.length ? [{ seq: nextSeq, commitTime, changes: stored }] : [] };
       }
       if (text && !careful) batch.push(text);
       if (text && careful) {
@@ -200,7 +234,8 @@ export class PgCommitGroups {
       lastCommitTime = commitTime;
       seq = nextSeq;
     }
-    return this.finish(client, db, meta.seq, seq, lastCommitTime, outcomes, committed, batch, []);
+    release([]);
+    return this.finish(client, db, meta.seq, seq, lastCommitTime, outcomes, committed, batch);
   }
 
   /** The group's last time and sequence into fs_meta, one NOTIFY up to that sequence, COMMIT. */
@@ -213,14 +248,13 @@ export class PgCommitGroups {
     outcomes: Outcome[],
     committed: Committed[],
     batch: readonly string[],
-    deferred: Member[],
-  ): Promise<{ outcomes: Outcome[]; committed: Committed[]; deferred: Member[] }> {
+  ): Promise<{ outcomes: Outcome[]; committed: Committed[] }> {
     if (outcomes.some((outcome) => outcome.ok)) {
       await client.query([...batch, inlineStatement(combinedStatement([metaUpdate(db, seq, lastCommitTime)], notifyStatement(db, startSeq, seq))), 'COMMIT'].join('; '));
     } else {
       await client.query('ROLLBACK');
     }
-    return { outcomes, committed, deferred };
+    return { outcomes, committed };
   }
 }
 
