@@ -1,15 +1,15 @@
-import { createHash } from 'node:crypto';
 import type { DocumentChange, DocumentRow, DocumentScan, DocumentStore, IndexEntry, IndexHit, IndexPosition, IndexScan } from '../document-store.js';
-import type { FeedEvent, StoredChange } from '../change-feed.js';
+import type { FeedEvent } from '../change-feed.js';
 import { idFromStored } from '../sqlite/sqlite-document-store.js';
-import { applyPgMigrations, inPgTransaction, type PgClient, type PgPool } from './pg-connection.js';
+import { applyPgMigrations, inPgTransaction, type PgPool } from './pg-connection.js';
 import type { PgQueryable } from './pg-document-scan.js';
 import { PgChangeFeed } from './pg-change-feed.js';
-import { changeChannel, changeLogText, notifyPayload } from './pg-change-log.js';
+import { changeChannel, notifyPayload } from './pg-change-log.js';
+import { lockMeta, PgCommitGroups, readRows, type Decide } from './pg-commit-group.js';
 import { PgDocumentHistory } from './pg-document-history.js';
 import { documentSchemaSteps } from './pg-document-schema.js';
-import { bytes, idBytes, indexValueKey, maxIndexValueBytes, pathKey, pgDocumentScanOrder, pgDocumentScanWhere, pgRowColumns, rowFromPg, type PgRowShape } from './pg-document-scan.js';
-import { combinedStatement, documentChangeStatements, runStatements } from './pg-document-writes.js';
+import { bytes, idBytes, indexValueKey, maxIndexValueBytes, pgDocumentScanOrder, pgDocumentScanWhere, pgRowColumns, rowFromPg, type PgRowShape } from './pg-document-scan.js';
+import { documentChangeStatements, runStatements } from './pg-document-writes.js';
 
 /**
  * Documents on PostgreSQL, shared by every instance using the database. A commit runs in one
@@ -19,10 +19,13 @@ import { combinedStatement, documentChangeStatements, runStatements } from './pg
  * (strictly after the last) and the change sequence. Taking that row last keeps the part of a
  * commit that is serialized per database short; holding it until COMMIT makes sequences visible
  * in order. The commit's changes go to fs_changes with a NOTIFY, for the other instances' feeds.
+ * Commits of one database that arrive while one is in flight on this instance share the next
+ * transaction (group commit, pg-commit-group.ts): one fs_meta lock and one fsync for all of them.
  */
 export class PgDocumentStore implements DocumentStore {
   private readonly history: PgDocumentHistory;
   private readonly knownDatabases = new Set<string>();
+  private readonly groups: PgCommitGroups;
 
   constructor(
     private readonly pool: PgPool,
@@ -31,6 +34,7 @@ export class PgDocumentStore implements DocumentStore {
     private readonly reader: PgQueryable = pool,
   ) {
     this.history = new PgDocumentHistory(pool, reader);
+    this.groups = new PgCommitGroups(pool, this.history, feed);
   }
 
   /** A view whose reads all see one snapshot (a REPEATABLE READ, READ ONLY transaction on one connection). */
@@ -52,57 +56,10 @@ export class PgDocumentStore implements DocumentStore {
   async transact<T>(
     db: string,
     paths: readonly string[],
-    decide: (current: Map<string, DocumentRow>, commitTime: number) => { changes: DocumentChange[]; result: T },
-  ): Promise<{ result: T; commitTime: number }> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.transactOnce(db, paths, decide);
-      } catch (error) {
-        // Locks are taken in order, so these are rare (a lock the server itself takes); the commit is whole or absent.
-        if (!isRetryable(error) || attempt >= 5) throw error;
-      }
-    }
-  }
-
-  private async transactOnce<T>(
-    db: string,
-    paths: readonly string[],
-    decide: (current: Map<string, DocumentRow>, commitTime: number) => { changes: DocumentChange[]; result: T },
+    decide: Decide<T>,
   ): Promise<{ result: T; commitTime: number }> {
     await this.ensureDatabase(db);
-    const client = await this.pool.connect();
-    try {
-      // One round trip: the keys are numbers this process made, so they go in the text as literals.
-      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(k) FROM unnest('{${lockKeys(db, paths).join(',')}}'::bigint[]) AS k`);
-      const current = await readRows(client, db, paths);
-      const meta = await lockMeta(client, db);
-      const commitTime = Math.max(Math.floor(Date.now() * 1000), meta.lastCommitTime + 1);
-      const { changes, result } = decide(current, commitTime);
-      const replaced = changes.flatMap((change) => {
-        const before = current.get(change.path);
-        return before && before.updateTime !== change.row?.updateTime ? [before] : [];
-      });
-      const stored: StoredChange[] = changes.map((change) => ({ path: change.path, before: current.get(change.path), after: change.row }));
-      const seq = stored.length ? meta.seq + 1 : meta.seq;
-      // Everything the commit writes in one round trip, while the fs_meta row is held.
-      const writes = [
-        ...this.history.keepStatement(db, replaced, commitTime),
-        ...documentChangeStatements(db, changes),
-        { sql: 'UPDATE fs_meta SET last_commit_time = $2, seq = $3 WHERE db = $1', params: [db, commitTime, seq] },
-        ...(stored.length ? [{ sql: 'INSERT INTO fs_changes (db, seq, commit_time, changes) VALUES ($1, $2, $3, $4)', params: [db, seq, commitTime, changeLogText(stored)] }] : []),
-      ];
-      const final = { sql: `SELECT CASE WHEN $1 THEN pg_notify('${changeChannel}', $2) END`, params: [stored.length > 0, notifyPayload(db, seq)] };
-      const combined = combinedStatement(writes, final);
-      await client.query(combined.sql, combined.params);
-      await client.query('COMMIT');
-      if (stored.length) this.feed?.local(db, seq, { kind: 'commit', db, commitTime, changes: stored });
-      return { result, commitTime };
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    return this.groups.submit(db, paths, decide);
   }
 
   async scanIndex(db: string, scan: IndexScan): Promise<IndexHit[]> {
@@ -224,36 +181,6 @@ export async function openPgDocumentStore(pool: PgPool): Promise<{ store: PgDocu
   return { store: new PgDocumentStore(pool, feed), feed };
 }
 
-async function readRows(queryable: PgQueryable, db: string, paths: readonly string[]): Promise<Map<string, DocumentRow>> {
-  const rows = new Map<string, DocumentRow>();
-  const unique = [...new Set(paths)];
-  if (unique.length === 0) return rows;
-  const keys = unique.map(pathKey);
-  const { rows: found } = await queryable.query<PgRowShape>(
-    `SELECT ${pgRowColumns} FROM fs_documents WHERE db = $1 AND (parent, doc_id) IN (SELECT * FROM unnest($2::bytea[], $3::bytea[]))`,
-    [db, keys.map((key) => key.parent), keys.map((key) => key.docId)],
-  );
-  for (const shape of found) {
-    const row = rowFromPg(shape);
-    rows.set(row.path, row);
-  }
-  return rows;
-}
-
-async function lockMeta(client: PgClient, db: string): Promise<{ lastCommitTime: number; seq: number }> {
-  const { rows } = await client.query<{ last_commit_time: string; seq: string }>('SELECT last_commit_time, seq FROM fs_meta WHERE db = $1 FOR UPDATE', [db]);
-  const row = rows[0];
-  if (!row) throw new Error(`fs_meta has no row for ${db}`);
-  return { lastCommitTime: Number(row.last_commit_time), seq: Number(row.seq) };
-}
-
-/** One advisory lock key per document (64 bits of a hash of database and path), sorted: every commit locks in the same order. */
-function lockKeys(db: string, paths: readonly string[]): string[] {
-  const keys = new Set<bigint>();
-  for (const path of paths) keys.add(createHash('sha256').update(db).update('\u0000').update(path).digest().readBigInt64BE(0));
-  return [...keys].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map(String);
-}
-
 function addBound(conditions: string[], params: unknown[], bound: IndexPosition | undefined, direction: '>' | '<'): void {
   if (!bound) return;
   if (bound.value.length > maxIndexValueBytes) {
@@ -270,10 +197,4 @@ function addBound(conditions: string[], params: unknown[], bound: IndexPosition 
     params.push(bound.value, idBytes(bound.docId));
     conditions.push(`(value, doc_id) ${op} ($${params.length - 1}, $${params.length})`);
   }
-}
-
-/** Serialization failure and deadlock: the transaction was rolled back whole and can run again. */
-function isRetryable(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === '40001' || code === '40P01';
 }
