@@ -44,6 +44,28 @@ after(async () => {
 
 const url = (path: string) => `${server!.url}${path}`;
 
+/** Signs up with the demo provider by redirect and turns on an authenticator app named `appName`. */
+async function providerAccountWithAuthenticator(page: Page, email: string, appName: string): Promise<{ atProvider: () => Promise<void>; device: TotpDevice }> {
+  const atProvider = async () => {
+    await page.waitForURL((address) => address.origin !== server!.url);
+    await page.getByLabel('Email').fill(email);
+    await page.getByRole('button', { name: 'Continue' }).click();
+  };
+  await page.goto(url('/signin'));
+  await page.getByRole('button', { name: `Sign in with ${demo}`, exact: true }).click();
+  await atProvider();
+  await page.getByTestId('signed-in-email').filter({ hasText: email }).waitFor();
+  await page.goto(url('/account'));
+  await page.getByRole('button', { name: 'Add an authenticator app' }).click();
+  await page.getByRole('button', { name: 'Start', exact: true }).click();
+  const device = new TotpDevice((await page.getByTestId('totp-secret').innerText()).trim());
+  await page.getByLabel('Code from the app').fill(device.next());
+  await page.getByLabel('Name for it').fill(appName);
+  await page.getByRole('button', { name: 'Turn on' }).click();
+  await page.getByTestId('second-factor-totp').filter({ hasText: appName }).waitFor();
+  return { atProvider, device };
+}
+
 async function newPage(options: { popupsBlocked?: boolean } = {}): Promise<{ context: BrowserContext; page: Page }> {
   const context = await record.newContext(browser!, waitMs);
   // As a popup blocker does: the app then sends the tab to the provider instead.
@@ -261,23 +283,7 @@ test('a provider account with an authenticator app confirms by redirect, then it
   const { context, page } = await newPage({ popupsBlocked: true });
   const email = uniqueEmail('redirect-mfa');
   const newEmail = uniqueEmail('redirect-mfa-moved');
-  const atProvider = async () => {
-    await page.waitForURL((address) => address.origin !== server!.url);
-    await page.getByLabel('Email').fill(email);
-    await page.getByRole('button', { name: 'Continue' }).click();
-  };
-  await page.goto(url('/signin'));
-  await page.getByRole('button', { name: `Sign in with ${demo}`, exact: true }).click();
-  await atProvider();
-  await page.getByTestId('signed-in-email').filter({ hasText: email }).waitFor();
-  await page.goto(url('/account'));
-  await page.getByRole('button', { name: 'Add an authenticator app' }).click();
-  await page.getByRole('button', { name: 'Start', exact: true }).click();
-  const device = new TotpDevice((await page.getByTestId('totp-secret').innerText()).trim());
-  await page.getByLabel('Code from the app').fill(device.next());
-  await page.getByLabel('Name for it').fill('Desk app');
-  await page.getByRole('button', { name: 'Turn on' }).click();
-  await page.getByTestId('second-factor-totp').filter({ hasText: 'Desk app' }).waitFor();
+  const { atProvider, device } = await providerAccountWithAuthenticator(page, email, 'Desk app');
 
   await context.clearCookies();
   await letSignInGoStale();
@@ -300,23 +306,7 @@ test('a provider account with an authenticator app confirms by redirect, then it
 test('cancelling the second step of a confirmation by redirect goes back to the account and gives the change up', stepTimeout, async () => {
   const { context, page } = await newPage({ popupsBlocked: true });
   const email = uniqueEmail('redirect-mfa-cancel');
-  const atProvider = async () => {
-    await page.waitForURL((address) => address.origin !== server!.url);
-    await page.getByLabel('Email').fill(email);
-    await page.getByRole('button', { name: 'Continue' }).click();
-  };
-  await page.goto(url('/signin'));
-  await page.getByRole('button', { name: `Sign in with ${demo}`, exact: true }).click();
-  await atProvider();
-  await page.getByTestId('signed-in-email').filter({ hasText: email }).waitFor();
-  await page.goto(url('/account'));
-  await page.getByRole('button', { name: 'Add an authenticator app' }).click();
-  await page.getByRole('button', { name: 'Start', exact: true }).click();
-  const device = new TotpDevice((await page.getByTestId('totp-secret').innerText()).trim());
-  await page.getByLabel('Code from the app').fill(device.next());
-  await page.getByLabel('Name for it').fill('Cancel app');
-  await page.getByRole('button', { name: 'Turn on' }).click();
-  await page.getByTestId('second-factor-totp').filter({ hasText: 'Cancel app' }).waitFor();
+  const { atProvider } = await providerAccountWithAuthenticator(page, email, 'Cancel app');
 
   await context.clearCookies();
   await letSignInGoStale();
