@@ -90,23 +90,29 @@ export async function copyDocuments(sqlite: Database.Database, client: PgClient,
 async function copyRows(sqlite: Database.Database, client: PgClient, copy: Copy, progress: CopyProgress): Promise<number> {
   // safeIntegers: times are microseconds, past 2^53 never in practice, but a copy must not round.
   const select = sqlite.prepare(copy.select).raw(true).safeIntegers(true);
-  let columns: unknown[][] = [];
-  let pending = 0;
   let count = 0;
-  const flush = async () => {
-    if (pending === 0) return;
+  await inBatches(select.iterate() as Iterable<unknown[]>, batchRows, async (rows) => {
+    const columns: unknown[][] = [];
+    for (const row of rows) {
+      const values = copy.convert(row.map((value) => (typeof value === 'bigint' ? value.toString() : value)));
+      values.forEach((value, i) => (columns[i] ??= []).push(value));
+    }
     await client.query(copy.insert, columns);
-    count += pending;
-    pending = 0;
-    columns = [];
+    count += rows.length;
     progress(copy.table, count);
-  };
-  for (const row of select.iterate() as Iterable<unknown[]>) {
-    const values = copy.convert(row.map((value) => (typeof value === 'bigint' ? value.toString() : value)));
-    if (columns.length === 0) columns = values.map(() => []);
-    values.forEach((value, i) => columns[i]!.push(value));
-    if (++pending >= batchRows) await flush();
-  }
-  await flush();
+  });
   return count;
+}
+
+/** Rows streamed from SQLite, written `size` at a time, so a large table never sits in memory. */
+export async function inBatches<T>(rows: Iterable<T>, size: number, write: (batch: T[]) => Promise<void>): Promise<void> {
+  let batch: T[] = [];
+  for (const row of rows) {
+    batch.push(row);
+    if (batch.length >= size) {
+      await write(batch);
+      batch = [];
+    }
+  }
+  if (batch.length > 0) await write(batch);
 }

@@ -6,7 +6,7 @@ import { openDatabaseFile } from '../storage/sqlite/sqlite-file.js';
 import { applyPgMigrations, inPgTransaction, openPgPool, type PgClient } from '../storage/postgres/pg-connection.js';
 import { identitySchemaSteps, rulesSchemaSteps } from '../storage/postgres/pg-identity-schema.js';
 import { documentSchemaSteps } from '../storage/postgres/pg-document-schema.js';
-import { copyDocuments, documentTables, type CopyProgress, type DocumentCopyReport } from './migrate-documents.js';
+import { copyDocuments, documentTables, inBatches, type CopyProgress, type DocumentCopyReport } from './migrate-documents.js';
 
 /**
  * `hearth migrate --data DIR --database-url URL`: an SQLite data folder's identity and rules rows,
@@ -107,22 +107,14 @@ function progressPrinter(): CopyProgress {
 
 async function copyTable(sqlite: Database.Database, client: PgClient, table: (typeof tables)[number]): Promise<number> {
   const select = sqlite.prepare(`SELECT ${table.columns.join(', ')} FROM ${table.name}`).raw(true);
-  let batch: unknown[][] = [];
   let count = 0;
-  const flush = async () => {
-    if (batch.length === 0) return;
-    const values: unknown[] = [];
-    const tuples = batch.map((row) => `(${row.map((value) => (values.push(value), `$${values.length}`)).join(', ')})`);
-    await client.query(`INSERT INTO ${table.name} (${table.columns.join(', ')}) VALUES ${tuples.join(', ')}`, values);
-    batch = [];
-  };
   const booleans = new Set((table.boolean ?? []).map((column) => table.columns.indexOf(column)));
-  for (const row of select.iterate() as Iterable<unknown[]>) {
-    batch.push(row.map((value, index) => (booleans.has(index) ? value === 1 : value)));
-    count++;
-    if (batch.length >= batchRows) await flush();
-  }
-  await flush();
+  await inBatches(select.iterate() as Iterable<unknown[]>, batchRows, async (batch) => {
+    const values: unknown[] = [];
+    const tuples = batch.map((row) => `(${row.map((value, index) => (values.push(booleans.has(index) ? value === 1 : value), `$${values.length}`)).join(', ')})`);
+    await client.query(`INSERT INTO ${table.name} (${table.columns.join(', ')}) VALUES ${tuples.join(', ')}`, values);
+    count += batch.length;
+  });
   // Ids were copied as they were: the sequence goes on after the largest.
   if (table.serial) await client.query(`SELECT setval(pg_get_serial_sequence('${table.name}', 'id'), GREATEST((SELECT max(id) FROM ${table.name}), 1))`);
   return count;
