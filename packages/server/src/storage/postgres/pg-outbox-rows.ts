@@ -1,16 +1,6 @@
-import type { MailDeliveryStatus, Mutation, OutboxMessage } from '../store.js';
+import type { OutboxMutation } from '../outbox-mutation.js';
+import type { MailDeliveryStatus, OutboxMessage } from '../store.js';
 import { num, type PgQueryable } from './pg-rows.js';
-
-export type OutboxMutation = Extract<
-  Mutation,
-  { kind: 'insertOutboxMessage' | 'updateMailDelivery' | 'deleteOutboxMessage' | 'deleteOutboxDecoys' | 'clearOutbox' | 'pruneOutbox' }
->;
-
-const outboxMutationKinds = new Set<string>(['insertOutboxMessage', 'updateMailDelivery', 'deleteOutboxMessage', 'deleteOutboxDecoys', 'clearOutbox', 'pruneOutbox']);
-
-export function isOutboxMutation(mutation: Mutation): mutation is OutboxMutation {
-  return outboxMutationKinds.has(mutation.kind);
-}
 
 interface OutboxRow {
   id: string;

@@ -18,7 +18,8 @@ import type {
 import { applyPgMigrations, inPgTransaction, type PgClient, type PgPool } from './pg-connection.js';
 import { applyCodeMutation, codeReads, deleteRealmCodeRows, isCodeMutation } from './pg-code-rows.js';
 import { identitySchemaSteps } from './pg-identity-schema.js';
-import { applyOutboxMutation, isOutboxMutation, outboxReads } from './pg-outbox-rows.js';
+import { isOutboxMutation } from '../outbox-mutation.js';
+import { applyOutboxMutation, outboxReads } from './pg-outbox-rows.js';
 import type { ThrottleRowReader } from '../throttle-reader.js';
 import { PgMailClaims } from './pg-mail-claims.js';
 import { isRetryable } from './pg-rows.js';

@@ -1,16 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { MailDeliveryStatus, Mutation, OutboxMessage } from '../store.js';
-
-type OutboxMutation = Extract<
-  Mutation,
-  { kind: 'insertOutboxMessage' | 'updateMailDelivery' | 'deleteOutboxMessage' | 'deleteOutboxDecoys' | 'clearOutbox' | 'pruneOutbox' }
->;
-
-const outboxMutationKinds = new Set<string>(['insertOutboxMessage', 'updateMailDelivery', 'deleteOutboxMessage', 'deleteOutboxDecoys', 'clearOutbox', 'pruneOutbox']);
-
-export function isOutboxMutation(mutation: Mutation): mutation is OutboxMutation {
-  return outboxMutationKinds.has(mutation.kind);
-}
+import type { MailDeliveryStatus, OutboxMessage } from '../store.js';
+import type { OutboxMutation } from '../outbox-mutation.js';
 
 interface OutboxRow {
   id: number;

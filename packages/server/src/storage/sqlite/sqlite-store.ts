@@ -20,7 +20,8 @@ import {
 import { openDatabaseFile } from './sqlite-file.js';
 import { SqliteDocumentStore } from './sqlite-document-store.js';
 import { isPhoneMutation, SqlitePhoneRows } from './sqlite-phone-rows.js';
-import { isOutboxMutation, SqliteOutboxRows } from './sqlite-outbox-rows.js';
+import { isOutboxMutation } from '../outbox-mutation.js';
+import { SqliteOutboxRows } from './sqlite-outbox-rows.js';
 import { SqliteAuditLog } from './sqlite-audit-log.js';
 import { SqliteRulesStore } from './sqlite-rules-store.js';
 import { SqliteHumanChecks } from './sqlite-human-checks.js';
