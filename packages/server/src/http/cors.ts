@@ -49,7 +49,7 @@ export function registerCors(app: FastifyInstance, adminOnly: (request: FastifyR
 }
 
 /** Adds a field to Vary unless it (or `*`) is there already, as the plugin's vary.js does. */
-function addToVary(reply: FastifyReply, field: string): void {
+export function addToVary(reply: FastifyReply, field: string): void {
   const current = reply.getHeader('Vary');
   if (current === undefined || current === '' || current === null) {
     void reply.header('Vary', field);

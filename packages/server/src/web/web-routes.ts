@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { existsSync } from 'node:fs';
 import { ActionLinks, actionPagePath, queryOf } from '../auth/core/action-links.js';
 import type { ProjectDirectory } from '../auth/core/project-config.js';
+import { addToVary } from '../http/cors.js';
 
 /** Paths that belong to the APIs; the web app's client-side routes never start with them. */
 const apiPrefixes = ['/identitytoolkit.googleapis.com/', '/securetoken.googleapis.com/', '/www.googleapis.com/', '/v1/', '/emulator/', '/robot/', '/service_accounts/', '/google.firestore'];
@@ -37,9 +38,13 @@ export async function registerWebRoutes(app: FastifyInstance, webRoot: string | 
   }
   // preCompressed: the build writes .br and .gz beside each file (packages/web/vite.config.ts).
   await app.register(fastifyStatic, { root: webRoot, wildcard: false, index: ['index.html'], preCompressed: true });
-  // Caches must keep the encodings of a built file apart (and the CORS answer's Origin).
+  // Caches must keep the encodings of a built file apart, beside the CORS answer's Origin (which
+  // the static plugin's own Vary may have replaced).
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (request.url.startsWith('/assets/')) void reply.header('vary', 'Origin, Accept-Encoding');
+    if (request.url.startsWith('/assets/')) {
+      addToVary(reply, 'Origin');
+      addToVary(reply, 'Accept-Encoding');
+    }
     done(null, payload);
   });
   app.get('/*', (request, reply) => {
