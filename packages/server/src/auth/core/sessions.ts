@@ -197,13 +197,13 @@ export class SessionService {
     if (request.grant_type !== 'refresh_token') throw authError('INVALID_GRANT_TYPE');
     if (!request.refresh_token) throw authError('MISSING_REFRESH_TOKEN');
     const tokenHash = hashRefreshToken(request.refresh_token);
-    const record = await this.deps.tokens.findRefreshToken(tokenHash);
-    if (!record) throw authError('INVALID_REFRESH_TOKEN');
+    const found = await this.deps.tokens.findRefreshToken(tokenHash);
+    if (!found) throw authError('INVALID_REFRESH_TOKEN');
+    const { token: record, user } = found;
     // A session stays in its realm: asked for in another tenant, it is refused, as Google's emulator does.
     if (request.tenantId && request.tenantId !== tenantOf(record.projectId)) throw authError('TENANT_ID_MISMATCH');
     // A tenant with disableAuth signs nobody in, and keeps nobody signed in.
     if (this.deps.projects.tenant(record.projectId)?.disableAuth) throw authError('PROJECT_DISABLED');
-    const user = await this.deps.users.get(record.projectId, record.localId);
     // A dead token answers once with the reason (the SDK signs its user out on these codes), then is dropped.
     if (!user || user.createdAt !== record.userCreatedAt) {
       await this.deps.tokens.forgetRefreshToken(tokenHash);

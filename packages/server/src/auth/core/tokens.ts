@@ -1,6 +1,6 @@
 import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { createHash, randomBytes, sign, type KeyObject } from 'node:crypto';
-import type { Mutation, RefreshTokenRecord, SecondFactorClaim, Store, UserRecord } from '../../storage/store.js';
+import type { Mutation, RefreshTokenRecord, RefreshTokenWithUser, SecondFactorClaim, Store, UserRecord } from '../../storage/store.js';
 import { authError } from '../errors.js';
 import { projectOf, tenantOf } from '../tenants/realm.js';
 import type { SigningKeyRing } from './signing-keys.js';
@@ -70,8 +70,9 @@ export class TokenService {
     return randomId(15);
   }
 
-  findRefreshToken(tokenHash: string): Promise<RefreshTokenRecord | undefined> {
-    return this.store.getRefreshToken(tokenHash);
+  /** The stored refresh token and its account as they are now, in one read (the account is undefined once deleted). */
+  findRefreshToken(tokenHash: string): Promise<RefreshTokenWithUser | undefined> {
+    return this.store.getRefreshTokenWithUser(tokenHash);
   }
 
   forgetRefreshToken(tokenHash: string): Promise<void> {

@@ -7,6 +7,7 @@ import type {
   PhoneVerificationRecord,
   ProjectRecord,
   RefreshTokenRecord,
+  RefreshTokenWithUser,
   ServiceAccountKeyRecord,
   ServiceAccountTokenRecord,
   SmsOutboxMessage,
@@ -72,6 +73,10 @@ export class PgStore implements Store, ThrottleRowReader {
 
   getRefreshToken(tokenHash: string): Promise<RefreshTokenRecord | undefined> {
     return userReads.getRefreshToken(this.pool, tokenHash);
+  }
+
+  getRefreshTokenWithUser(tokenHash: string): Promise<RefreshTokenWithUser | undefined> {
+    return userReads.getRefreshTokenWithUser(this.pool, tokenHash);
   }
 
   getOobCode(codeHash: string): Promise<OobCodeRecord | undefined> {

@@ -3,6 +3,7 @@ import {
   type Mutation,
   type ProjectRecord,
   type RefreshTokenRecord,
+  type RefreshTokenWithUser,
   type SecondFactorClaim,
   type ServiceAccountKeyRecord,
   type ServiceAccountTokenRecord,
@@ -70,6 +71,20 @@ interface ServiceAccountKeyRow {
   created_at: string;
 }
 
+function refreshTokenOf(row: TokenRow): RefreshTokenRecord {
+  return {
+    tokenHash: row.token_hash,
+    projectId: row.project_id,
+    localId: row.local_id,
+    userCreatedAt: num(row.user_created_at),
+    issuedAt: num(row.issued_at),
+    authTime: num(row.auth_time),
+    signInProvider: row.sign_in_provider,
+    ...(row.developer_claims !== null ? { developerClaims: row.developer_claims } : {}),
+    ...(row.second_factor !== null ? { secondFactor: JSON.parse(row.second_factor) as SecondFactorClaim } : {}),
+  };
+}
+
 async function oneUser(db: PgQueryable, sql: string, values: unknown[]): Promise<UserRecord | undefined> {
   const { rows } = await db.query<{ record: string }>(sql, values);
   return rows[0] ? (JSON.parse(rows[0].record) as UserRecord) : undefined;
@@ -101,19 +116,17 @@ export const userReads = {
 
   async getRefreshToken(db: PgQueryable, tokenHash: string): Promise<RefreshTokenRecord | undefined> {
     const { rows } = await db.query<TokenRow>('SELECT * FROM refresh_tokens WHERE token_hash = $1', [tokenHash]);
+    return rows[0] ? refreshTokenOf(rows[0]) : undefined;
+  },
+
+  async getRefreshTokenWithUser(db: PgQueryable, tokenHash: string): Promise<RefreshTokenWithUser | undefined> {
+    const { rows } = await db.query<TokenRow & { record: string | null }>(
+      'SELECT t.*, u.record FROM refresh_tokens t LEFT JOIN users u ON u.project_id = t.project_id AND u.local_id = t.local_id WHERE t.token_hash = $1',
+      [tokenHash],
+    );
     const row = rows[0];
     if (!row) return undefined;
-    return {
-      tokenHash: row.token_hash,
-      projectId: row.project_id,
-      localId: row.local_id,
-      userCreatedAt: num(row.user_created_at),
-      issuedAt: num(row.issued_at),
-      authTime: num(row.auth_time),
-      signInProvider: row.sign_in_provider,
-      ...(row.developer_claims !== null ? { developerClaims: row.developer_claims } : {}),
-      ...(row.second_factor !== null ? { secondFactor: JSON.parse(row.second_factor) as SecondFactorClaim } : {}),
-    };
+    return { token: refreshTokenOf(row), user: row.record === null ? undefined : (JSON.parse(row.record) as UserRecord) };
   },
 
   async listServiceAccountKeys(db: PgQueryable, projectId: string, clientEmail?: string): Promise<ServiceAccountKeyRecord[]> {

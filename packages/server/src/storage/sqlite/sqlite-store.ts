@@ -9,6 +9,7 @@ import {
   type PhoneVerificationRecord,
   type ProjectRecord,
   type RefreshTokenRecord,
+  type RefreshTokenWithUser,
   type ServiceAccountKeyRecord,
   type ServiceAccountTokenRecord,
   type SmsOutboxMessage,
@@ -78,6 +79,9 @@ export class SqliteStore implements Store {
       deleteAllUsers: db.prepare('DELETE FROM users WHERE project_id = ?'),
       deleteAllTokens: db.prepare('DELETE FROM refresh_tokens WHERE project_id = ?'),
       getToken: db.prepare<[string], TokenRow>('SELECT * FROM refresh_tokens WHERE token_hash = ?'),
+      getTokenWithUser: db.prepare<[string], TokenRow & { record: string | null }>(
+        'SELECT t.*, u.record FROM refresh_tokens t LEFT JOIN users u ON u.project_id = t.project_id AND u.local_id = t.local_id WHERE t.token_hash = ?',
+      ),
       insertToken: db.prepare(
         'INSERT INTO refresh_tokens (token_hash, project_id, local_id, user_created_at, issued_at, auth_time, sign_in_provider, developer_claims, second_factor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
@@ -150,6 +154,11 @@ export class SqliteStore implements Store {
   async getRefreshToken(tokenHash: string): Promise<RefreshTokenRecord | undefined> {
     const row = this.statements.getToken.get(tokenHash);
     return row ? refreshTokenOf(row) : undefined;
+  }
+
+  async getRefreshTokenWithUser(tokenHash: string): Promise<RefreshTokenWithUser | undefined> {
+    const row = this.statements.getTokenWithUser.get(tokenHash);
+    return row ? { token: refreshTokenOf(row), user: row.record === null ? undefined : (JSON.parse(row.record) as UserRecord) } : undefined;
   }
 
   async listServiceAccountKeys(projectId: string, clientEmail?: string): Promise<ServiceAccountKeyRecord[]> {
