@@ -71,6 +71,21 @@ describe('/metrics', () => {
     assert.match(text, /hearth_http_request_duration_seconds_bucket\{le="0.005",route="\/v1\/projects\/:project\/databases\/:database\/\*"\}/);
   });
 
+  // Requests are tallied on the request path and added to prom-client's counter when it is read
+  // (http/metrics.ts): every request counts exactly once, across scrapes, per status.
+  test('the request count moves by exactly the requests answered between two scrapes', async () => {
+    const series = (status: number) => `hearth_http_requests_total{route="/healthz",method="GET",status="${status}"}`;
+    const before = valueOf((await scrape()).text, series(200));
+    for (let i = 0; i < 7; i++) assert.equal((await fetch(`${server.url}/healthz`)).status, 200);
+    const middle = valueOf((await scrape()).text, series(200));
+    assert.equal(middle - before, 7);
+    for (let i = 0; i < 5; i++) await fetch(`${server.url}/healthz`);
+    const { text } = await scrape();
+    assert.equal(valueOf(text, series(200)) - middle, 5);
+    assert.equal(valueOf(text, series(404)), 0);
+    assert.match(text, /hearth_http_request_duration_seconds_count\{route="\/healthz"\} \d+/);
+  });
+
   test('sign-ins by method and failed sign-ins move with real sign-ins', async () => {
     const email = uniqueEmail('metrics');
     assert.equal((await adminPost(server, '/accounts', { email, password: 'secret-123456' })).status, 200);
