@@ -7,6 +7,7 @@ import { authError, unservedIdentityRoute } from '../auth/errors.js';
 import { ApiError, requestErrors } from './api-error.js';
 import { isFromForeignPage, type OriginPolicy } from './browser-origin.js';
 import { registerCors } from './cors.js';
+import { pathOf } from './url-path.js';
 import { handleError } from './error-handler.js';
 
 /** Paths only the admin credential may use: no CORS for them. */
@@ -59,7 +60,7 @@ export async function createHttpApp(logger: Logger, origins?: OriginPolicy): Pro
   // Browser apps on other origins may call the client APIs; administration is never reachable
   // from another site's page (in --dev, `Bearer owner` would otherwise let any page be admin).
   registerCors(app, (request) => {
-    const path = (request.url ?? '').split('?')[0] ?? '';
+    const path = pathOf(request.url ?? '');
     return adminPathPrefixes.some((prefix) => path.startsWith(prefix)) || (origins?.isAdminCredential(request.headers.authorization) ?? false);
   });
   await app.register(formBody, { bodyLimit: defaultBodyLimit });

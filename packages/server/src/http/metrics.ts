@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { pathOf } from './url-path.js';
 
 /**
  * Hearth's metrics, in one process-wide registry (prom-client) that every part counts into by
@@ -141,12 +142,6 @@ const signInMethods: Record<string, string> = {
 export function signInMethodOf(path: string): string | undefined {
   if (!path.startsWith('/identitytoolkit.googleapis.com/') && !path.startsWith('/www.googleapis.com/identitytoolkit/')) return undefined;
   return signInMethods[path.slice(path.lastIndexOf('/') + 1)];
-}
-
-/** The URL without its query (a slice, not split's array of parts: this runs on every request). */
-function pathOf(url: string): string {
-  const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
 }
 
 /** Counts every answered request (route template, never the raw URL: ids would explode the labels). */
