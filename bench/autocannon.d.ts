@@ -19,6 +19,8 @@ declare module 'autocannon' {
       /** Requests to make; when set, `duration` is ignored and the run ends with the last answer. */
       amount?: number;
       pipelining?: number;
+      /** Milliseconds between samples; a run also ends only on a sample tick. */
+      sampleInt?: number;
       /** Seconds before a request counts as timed out. */
       timeout?: number;
       method?: string;

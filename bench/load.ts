@@ -25,6 +25,8 @@ export interface LoadTarget {
    * given how many requests the run makes (for a timed run, an estimate: 1,000 a second).
    */
   bodies: readonly string[] | ((count: number) => readonly string[]);
+  /** Requests in the warm-up when bodies are drawn (default a hundred per connection). */
+  warmupRequests?: number;
 }
 
 /**
@@ -126,7 +128,7 @@ export async function measureLoad(target: LoadTarget, settings: LoadSettings): P
     let amount: number | undefined;
     if (settings.warmupSeconds > 0) {
       // Bodies usable once are drawn by count, so the warm-up is a count too (a hundred per connection).
-      const warmAmount = typeof target.bodies === 'function' ? settings.connections * 100 : undefined;
+      const warmAmount = typeof target.bodies === 'function' ? (target.warmupRequests ?? settings.connections * 100) : undefined;
       const warm = (await client.run(spec(target, settings.connections, settings.warmupSeconds, warmAmount))).result;
       assertClean('warm-up', target, warm);
       assertClean('drain', target, (await client.run(spec(target, 1, settings.warmupSeconds, 1))).result);

@@ -1,7 +1,8 @@
 /**
  * `npm run bench -- firestore`: Hearth's Cloud Firestore v1 REST API.
  *
- * 1. Commit throughput (documents written per second through `:commit`), beside raw better-sqlite3
+ * 1. Commit throughput (documents written per second through `:commit`, sent by the load client in a
+ *    process of its own, bench/load.ts, with Hearth's CPU per commit), beside raw better-sqlite3
  *    inserts of the same rows (the same JSON text, one row per document, WAL, synchronous=FULL, one
  *    transaction per batch) measured in this same process run: the ratio is the price of Hearth's
  *    HTTP, validation and index upkeep over the bare durable write. Beside them, Hearth's database

@@ -1,6 +1,7 @@
 /** The Firestore bench's header and tables. */
 import { loadavg } from 'node:os';
 import { machineLine } from '../env.js';
+import { loadClientLine } from '../load.js';
 import { count, mib, ms, renderTable, seconds, type Rate } from '../stats.js';
 import { layoutFor } from './data.js';
 import { queryKinds, type Latency } from './queries.js';
@@ -26,6 +27,7 @@ function commitTable(hearth: TargetResult | undefined, peer: TargetResult | unde
       `${plural(shape.batch, shape.overwrite ? 'overwrite' : 'write')}/commit, ${plural(shape.clients, 'client')}`,
       docsPerSecond(h, shape.batch),
       latencyCell(h),
+      h?.cpuMsPerOp === undefined ? '—' : ms(h.cpuMsPerOp),
       docsPerSecond(raw, shape.batch),
       latencyCell(raw),
       ratio(h, raw),
@@ -38,16 +40,17 @@ function commitTable(hearth: TargetResult | undefined, peer: TargetResult | unde
       ratio(h, e),
     ];
   });
-  return renderTable(['commit shape', 'Hearth docs/s', 'p50/p99 ms', 'raw SQLite docs/s', 'p50/p99 ms', 'Hearth÷raw', 'raw+index docs/s', 'Hearth÷raw+index', 'core docs/s', 'core÷raw', 'emulator docs/s', 'p50/p99 ms', 'Hearth÷emulator'], body);
+  return renderTable(['commit shape', 'Hearth docs/s', 'p50/p99 ms', 'CPU ms/commit', 'raw SQLite docs/s', 'p50/p99 ms', 'Hearth÷raw', 'raw+index docs/s', 'Hearth÷raw+index', 'core docs/s', 'core÷raw', 'emulator docs/s', 'p50/p99 ms', 'Hearth÷emulator'], body);
 }
 
 export function report(hearth: TargetResult | undefined, peer: TargetResult | undefined, peerNote: string | undefined, baselineRates: BaselineRates, floor: Latency | undefined): void {
   console.log('');
   console.log('Commit throughput (documents written per second; p50/p99 ms per commit)');
   console.log(commitTable(hearth, peer, baselineRates));
+  console.log('CPU ms/commit: Hearth\'s process (every thread, not the load client) per commit.');
   console.log('raw SQLite: better-sqlite3 in this process, WAL, synchronous=FULL, one transaction per batch of the same rows');
   console.log('(document name, the same fields JSON), one writer (SQLite serialises writers anyway), no index but the name key.');
-  console.log('overwrite: each writer cycles through ' + overwritePool + ' documents it wrote before the clock started, so every write replaces');
+  console.log('overwrite: the commits cycle through ' + overwritePool + ' documents per client, written before the clock started, so every write replaces');
   console.log('a version (raw SQLite: INSERT OR REPLACE of the row).');
   console.log('raw+index: the same, plus one WITHOUT ROWID index row per field (an overwrite reads the old row and replaces its');
   console.log('entries): the least any store that indexes every field, as Firestore does, must write. Hearth÷raw+index is Hearth\'s own cost.');
@@ -124,7 +127,7 @@ export function header(): string {
     `load average at start: ${loadavg().map((n) => n.toFixed(2)).join(' ')}`,
     `commits: ${settings.seconds} s measured after ${settings.warmupSeconds} s warm-up per shape; queries: ${settings.queries} per kind and size after up to ${settings.queryWarmup} warm-up (at most ${settings.querySeconds} s, at least ${minimumQueries})`,
     `sizes: Hearth ${settings.targets.includes('hearth') ? settings.sizes.map(count).join(', ') : 'not run'}; emulator ${settings.targets.includes('emulator') ? peerSizes.map(count).join(', ') : 'not run'}`,
-    'NOTE: the HTTP client runs in the same process as Hearth and shares its cores; the emulator has its own process.',
+    `commits: ${loadClientLine()}, for Hearth and the emulator alike; queries and the small reads beside big commits use fetch in this process`,
   ].join('\n');
 }
 
