@@ -2,15 +2,19 @@
  * Index upkeep on overwrite: a commit that replaces a document compares only the top-level fields
  * whose value changed (document-entries.ts), and the entries it removes and adds must be exactly
  * those a full comparison of every entry finds. Then, end to end on the configured backend, queries
- * by an overwritten value find nothing while unchanged fields' entries stay.
+ * by an overwritten value find nothing while unchanged fields' entries stay; and a multi-row
+ * INSERT of entries (sqlite-write-batch.ts BatchRunner) keeps each row's effect and order.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import Database from 'better-sqlite3';
 import type { IndexEntry } from '../packages/server/src/storage/document-store.js';
 import { changeFor, compositeKind, singleFieldEntries, type Doc } from '../packages/server/src/firestore/core/documents.js';
 import { diffEntries } from '../packages/server/src/firestore/core/document-entries.js';
 import { keyFromSegments } from '../packages/server/src/firestore/core/paths.js';
 import { fieldsFromWire } from '../packages/server/src/firestore/core/value-wire.js';
+import { migrate } from '../packages/server/src/storage/sqlite/migrations.js';
+import { BatchRunner, WriteBatch, entryRowsPerStatement } from '../packages/server/src/storage/sqlite/sqlite-write-batch.js';
 import { postJson, startHearth, type TestHearth } from './helpers/hearth.js';
 
 const key = keyFromSegments(['things', 'one']);
@@ -108,4 +112,26 @@ describe('queries after overwrites find the new values only', () => {
     assert.deepEqual(await where('drop', 'EQUAL', str('z')), []);
     assert.deepEqual(await where('keep', 'EQUAL', str('k')), ['f']);
   });
+});
+
+test('entries inserted several rows per statement land as one statement each would leave them', () => {
+  const db = new Database(':memory:');
+  migrate(db);
+  const runner = new BatchRunner(db);
+  const batch = new WriteBatch();
+  const entry = (docId: string, value: string) => ['p/(default)', 'c', 'f', 0, Buffer.from(value), docId] as const;
+  // More rows than one statement takes, a duplicate (ignored, not an error), and a delete between
+  // two inserts of the same entry: the delete must run after the first and before the second.
+  for (let i = 0; i < entryRowsPerStatement * 2 + 3; i++) batch.add('insertEntry', ...entry(`d${i}`, `v${i}`));
+  batch.add('insertEntry', ...entry('d0', 'v0'));
+  batch.add('insertEntry', ...entry('x', 'gone'));
+  batch.add('deleteEntry', ...entry('x', 'gone'));
+  batch.add('insertEntry', ...entry('y', 'back'));
+  batch.add('deleteEntry', ...entry('y', 'back'));
+  batch.add('insertEntry', ...entry('y', 'back'));
+  db.transaction(() => runner.run(batch.entries()))();
+  const rows = db.prepare('SELECT doc_id FROM fs_index ORDER BY doc_id').all() as Array<{ doc_id: string }>;
+  const expected = [...Array.from({ length: entryRowsPerStatement * 2 + 3 }, (_, i) => `d${i}`), 'y'].sort();
+  assert.deepEqual(rows.map((row) => row.doc_id), expected);
+  db.close();
 });
