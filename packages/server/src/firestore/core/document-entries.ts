@@ -58,6 +58,11 @@ function entryId(entry: IndexEntry): string {
 /** The entries of `old` that `next` lacks (to remove), and of `next` that `old` lacks (to add). */
 export function diffEntries(old: readonly IndexEntry[], next: readonly IndexEntry[]): { remove: IndexEntry[]; add: IndexEntry[] } {
   if (old.length === 0 || next.length === 0) return { remove: [...old], add: [...next] };
+  // A scalar field on both sides (the common overwrite): its one entry, compared without building ids.
+  if (old.length === 1 && next.length === 1) {
+    const [a, b] = [old[0]!, next[0]!];
+    return a.kind === b.kind && a.field === b.field && a.value.equals(b.value) ? { remove: [], add: [] } : { remove: [a], add: [b] };
+  }
   const oldIds = new Set(old.map(entryId));
   const nextIds = new Set(next.map(entryId));
   return { remove: old.filter((entry) => !nextIds.has(entryId(entry))), add: next.filter((entry) => !oldIds.has(entryId(entry))) };
