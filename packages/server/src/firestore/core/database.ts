@@ -275,7 +275,7 @@ export class DocumentDatabase {
         });
         // A write that left a document as it was keeps its updateTime: nothing to store or tell.
         const changed = [...state.entries()].filter(([path, after]) => before.get(path)?.updateTime !== after?.updateTime);
-        const changes = changed.map(([path, after]) => changeFor(before.get(path), after, this.indexing, encodingOf(after, encoded.get(path))));
+        const changes = changed.map(([path, after]) => changeFor(before.get(path), after, this.indexing, encodingOf(after, encoded.get(path)), current.get(path)?.nameKey));
         const committed = changed.map(([path, after]) => ({ path, before: before.get(path), after }));
         return { changes, result: { writeResults, committed, documents: state } };
       });

@@ -25,11 +25,11 @@ export function docFromRow(row: DocumentRow): Doc {
   };
 }
 
-/** `fieldsJson`: the fields' stored JSON when already known. */
-export function rowFromDoc(doc: Doc, fieldsJson?: string): DocumentRow {
+/** `fieldsJson`, `storedNameKey`: the fields' stored JSON and the path's name key when already known. */
+export function rowFromDoc(doc: Doc, fieldsJson?: string, storedNameKey?: Buffer): DocumentRow {
   return {
     ...doc.key,
-    nameKey: nameKey(doc.key.path),
+    nameKey: storedNameKey ?? nameKey(doc.key.path),
     createTime: doc.createTime,
     updateTime: doc.updateTime,
     fields: fieldsJson ?? JSON.stringify(fieldsToWire(doc.fields)),
@@ -128,11 +128,12 @@ export interface PreEncoded {
 /**
  * Only the entries that differ are written: an update of one field touches one entry, and fields
  * whose value did not change are not even encoded. `encoded`: `after`'s stored JSON and entries
- * when worked out before (commit-encoding.ts).
+ * when worked out before (commit-encoding.ts); `storedNameKey`: the stored row's name key (the
+ * same path's, so the same bytes), which an overwrite need not encode again.
  */
-export function changeFor(before: Doc | undefined, after: Doc | undefined, indexing: DocumentIndexing, encoded?: PreEncoded): DocumentChange {
+export function changeFor(before: Doc | undefined, after: Doc | undefined, indexing: DocumentIndexing, encoded?: PreEncoded, storedNameKey?: Buffer): DocumentChange {
   const key = (after ?? before)!.key;
-  const row = after ? rowFromDoc(after, encoded?.fieldsJson) : undefined;
+  const row = after ? rowFromDoc(after, encoded?.fieldsJson, storedNameKey) : undefined;
   const change = { path: key.path, parent: key.parent, id: key.id, row };
   // A new document has nothing to compare with, a deleted one leaves nothing.
   if (!before) return { ...change, removeEntries: [], addEntries: after ? (encoded?.entries ?? [...singleFieldEntries(after.fields), ...indexing.composite(after)]) : [] };
