@@ -27,9 +27,14 @@ export function docFromRow(row: DocumentRow): Doc {
 
 /** `fieldsJson`, `storedNameKey`: the fields' stored JSON and the path's name key when already known. */
 export function rowFromDoc(doc: Doc, fieldsJson?: string, storedNameKey?: Buffer): DocumentRow {
+  const key = doc.key;
+  // Named properties rather than a spread of the key: this runs once per document written.
   return {
-    ...doc.key,
-    nameKey: storedNameKey ?? nameKey(doc.key.path),
+    path: key.path,
+    parent: key.parent,
+    collectionId: key.collectionId,
+    id: key.id,
+    nameKey: storedNameKey ?? nameKey(key.path),
     createTime: doc.createTime,
     updateTime: doc.updateTime,
     fields: fieldsJson ?? JSON.stringify(fieldsToWire(doc.fields)),
@@ -134,13 +139,14 @@ export interface PreEncoded {
 export function changeFor(before: Doc | undefined, after: Doc | undefined, indexing: DocumentIndexing, encoded?: PreEncoded, storedNameKey?: Buffer): DocumentChange {
   const key = (after ?? before)!.key;
   const row = after ? rowFromDoc(after, encoded?.fieldsJson, storedNameKey) : undefined;
-  const change = { path: key.path, parent: key.parent, id: key.id, row };
+  const change = (removeEntries: IndexEntry[], addEntries: IndexEntry[]): DocumentChange => ({ path: key.path, parent: key.parent, id: key.id, row, removeEntries, addEntries });
   // A new document has nothing to compare with, a deleted one leaves nothing.
-  if (!before) return { ...change, removeEntries: [], addEntries: after ? (encoded?.entries ?? [...singleFieldEntries(after.fields), ...indexing.composite(after)]) : [] };
-  if (!after) return { ...change, removeEntries: [...singleFieldEntries(before.fields), ...indexing.composite(before)], addEntries: [] };
+  if (!before) return change([], after ? (encoded?.entries ?? [...singleFieldEntries(after.fields), ...indexing.composite(after)]) : []);
+  if (!after) return change([...singleFieldEntries(before.fields), ...indexing.composite(before)], []);
   const single = singleFieldChanges(before.fields, after.fields, encoded?.byField);
   const composite = diffEntries(indexing.composite(before), encoded ? encoded.entries.filter((entry) => entry.kind === compositeKind) : indexing.composite(after));
-  return { ...change, removeEntries: [...single.remove, ...composite.remove], addEntries: [...single.add, ...composite.add] };
+  if (composite.remove.length === 0 && composite.add.length === 0) return change(single.remove, single.add);
+  return change([...single.remove, ...composite.remove], [...single.add, ...composite.add]);
 }
 
 // ---- size -----------------------------------------------------------------------------------
