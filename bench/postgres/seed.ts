@@ -9,7 +9,7 @@
  * BENCH_PG_SEED=commits loads through DocumentDatabase.commit instead (500 documents per commit).
  */
 import type { DocumentChange, DocumentStore } from '../../packages/server/src/storage/document-store.js';
-import { changeFor, singleFieldEntries, type Doc } from '../../packages/server/src/firestore/core/documents.js';
+import { changeFor, type Doc } from '../../packages/server/src/firestore/core/documents.js';
 import type { Write } from '../../packages/server/src/firestore/core/writes.js';
 import { inPgTransaction, type PgPool } from '../../packages/server/src/storage/postgres/pg-connection.js';
 import { documentChangeStatements, runStatements } from '../../packages/server/src/storage/postgres/pg-document-writes.js';
@@ -20,7 +20,7 @@ const batchSize = 5000;
 function changesOf(writes: readonly Write[], time: number): DocumentChange[] {
   return writes.map((write) => {
     const doc: Doc = { key: write.key, fields: write.fields!, createTime: time, updateTime: time };
-    return changeFor(undefined, doc, (d) => singleFieldEntries(d.fields));
+    return changeFor(undefined, doc, { composite: () => [] });
   });
 }
 

@@ -1,15 +1,17 @@
 import type { IndexEntry } from '../../storage/document-store.js';
+import { singleFieldEntriesByField } from './document-entries.js';
 import type { Doc } from './documents.js';
 import { TimeSlices } from './time-slices.js';
 import { fieldsToWire } from './value-wire.js';
 import type { Fields } from './values.js';
 import type { Write } from './writes.js';
 
-/** A document's stored form worked out ahead of its commit: its fields JSON and index entries. */
+/** A document's stored form worked out ahead of its commit: its fields JSON and index entries (all, and the single-field ones by top-level field). */
 export interface EncodedDocument {
   fields: Fields;
   fieldsJson: string;
   entries: IndexEntry[];
+  byField: Map<string, IndexEntry[]>;
 }
 
 /**
@@ -18,7 +20,7 @@ export interface EncodedDocument {
  * slices: what such a document becomes does not depend on what is stored, and encoding hundreds of
  * large documents at once inside the transaction would hold the event loop for all of it.
  */
-export async function encodeReplacements(writes: readonly Write[], entriesOf: (doc: Doc) => IndexEntry[], slices = new TimeSlices()): Promise<Map<string, EncodedDocument>> {
+export async function encodeReplacements(writes: readonly Write[], compositeOf: (doc: Doc) => IndexEntry[], slices = new TimeSlices()): Promise<Map<string, EncodedDocument>> {
   const writesPerPath = new Map<string, number>();
   for (const write of writes) writesPerPath.set(write.key.path, (writesPerPath.get(write.key.path) ?? 0) + 1);
   const encoded = new Map<string, EncodedDocument>();
@@ -28,7 +30,10 @@ export async function encodeReplacements(writes: readonly Write[], entriesOf: (d
     await slices.pause(bytesDone);
     const fields = write.fields;
     const fieldsJson = JSON.stringify(fieldsToWire(fields));
-    encoded.set(write.key.path, { fields, fieldsJson, entries: entriesOf({ key: write.key, fields, createTime: 0, updateTime: 0 }) });
+    const byField = singleFieldEntriesByField(fields);
+    const entries = [...byField.values()].flat();
+    entries.push(...compositeOf({ key: write.key, fields, createTime: 0, updateTime: 0 }));
+    encoded.set(write.key.path, { fields, fieldsJson, entries, byField });
     bytesDone = fieldsJson.length;
   }
   return encoded;

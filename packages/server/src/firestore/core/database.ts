@@ -4,7 +4,7 @@ import type { ChangeFeed, FeedEvent } from '../../storage/change-feed.js';
 import { hasSnapshotReads } from '../../storage/snapshot-reads.js';
 import { compositeEntries, indexSetText, type CompositeIndex } from './composite-indexes.js';
 import { encodeReplacements, encodingOf } from './commit-encoding.js';
-import { changeFor, docFromRow, singleFieldEntries, type Doc } from './documents.js';
+import { changeFor, docFromRow, type Doc, type DocumentIndexing } from './documents.js';
 import { firestoreErrors } from './errors.js';
 import { checkPartitionable, partitionPoints } from './partitions.js';
 import { executeQuery, type QueryResult } from './planner.js';
@@ -250,7 +250,7 @@ export class DocumentDatabase {
     const paths = writes.map((write) => write.key.path);
     try {
       if (transaction?.readOnly && writes.length) throw firestoreErrors.invalidArgument('Cannot modify entities in a read-only transaction.');
-      const encoded = await encodeReplacements(writes, (doc) => this.entriesOf(doc));
+      const encoded = await encodeReplacements(writes, (doc) => this.indexing.composite(doc));
       await this.transactions.acquireForWrite(dbKey, paths, transaction);
       const { result, commitTime } = await this.store.transact(dbKey, [...paths, ...(transaction ? transaction.reads.keys() : [])], (current, commitTime) => {
         if (transaction) checkReadsUnchanged(transaction, current);
@@ -275,7 +275,7 @@ export class DocumentDatabase {
         });
         // A write that left a document as it was keeps its updateTime: nothing to store or tell.
         const changed = [...state.entries()].filter(([path, after]) => before.get(path)?.updateTime !== after?.updateTime);
-        const changes = changed.map(([path, after]) => changeFor(before.get(path), after, (doc) => this.entriesOf(doc), encodingOf(after, encoded.get(path))));
+        const changes = changed.map(([path, after]) => changeFor(before.get(path), after, this.indexing, encodingOf(after, encoded.get(path)), current.get(path)?.nameKey));
         const committed = changed.map(([path, after]) => ({ path, before: before.get(path), after }));
         return { changes, result: { writeResults, committed, documents: state } };
       });
@@ -344,10 +344,9 @@ export class DocumentDatabase {
     return () => this.clearListeners.delete(listener);
   }
 
-  private entriesOf(doc: Doc) {
-    const single = singleFieldEntries(doc.fields);
-    return this.options.compositeIndexes.length ? [...single, ...compositeEntries(this.options.compositeIndexes, doc)] : single;
-  }
+  private readonly indexing: DocumentIndexing = {
+    composite: (doc) => (this.options.compositeIndexes.length ? compositeEntries(this.options.compositeIndexes, doc) : []),
+  };
 }
 
 /** A read's snapshot time: the one asked for, or its read-only transaction's. */

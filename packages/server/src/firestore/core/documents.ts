@@ -1,9 +1,9 @@
 import type { DocumentChange, DocumentRow, IndexEntry } from '../../storage/document-store.js';
-import { indexValueKey } from '../../storage/index-value-prefix.js';
 import { firestoreErrors } from './errors.js';
-import { encodeSegments, encodeValue } from './index-encoding.js';
-import { formatFieldPath, fullName, keyFromSegments, type DatabaseId, type DocumentKey } from './paths.js';
-import { isVector, type Fields, type Value } from './values.js';
+import { compositeKind, diffEntries, singleFieldChanges, singleFieldEntries } from './document-entries.js';
+import { encodeSegments } from './index-encoding.js';
+import { fullName, keyFromSegments, type DatabaseId, type DocumentKey } from './paths.js';
+import type { Fields, Value } from './values.js';
 import { fieldsToWire, formatMicros, storedFields } from './value-wire.js';
 
 /** A stored document as the engine sees it; times in microseconds since the epoch. */
@@ -25,11 +25,16 @@ export function docFromRow(row: DocumentRow): Doc {
   };
 }
 
-/** `fieldsJson`: the fields' stored JSON when already known. */
-export function rowFromDoc(doc: Doc, fieldsJson?: string): DocumentRow {
+/** `fieldsJson`, `storedNameKey`: the fields' stored JSON and the path's name key when already known. */
+export function rowFromDoc(doc: Doc, fieldsJson?: string, storedNameKey?: Buffer): DocumentRow {
+  const key = doc.key;
+  // Named properties rather than a spread of the key: this runs once per document written.
   return {
-    ...doc.key,
-    nameKey: nameKey(doc.key.path),
+    path: key.path,
+    parent: key.parent,
+    collectionId: key.collectionId,
+    id: key.id,
+    nameKey: storedNameKey ?? nameKey(key.path),
     createTime: doc.createTime,
     updateTime: doc.updateTime,
     fields: fieldsJson ?? JSON.stringify(fieldsToWire(doc.fields)),
@@ -109,67 +114,39 @@ export function deleteField(fields: Fields, path: readonly string[]): void {
 
 // ---- index entries --------------------------------------------------------------------------
 
-export const valueKind = 0;
-export const arrayElementKind = 1;
-export const compositeKind = 2;
+export { arrayElementKind, compositeKind, singleFieldEntries, valueKind } from './document-entries.js';
 
-/** Every field at every depth of maps, both as a value and, for arrays, per distinct element. */
-export function singleFieldEntries(fields: Fields): IndexEntry[] {
-  const entries: IndexEntry[] = [];
-  const visit = (map: Fields, prefix: string[]) => {
-    for (const [name, value] of map) {
-      const path = [...prefix, name];
-      const field = formatFieldPath(path);
-      entries.push({ field, kind: valueKind, value: indexValueKey(encodeValue(value)) });
-      if (value.type === 'array') {
-        // Distinct by the kept prefix: two long elements sharing it are one entry (an update removing one keeps it).
-        const seen = new Set<string>();
-        for (const element of value.values) {
-          const encoded = indexValueKey(encodeValue(element));
-          const id = encoded.toString('latin1');
-          if (seen.has(id)) continue;
-          seen.add(id);
-          entries.push({ field, kind: arrayElementKind, value: encoded });
-        }
-      } else if (value.type === 'map' && !isVector(value)) {
-        visit(value.fields, path);
-      }
-    }
-  };
-  visit(fields, []);
-  return entries;
+/** How a database indexes a document beyond its fields (which it always indexes): the declared composite indexes. */
+export interface DocumentIndexing {
+  composite(doc: Doc): IndexEntry[];
 }
 
-function entryId(entry: IndexEntry): string {
-  return `${entry.kind}\u0000${entry.field}\u0000${entry.value.toString('latin1')}`;
+/** A document's stored form worked out before its commit (commit-encoding.ts). */
+export interface PreEncoded {
+  fieldsJson: string;
+  /** Every entry, single-field and composite. */
+  entries: IndexEntry[];
+  /** The single-field entries by top-level field. */
+  byField: ReadonlyMap<string, IndexEntry[]>;
 }
 
 /**
- * Only the entries that differ are written: an update of one field touches one entry. `encoded`:
- * `after`'s stored JSON and entries when worked out before (commit-encoding.ts).
+ * Only the entries that differ are written: an update of one field touches one entry, and fields
+ * whose value did not change are not even encoded. `encoded`: `after`'s stored JSON and entries
+ * when worked out before (commit-encoding.ts); `storedNameKey`: the stored row's name key (the
+ * same path's, so the same bytes), which an overwrite need not encode again.
  */
-export function changeFor(
-  before: Doc | undefined,
-  after: Doc | undefined,
-  entriesOf: (doc: Doc) => IndexEntry[],
-  encoded?: { fieldsJson: string; entries: IndexEntry[] },
-): DocumentChange {
+export function changeFor(before: Doc | undefined, after: Doc | undefined, indexing: DocumentIndexing, encoded?: PreEncoded, storedNameKey?: Buffer): DocumentChange {
   const key = (after ?? before)!.key;
-  const next = after ? (encoded?.entries ?? entriesOf(after)) : [];
-  const row = after ? rowFromDoc(after, encoded?.fieldsJson) : undefined;
-  // A new document has nothing to compare with.
-  if (!before) return { path: key.path, parent: key.parent, id: key.id, row, removeEntries: [], addEntries: next };
-  const old = entriesOf(before);
-  const oldIds = new Set(old.map(entryId));
-  const nextIds = new Set(next.map(entryId));
-  return {
-    path: key.path,
-    parent: key.parent,
-    id: key.id,
-    row,
-    removeEntries: old.filter((entry) => !nextIds.has(entryId(entry))),
-    addEntries: next.filter((entry) => !oldIds.has(entryId(entry))),
-  };
+  const row = after ? rowFromDoc(after, encoded?.fieldsJson, storedNameKey) : undefined;
+  const change = (removeEntries: IndexEntry[], addEntries: IndexEntry[]): DocumentChange => ({ path: key.path, parent: key.parent, id: key.id, row, removeEntries, addEntries });
+  // A new document has nothing to compare with, a deleted one leaves nothing.
+  if (!before) return change([], after ? (encoded?.entries ?? [...singleFieldEntries(after.fields), ...indexing.composite(after)]) : []);
+  if (!after) return change([...singleFieldEntries(before.fields), ...indexing.composite(before)], []);
+  const single = singleFieldChanges(before.fields, after.fields, encoded?.byField);
+  const composite = diffEntries(indexing.composite(before), encoded ? encoded.entries.filter((entry) => entry.kind === compositeKind) : indexing.composite(after));
+  if (composite.remove.length === 0 && composite.add.length === 0) return change(single.remove, single.add);
+  return change([...single.remove, ...composite.remove], [...single.add, ...composite.add]);
 }
 
 // ---- size -----------------------------------------------------------------------------------

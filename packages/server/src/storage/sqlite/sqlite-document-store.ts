@@ -12,7 +12,7 @@ import type {
 import { numericIdValue } from '../../firestore/core/values.js';
 import { indexValueKey, maxIndexValueBytes } from '../index-value-prefix.js';
 import { CommitGroups } from './sqlite-commit-group.js';
-import { statementNames, writeStatements, type WriteBatch, type WriteStatement } from './sqlite-write-batch.js';
+import { BatchRunner, type WriteBatch } from './sqlite-write-batch.js';
 import { SqliteWriter } from './sqlite-writer.js';
 import { SqliteDocumentHistory, type VersionShape } from './sqlite-document-history.js';
 import { documentScanOrder, documentScanWhere } from './sqlite-document-scan.js';
@@ -55,7 +55,7 @@ export class SqliteDocumentStore implements DocumentStore {
    * a later commit of the same group reads it, as it would have in one transaction.
    */
   private readonly overlay = new Map<string, DocumentRow | null>();
-  private inlineStatements: Map<WriteStatement, Database.Statement> | undefined;
+  private inlineRunner: BatchRunner | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -139,11 +139,8 @@ export class SqliteDocumentStore implements DocumentStore {
 
   /** A small group, on this connection (CommitGroups sends it here only while the writer thread is idle). */
   private writeHere(batch: WriteBatch): void {
-    this.inlineStatements ??= new Map(statementNames.map((name) => [name, this.db.prepare(writeStatements[name].sql)]));
-    const statements = this.inlineStatements;
-    this.db.transaction(() => {
-      for (const [name, params] of batch.entries()) statements.get(name)!.run(...params);
-    }).immediate();
+    const runner = (this.inlineRunner ??= new BatchRunner(this.db));
+    this.db.transaction(() => runner.run(batch.entries())).immediate();
   }
 
   /** Once per group, last in its transaction: the last commit time of each database it wrote. */

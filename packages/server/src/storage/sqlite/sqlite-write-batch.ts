@@ -4,6 +4,7 @@
  * (structured clone of thousands of small Buffers would clone each one's pooled backing store).
  * Both threads import this file: the main thread builds a batch, the writer runs it.
  */
+import type Database from 'better-sqlite3';
 
 /** The statements a group runs; `blobs` names the parameters that are BLOBs. */
 export const writeStatements = {
@@ -135,5 +136,57 @@ function* statementsOf(ops: ArrayLike<number>, args: ReadonlyArray<string | numb
       params[i] = blobs.includes(i) ? blobAt(arg as number) : arg;
     }
     yield [name, params];
+  }
+}
+
+/** Index entries inserted per statement at most: one multi-row INSERT costs less than as many single ones. */
+export const entryRowsPerStatement = 16;
+
+
+/**
+ * Runs a group's statements in order on one connection (inside the caller's transaction).
+ * Consecutive `insertEntry`s (a document's new index entries, often several documents') go up to
+ * `entryRowsPerStatement` rows per INSERT: the same rows, inserted in the same order relative to
+ * every other statement (the pending rows are inserted before any other statement runs), and
+ * INSERT OR IGNORE skips a duplicate row alone, as it did one statement at a time.
+ */
+export class BatchRunner {
+  private readonly single: Map<WriteStatement, Database.Statement<Param[]>>;
+  private readonly insertRows = new Map<number, Database.Statement<Param[]>>();
+
+  constructor(private readonly db: Database.Database) {
+    this.single = new Map(statementNames.map((name) => [name, db.prepare<Param[]>(writeStatements[name].sql)]));
+  }
+
+  run(statements: Iterable<[WriteStatement, Param[]]>): void {
+    const pending: Param[] = [];
+    let rows = 0;
+    const flush = () => {
+      if (rows === 0) return;
+      this.insertStatement(rows).run(...pending);
+      pending.length = 0;
+      rows = 0;
+    };
+    for (const [name, params] of statements) {
+      if (name !== 'insertEntry') {
+        flush();
+        this.single.get(name)!.run(...params);
+        continue;
+      }
+      for (const param of params) pending.push(param);
+      if (++rows === entryRowsPerStatement) flush();
+    }
+    flush();
+  }
+
+  private insertStatement(rows: number): Database.Statement<Param[]> {
+    if (rows === 1) return this.single.get('insertEntry')!;
+    let statement = this.insertRows.get(rows);
+    if (!statement) {
+      const values = Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?)').join(', ');
+      statement = this.db.prepare<Param[]>(`INSERT OR IGNORE INTO fs_index (db, parent, field, kind, value, doc_id) VALUES ${values}`);
+      this.insertRows.set(rows, statement);
+    }
+    return statement;
   }
 }

@@ -7,7 +7,7 @@
  */
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
-import { statementNames, unpack, writeStatements, type WriteStatement } from './sqlite-write-batch.js';
+import { BatchRunner, unpack } from './sqlite-write-batch.js';
 import type { WriterData, WriterReply, WriterRequest } from './sqlite-writer-protocol.js';
 
 const { file, latch } = workerData as WriterData;
@@ -19,10 +19,10 @@ db.pragma('busy_timeout = 5000');
 db.pragma('foreign_keys = ON');
 // SQLite's automatic checkpoint (past 1,000 pages of log) runs in the COMMIT that crosses it: after a
 // big group, here, so the main connection's own checkpoints find little left to copy.
-const statements = new Map<WriteStatement, Database.Statement>(statementNames.map((name) => [name, db.prepare(writeStatements[name].sql)]));
+const runner = new BatchRunner(db);
 
 const runGroup = db.transaction((request: Extract<WriterRequest, { kind: 'write' }>) => {
-  for (const [name, params] of unpack(request.writes)) statements.get(name)!.run(...params);
+  runner.run(unpack(request.writes));
   holdForTest();
 });
 
