@@ -232,3 +232,24 @@ test('a commit reaches a stream before any request that came after it, as one sn
   assert.deepEqual(trace(messages), ['doc:c/o3', 'doc:o/two', 'SNAPSHOT']);
   session.close();
 });
+
+test('a commit in one collection reaches its collection-group and documents targets too', async () => {
+  const { session, messages } = open();
+  const targetsOf = () => messages.filter((m) => m.documentChange).map((m) => `${m.documentChange.targetIds}`);
+  const commitAndSee = async (path: string) => {
+    messages.length = 0;
+    await write(path, { n: int(1) });
+    await settle();
+    return targetsOf();
+  };
+  session.receive({ addTarget: { targetId: 20, query: { parent: root, structuredQuery: { from: [{ collectionId: 'g' }] } } } });
+  session.receive({ addTarget: { targetId: 22, documents: { documents: [`${root}/g/b`] } } });
+  await settle();
+  assert.deepEqual(await commitAndSee('g/b'), ['20', '22']);
+  session.receive({ removeTarget: 22 });
+  session.receive({ addTarget: { targetId: 21, query: { parent: root, structuredQuery: { from: [{ collectionId: 'g', allDescendants: true }] } } } });
+  await settle();
+  assert.deepEqual(await commitAndSee('g/a'), ['20', '21']);
+  assert.deepEqual(await commitAndSee('p/x/g/c'), ['21']);
+  session.close();
+});
