@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { getAuth } from 'firebase/auth';
 import { collection, doc, onSnapshot, query, where, type DocumentSnapshot, type Firestore, type QuerySnapshot } from 'firebase/firestore';
 import { loadFirestoreRoot, messageFromJson, messageToJson } from '../packages/server/src/firestore/api/grpc-codec.js';
-import { listenResponseJson, listenResponseSerializer } from '../packages/server/src/firestore/api/listen-encoding.js';
+import { listenFramer, listenResponseJson, listenResponseSerializer } from '../packages/server/src/firestore/api/listen-encoding.js';
 import { Snapshots, admin, newClient, run, target, useGrpcTarget, within } from './helpers/firestore-grpc-clients.js';
 import { withRules } from './helpers/security-rules.js';
 
@@ -304,5 +304,18 @@ describe('shared Listen encodings', () => {
     const first = ListenResponse.decode(serialize({ documentChange: { document, targetIds: [5] } })) as unknown as Json;
     const second = ListenResponse.decode(serialize({ documentChange: { document, targetIds: [6] } })) as unknown as Json;
     assert.deepEqual([first.documentChange.targetIds, second.documentChange.targetIds], [[5], [6]]);
+  });
+
+  test('a call\'s messages framed at once are the general encoder\'s bytes, each behind its gRPC prefix', () => {
+    const frame = listenFramer(ListenResponse);
+    const framed = (message: Json) => {
+      const body = generic(message);
+      const prefix = Buffer.alloc(5);
+      prefix.writeUInt32BE(body.length, 1);
+      return Buffer.concat([prefix, body]);
+    };
+    // Every message after every other (the document's frames cached by id length and kind as they go), then all at once.
+    for (const a of messages) for (const b of messages) assert.deepEqual(frame([a, b]), Buffer.concat([framed(a), framed(b)]), JSON.stringify([a, b]));
+    assert.deepEqual(frame(messages), Buffer.concat(messages.map(framed)));
   });
 });

@@ -212,3 +212,44 @@ test('documents targets, removal, a reused target id, and a denied target', asyn
   assert.deepEqual(denied.errors, []);
   denied.session.close();
 });
+
+test('a commit reaches a stream before any request that came after it, as one snapshot across its targets', async () => {
+  const { session, messages } = open();
+  session.receive(queryTarget(2, below(5)));
+  session.receive(queryTarget(3, below(0)));
+  session.receive({ addTarget: { targetId: 11, documents: { documents: [`${root}/o/two`] } } });
+  await settle();
+  messages.length = 0;
+  // Idle streams send a commit at the next tick, with every other stream's: a request in between waits for it.
+  await write('c/o1', { n: int(1) });
+  session.receive({ removeTarget: 3 });
+  await settle();
+  assert.deepEqual(trace(messages), ['doc:c/o1', 'SNAPSHOT', 'REMOVE:3']);
+  messages.length = 0;
+  // A query target and a documents target (judged again, which reads) in one commit: still one snapshot.
+  await database.commit(db, [parseWrite(db, { update: { name: `${root}/c/o3`, fields: { n: int(3) } } }, 'write'), parseWrite(db, { update: { name: `${root}/o/two`, fields: { n: int(2) } } }, 'write')]);
+  await settle();
+  assert.deepEqual(trace(messages), ['doc:c/o3', 'doc:o/two', 'SNAPSHOT']);
+  session.close();
+});
+
+test('a commit in one collection reaches its collection-group and documents targets too', async () => {
+  const { session, messages } = open();
+  const targetsOf = () => messages.filter((m) => m.documentChange).map((m) => `${m.documentChange.targetIds}`);
+  const commitAndSee = async (path: string) => {
+    messages.length = 0;
+    await write(path, { n: int(1) });
+    await settle();
+    return targetsOf();
+  };
+  session.receive({ addTarget: { targetId: 20, query: { parent: root, structuredQuery: { from: [{ collectionId: 'g' }] } } } });
+  session.receive({ addTarget: { targetId: 22, documents: { documents: [`${root}/g/b`] } } });
+  await settle();
+  assert.deepEqual(await commitAndSee('g/b'), ['20', '22']);
+  session.receive({ removeTarget: 22 });
+  session.receive({ addTarget: { targetId: 21, query: { parent: root, structuredQuery: { from: [{ collectionId: 'g', allDescendants: true }] } } } });
+  await settle();
+  assert.deepEqual(await commitAndSee('g/a'), ['20', '21']);
+  assert.deepEqual(await commitAndSee('p/x/g/c'), ['21']);
+  session.close();
+});

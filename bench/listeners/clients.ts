@@ -1,11 +1,12 @@
 /**
  * One process of listening clients (driver.ts forks several, so that the clients' own CPU is spread
  * over processes and is not what the bench measures). A client is one HTTP/2 connection speaking
- * raw gRPC; each listener is a Listen stream of its own on `messages where room == R`. Nothing is
- * decoded past what a listener needs: its first CURRENT (protobufjs, once), then only the commit
- * number the writer stamped into each document (`@@seq=<n>;`, found in the bytes). A listener's
- * receipt time is `performance.timeOrigin + performance.now()`, a clock every process on the
- * machine shares, so the driver can set it against the writer's acknowledgement.
+ * raw gRPC (h2-client.ts: frames read off the socket); each listener is a Listen stream of its own
+ * on `messages where room == R`. Nothing is decoded past what a listener needs: its first CURRENT
+ * (protobufjs, once), then only the commit number the writer stamped into each document
+ * (`@@seq=<n>;`, found in the bytes). A listener's receipt time is when the bytes that complete its
+ * message were read from the socket, as `performance.timeOrigin + performance.now()`, a clock every
+ * process on the machine shares, so the driver can set it against the writer's acknowledgement.
  *
  * One process may also be the writer: it commits over REST and reports when it sent each commit
  * and when the commit was acknowledged, on the same clock.
@@ -14,10 +15,10 @@
  * protocol.ts over the IPC channel, and tells the driver on its own when all its listeners have a
  * commit (`{event: 'seen', seq}`).
  */
-import { connect, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import { loadFirestoreRoot } from '../../packages/server/src/firestore/api/grpc-codec.js';
 import { checkCommit, commitBody } from '../firestore/data.js';
 import { post, type Endpoint } from '../firestore/targets.js';
+import { H2Connection } from './h2-client.js';
 import type { ClientEvent, ClientOps, ClientReply, ClientRequest } from './protocol.js';
 
 const server = JSON.parse(process.argv[2] ?? '{}') as Endpoint;
@@ -41,21 +42,12 @@ class Listener {
   ready = false;
   lastSeq = -1;
   private buffered: Buffer = Buffer.alloc(0);
-  readonly stream: ClientHttp2Stream;
 
   constructor(
-    session: ClientHttp2Session,
+    connection: H2Connection,
     readonly room: Room,
     targetId: number,
   ) {
-    this.stream = session.request({
-      ':method': 'POST',
-      ':path': '/google.firestore.v1.Firestore/Listen',
-      'content-type': 'application/grpc',
-      te: 'trailers',
-      authorization: 'Bearer owner',
-      'google-cloud-resource-prefix': database,
-    });
     const request = ListenRequest.encode(
       ListenRequest.fromObject({
         database,
@@ -71,16 +63,21 @@ class Listener {
     const frame = Buffer.alloc(5 + request.length);
     frame.writeUInt32BE(request.length, 1);
     frame.set(request, 5);
-    this.stream.write(frame);
-    this.stream.on('data', (chunk: Buffer) => this.onData(chunk));
-    this.stream.on('error', (error) => room.fail(error));
-    this.stream.on('close', () => {
-      if (!room.closing) room.fail(new Error(`a Listen stream of ${room.name} closed (${this.stream.rstCode ?? 'no code'})`));
+    const headers: Array<[string, string]> = [
+      ['content-type', 'application/grpc'],
+      ['te', 'trailers'],
+      ['authorization', 'Bearer owner'],
+      ['google-cloud-resource-prefix', database],
+    ];
+    connection.request('/google.firestore.v1.Firestore/Listen', headers, frame, {
+      data: (chunk, at) => this.onData(chunk, at),
+      closed: (reason) => {
+        if (!room.closing) room.fail(new Error(`a Listen stream of ${room.name} closed: ${reason}`));
+      },
     });
   }
 
-  private onData(chunk: Buffer): void {
-    const at = clock();
+  private onData(chunk: Buffer, at: number): void {
     let bytes = this.buffered.length ? Buffer.concat([this.buffered, chunk]) : chunk;
     while (bytes.length >= 5) {
       const length = bytes.readUInt32BE(1);
@@ -88,7 +85,8 @@ class Listener {
       this.onMessage(bytes.subarray(5, 5 + length), at);
       bytes = bytes.subarray(5 + length);
     }
-    this.buffered = bytes;
+    // The chunk is the connection's, valid only during this call: a partial message is copied.
+    this.buffered = bytes.length ? Buffer.from(bytes) : Buffer.alloc(0);
   }
 
   private onMessage(message: Buffer, at: number): void {
@@ -171,23 +169,19 @@ class Room {
 }
 
 let room: Room | undefined;
-let sessions: ClientHttp2Session[] = [];
+let sessions: H2Connection[] = [];
 let nextTargetId = 1;
 let cpuMark = process.cpuUsage();
 
-function openSession(): Promise<ClientHttp2Session> {
-  return new Promise((resolve, reject) => {
-    const session = connect(server.origin);
-    session.once('connect', () => resolve(session));
-    session.once('error', reject);
-  });
+function openSession(): Promise<H2Connection> {
+  return H2Connection.open(server.origin);
 }
 
 const handlers: { [K in keyof ClientOps]: (args: ClientOps[K]['args']) => Promise<ClientOps[K]['result']> } = {
   async open({ room: name, listeners, clients }) {
     const began = performance.now();
     if (room?.name !== name) room = new Room(name);
-    const added: ClientHttp2Session[] = [];
+    const added: H2Connection[] = [];
     for (let i = 0; i < clients; i += openBatch) added.push(...(await Promise.all(Array.from({ length: Math.min(openBatch, clients - i) }, openSession))));
     sessions.push(...added);
     for (let i = 0; i < listeners; i += openBatch) {
@@ -213,8 +207,7 @@ const handlers: { [K in keyof ClientOps]: (args: ClientOps[K]['args']) => Promis
   },
   async close() {
     if (room) room.closing = true;
-    for (const listener of room?.listeners ?? []) listener.stream.close();
-    await Promise.all(sessions.map((session) => new Promise<void>((resolve) => session.close(() => resolve()))));
+    await Promise.all(sessions.map((session) => session.close()));
     sessions = [];
     room = undefined;
     return null;

@@ -124,7 +124,7 @@ export async function startClientProcess(server: Endpoint, processes: number): P
     },
     async commits({ commits }) {
       const listeners = children.reduce((sum, child) => sum + child.listeners, 0);
-      const run: CommitRun = { latencies: [], fromSend: [], last: [], commit: [], received: 0, expected: listeners * commits, clientCpuMs: 0 };
+      const run: CommitRun = { latencies: [], fromSend: [], first: [], last: [], commit: [], received: 0, expected: listeners * commits, clientCpuMs: 0 };
       await Promise.all([writer, ...children].map((child) => child.call('take', {})));
       const times = new Map<number, { sentAt: number; ackAt: number }>();
       for (let i = 0; i < commits; i++) {
@@ -135,6 +135,7 @@ export async function startClientProcess(server: Endpoint, processes: number): P
         if (listeners > 0) await allSeen(seq);
       }
       const taken = await Promise.all([writer, ...children].map((child) => child.call('take', {})));
+      const first = new Map<number, number>();
       const last = new Map<number, number>();
       for (const { arrivals, cpuMs } of taken) {
         run.clientCpuMs += cpuMs;
@@ -145,10 +146,12 @@ export async function startClientProcess(server: Endpoint, processes: number): P
           for (const receipt of receipts) {
             run.latencies.push(receipt - at.ackAt);
             run.fromSend.push(receipt - at.sentAt);
+            first.set(Number(seqText), Math.min(first.get(Number(seqText)) ?? Infinity, receipt - at.ackAt));
             last.set(Number(seqText), Math.max(last.get(Number(seqText)) ?? -Infinity, receipt - at.ackAt));
           }
         }
       }
+      run.first.push(...first.values());
       run.last.push(...last.values());
       return run;
     },

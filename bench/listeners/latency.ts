@@ -8,9 +8,10 @@ import type { CommitRun } from './protocol.js';
 import { settings, shapes, type Shape } from './settings.js';
 
 export interface LatencyRow extends Shape {
-  /** Every listener's latency (from the acknowledgement, and from sending), the last listener's per commit, the commit's own answer. */
+  /** Every listener's latency (from the acknowledgement, and from sending), the first and the last listener's per commit, the commit's own answer. */
   each: Spread;
   fromSend: Spread;
+  first: Spread;
   last: Spread;
   commit: Spread;
   /** CPU time per commit of the server and of the client process. */
@@ -69,6 +70,7 @@ export async function measureLatency(target: Target, clients: ClientProcess, res
         ...shape,
         each: spread(run.latencies),
         fromSend: spread(run.fromSend),
+        first: spread(run.first),
         last: spread(run.last),
         commit: spread(run.commit),
         serverCpuMs,

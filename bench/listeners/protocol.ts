@@ -6,7 +6,8 @@ export interface CommitRun {
   latencies: number[];
   /** The same, from just before the commit was sent. */
   fromSend: number[];
-  /** Per commit: until the last listener's snapshot. */
+  /** Per commit: until the first listener's snapshot (the server has written them all by then, see latency.ts), and the last's. */
+  first: number[];
   last: number[];
   /** Per commit: until the commit's own answer. */
   commit: number[];

@@ -39,7 +39,7 @@ const mib1 = (bytes: number | undefined) => (bytes === undefined || !Number.isFi
 function latencyTables(hearth: TargetRun | undefined, peer: TargetRun | undefined): void {
   const row = (run: TargetRun | undefined, listeners: number): LatencyRow | undefined => run?.latency.rows.find((r) => r.listeners === listeners);
   console.log('');
-  console.log('Commit to snapshot: median / p99 ms over every listener and commit (from the commit\'s acknowledgement, and from its sending), and of the last listener per commit (from ack)');
+  console.log('Commit to snapshot: median / p99 ms over every listener and commit (from the commit\'s acknowledgement, and from its sending), and of the first and the last listener per commit (from ack)');
   const body = shapes.map((shape) => {
     const h = row(hearth, shape.listeners);
     const e = row(peer, shape.listeners);
@@ -48,6 +48,7 @@ function latencyTables(hearth: TargetRun | undefined, peer: TargetRun | undefine
       String(shape.clients),
       pair(h?.each),
       pair(h?.fromSend),
+      pair(h?.first),
       pair(h?.last),
       ratio(h?.fromSend.median, hearth?.latency.baseline?.median),
       pair(e?.each),
@@ -56,8 +57,9 @@ function latencyTables(hearth: TargetRun | undefined, peer: TargetRun | undefine
       ratio(e?.fromSend.median, h?.fromSend.median),
     ];
   });
-  console.log(renderTable(['listeners', 'clients', 'Hearth from ack', 'from send', 'last listener', 'Hearth÷commit', 'emulator', 'last listener', 'emulator÷commit', 'emulator÷Hearth'], body));
+  console.log(renderTable(['listeners', 'clients', 'Hearth from ack', 'from send', 'first listener', 'last listener', 'Hearth÷commit', 'emulator', 'last listener', 'emulator÷commit', 'emulator÷Hearth'], body));
   console.log(`commit alone (baseline: REST :commit of one document, nobody listening, same run): Hearth ${pair(hearth?.latency.baseline)} ms; emulator ${pair(peer?.latency.baseline)} ms`);
+  console.log('first listener: the server writes a commit to every listener before any leaves it (one tick), so first is roughly the server\'s share and last - first the clients\' (each process reads its listeners one after another).');
   console.log('÷commit: median listener latency from send ÷ median commit alone. emulator÷Hearth: ratio of medians, above 1 when Hearth delivers faster.');
   console.log(`Every listener received every commit exactly once (counted: listeners × ${settings.commits} snapshots per row, or the run fails).`);
 

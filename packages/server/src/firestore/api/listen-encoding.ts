@@ -107,6 +107,97 @@ export function listenResponseSerializer(responseType: protobuf.Type): (message:
   };
 }
 
+/** A message behind gRPC's 5-byte prefix (uncompressed, its length). */
+function grpcFrame(body: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(5 + body.length);
+  out[0] = 0;
+  out.writeUInt32BE(body.length, 1);
+  out.set(body, 5);
+  return out;
+}
+
+/**
+ * What a Listen call sends in one go (a commit's documents, then the global NO_CHANGE), as gRPC
+ * frames in one buffer: the bytes `listenResponseSerializer` makes, each behind its 5-byte prefix.
+ * After a commit every listener of a query sends the same frames but for its target id, so the
+ * frame of a single-target documentChange up to the id is built once per document (and id length,
+ * which the lengths before it count), the framed NO_CHANGE once per read time; a listener's buffer
+ * is those copied, its id written in.
+ */
+export function listenFramer(responseType: protobuf.Type): (messages: Json[]) => Buffer {
+  const documentType = responseType.lookupType('google.firestore.v1.Document');
+  const serialize = listenResponseSerializer(responseType);
+  const heads: Uint8Array[] = [];
+  const ids: number[] = [];
+  const headOf = (change: { document: Json; id: number; removed: boolean }, idLength: number): Uint8Array => {
+    let frames = documentFrames.get(change.document);
+    if (!frames) documentFrames.set(change.document, (frames = []));
+    const slot = idLength * 2 + (change.removed ? 1 : 0);
+    let head = frames[slot];
+    if (!head) {
+      let doc = documentBytes.get(change.document);
+      if (!doc) {
+        doc = documentType.encode(messageFromJson(documentType, change.document)).finish();
+        documentBytes.set(change.document, doc);
+      }
+      const inner = 1 + varintLength(doc.length) + doc.length + 1 + 1 + idLength;
+      const length = 1 + varintLength(inner) + inner;
+      head = Buffer.allocUnsafe(5 + length - idLength);
+      head[0] = 0;
+      (head as Buffer).writeUInt32BE(length, 1);
+      let at = 5;
+      head[at++] = 0x1a;
+      at = writeVarint(head as Buffer, at, inner);
+      head[at++] = 0x0a;
+      at = writeVarint(head as Buffer, at, doc.length);
+      head.set(doc, at);
+      at += doc.length;
+      head[at++] = change.removed ? 0x32 : 0x2a;
+      head[at] = idLength;
+      frames[slot] = head;
+    }
+    return head;
+  };
+  return (messages) => {
+    heads.length = 0;
+    ids.length = 0;
+    let length = 0;
+    for (const message of messages) {
+      const change = singleTargetDocumentChange(message);
+      let head: Uint8Array;
+      if (change) {
+        const idLength = varintLength(change.id);
+        head = headOf(change, idLength);
+        ids.push(change.id);
+        length += idLength;
+      } else {
+        const global = globalTargetChange(message);
+        let framed = global && targetChangeFrames.get(global);
+        if (!framed) {
+          framed = grpcFrame(serialize(message));
+          if (global) targetChangeFrames.set(global, framed);
+        }
+        head = framed;
+        ids.push(-1);
+      }
+      heads.push(head);
+      length += head.length;
+    }
+    const out = Buffer.allocUnsafe(length);
+    let at = 0;
+    for (let i = 0; i < heads.length; i++) {
+      out.set(heads[i]!, at);
+      at += heads[i]!.length;
+      if (ids[i]! >= 0) at = writeVarint(out, at, ids[i]!);
+    }
+    return out;
+  };
+}
+
+/** By document: its documentChange frames up to the target id, by id length and kind (`listenFramer`). */
+const documentFrames = new WeakMap<object, Array<Uint8Array | undefined>>();
+const targetChangeFrames = new WeakMap<object, Buffer>();
+
 // ---- WebChannel: JSON text -----------------------------------------------------------------------
 
 const documentJson = new WeakMap<object, string>();

@@ -101,6 +101,13 @@ export class ListenHub {
   }
 
   private dispatch(event: CommitEvent): void {
+    const only = this.singleScope(event);
+    if (only !== undefined) {
+      // Every change of the commit goes to the same targets (the usual case: one collection): they
+      // share the commit's list instead of a list each. Nobody changes a delivered list.
+      for (const target of only) target.deliver(event.commitTime, event.changes);
+      return;
+    }
     const perTarget = new Map<WatchedTarget, CommittedChange[]>();
     const note = (targets: Set<WatchedTarget> | undefined, change: CommittedChange) => {
       for (const target of targets ?? []) {
@@ -121,7 +128,27 @@ export class ListenHub {
     }
     for (const [target, changes] of perTarget) target.deliver(event.commitTime, changes);
   }
+
+  /**
+   * The targets of a commit whose changes all fall in one collection that no collection-group,
+   * documents or kindless target watches (each of those would take only some changes); else undefined.
+   */
+  private singleScope(event: CommitEvent): ReadonlySet<WatchedTarget> | undefined {
+    const scoped = (key: string) => `${event.dbKey}\u0000${key}`;
+    if (this.everything.has(event.dbKey)) return undefined;
+    let collection: string | undefined;
+    for (const change of event.changes) {
+      const own = change.path.slice(0, change.path.lastIndexOf('/'));
+      if (collection !== undefined && own !== collection) return undefined;
+      collection = own;
+      if (this.byDocument.has(scoped(change.path)) || this.byGroup.has(scoped(own.slice(own.lastIndexOf('/') + 1)))) return undefined;
+    }
+    return collection === undefined ? undefined : (this.byCollection.get(scoped(collection)) ?? noTargets);
+  }
+
 }
+
+const noTargets: ReadonlySet<WatchedTarget> = new Set();
 
 function add(index: Map<string, Set<WatchedTarget>>, key: string, target: WatchedTarget): void {
   let set = index.get(key);

@@ -2,13 +2,14 @@ import { toApiError } from '../../http/error-handler.js';
 import type { FirestoreAccess } from '../api/access.js';
 import type { CommittedChange, DocumentDatabase } from '../core/database.js';
 import { unchangedNamesFilter } from '../core/bloom-filter.js';
-import { docToWire, keyOfPath, type Doc, type WireDocument } from '../core/documents.js';
+import { keyOfPath, type Doc } from '../core/documents.js';
 import { firestoreErrors } from '../core/errors.js';
 import { databaseName, documentKeyFromName, fullName, relativeName } from '../core/paths.js';
 import { inScope, matchesQuery, type Query } from '../core/query.js';
-import { formatMicros, parseMicros } from '../core/value-wire.js';
+import { formatMicros } from '../core/value-wire.js';
 import { onlyKeys, wireObject } from '../core/wire-checks.js';
 import type { ListenHub } from './listen-hub.js';
+import { readTimeChange, resumeTimeOf, resumeToken, scheduleDue, sharedMatch, sharedWire } from './listen-shared.js';
 import type { StreamContext, StreamSession, StreamSink } from './stream.js';
 
 /** What the client holds for a target: each document's path and the version it was sent. */
@@ -41,6 +42,10 @@ export class ListenSession implements StreamSession {
   private lastReadTime = 0;
   private pending: Array<{ target: ActiveTarget; commitTime: number; changes: CommittedChange[] }> = [];
   private flushScheduled = false;
+  /** Work on the queue not finished yet: while there is none, commits skip the queue (`flushDue`). */
+  private busy = 0;
+  /** On the list of sessions whose commits are sent at the next tick (`dueSessions`). */
+  private due = false;
 
   constructor(
     private readonly database: DocumentDatabase,
@@ -61,7 +66,15 @@ export class ListenSession implements StreamSession {
   }
 
   private enqueue(work: () => Promise<void> | void): void {
-    this.queue = this.queue.then(work).catch((error: unknown) => this.end(error));
+    // Commits noted before this work was asked for go out before it starts.
+    if (this.due) this.flushDue();
+    this.busy++;
+    this.queue = this.queue
+      .then(work)
+      .catch((error: unknown) => this.end(error))
+      .then(() => {
+        this.busy--;
+      });
   }
 
   private async handle(raw: unknown): Promise<void> {
@@ -231,8 +244,38 @@ export class ListenSession implements StreamSession {
     this.pending.push({ target, commitTime, changes });
     if (this.flushScheduled) return;
     this.flushScheduled = true;
-    // Everything one commit (or several in a row) did becomes one snapshot.
-    this.enqueue(() => this.flush());
+    // Everything one commit (or several in a row) did becomes one snapshot. With nothing else on
+    // the queue, the commits wait for the next tick with every other session's rather than each
+    // taking a turn of the promise queue (a thousand listeners made a thousand promise chains).
+    if (this.busy > 0) return this.enqueue(() => this.flush());
+    this.due = true;
+    scheduleDue(this);
+  }
+
+  /** Sends the commits noted while the queue was idle, at once when no target needs to read. */
+  flushDue(): void {
+    if (!this.due) return;
+    this.due = false;
+    if (this.pending.some(({ target }) => target.rerun || target.documents)) return this.enqueue(() => this.flush());
+    try {
+      this.flushPlain();
+    } catch (error) {
+      this.end(error);
+    }
+  }
+
+  /** `flush` for query targets without a limit: matching a change needs no read. */
+  private flushPlain(): void {
+    this.flushScheduled = false;
+    const batch = this.pending;
+    this.pending = [];
+    let latest = 0;
+    let sentAny = false;
+    for (const { target, commitTime, changes } of batch) {
+      latest = Math.max(latest, commitTime);
+      if (this.targets.get(target.id) === target) sentAny = this.applyChanges(target, changes, commitTime) || sentAny;
+    }
+    if (sentAny && !this.closed) this.sendGlobal(this.nextReadTime(latest));
   }
 
   private async flush(): Promise<void> {
@@ -277,14 +320,7 @@ export class ListenSession implements StreamSession {
 
   /** Whether a changed document is in a query target; listeners of an equal query share the answer. */
   private matches(target: ActiveTarget, change: CommittedChange): boolean {
-    let known = matchesByChange.get(change);
-    if (!known) matchesByChange.set(change, (known = new Map()));
-    let match = known.get(target.queryKey!);
-    if (match === undefined) {
-      match = matchesQuery(this.context.db, target.query!, change.after!);
-      known.set(target.queryKey!, match);
-    }
-    return match;
+    return sharedMatch(change, target.queryKey!, () => matchesQuery(this.context.db, target.query!, change.after!));
   }
 
   /** A limit (or offset) target: run it again and send the difference. */
@@ -334,51 +370,4 @@ export class ListenSession implements StreamSession {
     this.close();
     this.sink.fail(toApiError(error));
   }
-}
-
-/**
- * A commit's change reaches every listener of its scope as the same object (listen-hub.ts): whether
- * it matches a query is worked out once per distinct query (queryKey), not once per listener. A
- * match depends on the query and the document only; security rules judged each target when it was
- * added, per caller, and are not consulted here.
- */
-const matchesByChange = new WeakMap<CommittedChange, Map<string, boolean>>();
-
-/**
- * A committed document reaches every listener of its scope as the same Doc object: its wire form
- * (and, in the gRPC codec, its protobuf form) is built once for all of them. A Doc belongs to one
- * database, so the cache needs no other key. Nobody changes a wire object once built.
- */
-const wireForms = new WeakMap<Doc, WireDocument>();
-
-function sharedWire(context: StreamContext, doc: Doc): WireDocument {
-  let wire = wireForms.get(doc);
-  if (!wire) {
-    wire = docToWire(context.db, doc);
-    wireForms.set(doc, wire);
-  }
-  return wire;
-}
-
-/** The global NO_CHANGE of a read time: every listener sends the same one after a commit, built once. */
-let lastReadTimeChange: { readTime: number; change: { resumeToken: string; readTime: string } } | undefined;
-
-function readTimeChange(readTime: number): { resumeToken: string; readTime: string } {
-  if (lastReadTimeChange?.readTime !== readTime) lastReadTimeChange = { readTime, change: { resumeToken: resumeToken(readTime), readTime: formatMicros(readTime) } };
-  return lastReadTimeChange.change;
-}
-
-/** Opaque to clients; it carries the read time it stands for. */
-function resumeToken(readTime: number): string {
-  return Buffer.from(`t${readTime}`).toString('base64');
-}
-
-/** The time a target resumes from: its resume token (ours), or a read time. */
-function resumeTimeOf(spec: Record<string, unknown>): number | undefined {
-  if (typeof spec.resumeToken === 'string') {
-    const text = Buffer.from(spec.resumeToken, 'base64').toString();
-    const micros = /^t\d{1,17}$/.test(text) ? Number(text.slice(1)) : NaN;
-    return Number.isSafeInteger(micros) ? micros : undefined;
-  }
-  return typeof spec.readTime === 'string' ? parseMicros(spec.readTime) : undefined;
 }

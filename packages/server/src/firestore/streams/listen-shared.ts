@@ -1,0 +1,82 @@
+/** What one commit sends every listener of a query alike, built once; and the tick that sends it. */
+import type { CommittedChange } from '../core/database.js';
+import { docToWire, type Doc, type WireDocument } from '../core/documents.js';
+import { formatMicros, parseMicros } from '../core/value-wire.js';
+import type { StreamContext } from './stream.js';
+
+export interface DueSession {
+  flushDue(): void;
+}
+
+/** Sessions with commits noted while idle: sent together once this turn's commits are all in. */
+let dueSessions: DueSession[] = [];
+
+export function scheduleDue(session: DueSession): void {
+  dueSessions.push(session);
+  // nextTick, not queueMicrotask: commits of one group (they resolve in one run of microtasks) share it.
+  if (dueSessions.length === 1) process.nextTick(flushDueSessions);
+}
+
+function flushDueSessions(): void {
+  const due = dueSessions;
+  dueSessions = [];
+  for (const session of due) session.flushDue();
+}
+
+/**
+ * A commit's change reaches every listener of its scope as the same object (listen-hub.ts): whether
+ * it matches a query is worked out once per distinct query (queryKey), not once per listener. A
+ * match depends on the query and the document only; security rules judged each target when it was
+ * added, per caller, and are not consulted here.
+ */
+const matchesByChange = new WeakMap<CommittedChange, Map<string, boolean>>();
+
+export function sharedMatch(change: CommittedChange, queryKey: string, match: () => boolean): boolean {
+  let known = matchesByChange.get(change);
+  if (!known) matchesByChange.set(change, (known = new Map()));
+  let answer = known.get(queryKey);
+  if (answer === undefined) {
+    answer = match();
+    known.set(queryKey, answer);
+  }
+  return answer;
+}
+
+/**
+ * A committed document reaches every listener of its scope as the same Doc object: its wire form
+ * (and, in the gRPC codec, its protobuf form) is built once for all of them. A Doc belongs to one
+ * database, so the cache needs no other key. Nobody changes a wire object once built.
+ */
+const wireForms = new WeakMap<Doc, WireDocument>();
+
+export function sharedWire(context: StreamContext, doc: Doc): WireDocument {
+  let wire = wireForms.get(doc);
+  if (!wire) {
+    wire = docToWire(context.db, doc);
+    wireForms.set(doc, wire);
+  }
+  return wire;
+}
+
+/** The global NO_CHANGE of a read time: every listener sends the same one after a commit, built once. */
+let lastReadTimeChange: { readTime: number; change: { resumeToken: string; readTime: string } } | undefined;
+
+export function readTimeChange(readTime: number): { resumeToken: string; readTime: string } {
+  if (lastReadTimeChange?.readTime !== readTime) lastReadTimeChange = { readTime, change: { resumeToken: resumeToken(readTime), readTime: formatMicros(readTime) } };
+  return lastReadTimeChange.change;
+}
+
+/** Opaque to clients; it carries the read time it stands for. */
+export function resumeToken(readTime: number): string {
+  return Buffer.from(`t${readTime}`).toString('base64');
+}
+
+/** The time a target resumes from: its resume token (ours), or a read time. */
+export function resumeTimeOf(spec: Record<string, unknown>): number | undefined {
+  if (typeof spec.resumeToken === 'string') {
+    const text = Buffer.from(spec.resumeToken, 'base64').toString();
+    const micros = /^t\d{1,17}$/.test(text) ? Number(text.slice(1)) : NaN;
+    return Number.isSafeInteger(micros) ? micros : undefined;
+  }
+  return typeof spec.readTime === 'string' ? parseMicros(spec.readTime) : undefined;
+}
