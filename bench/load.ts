@@ -83,6 +83,13 @@ export function loadClientLine(): string {
     : 'load client: autocannon in a child process of its own (bench/load-client.ts), the same for Hearth and the trivial route';
 }
 
+/** The Firestore bench's line on how its commits are sent. */
+export function commitClientLine(): string {
+  return inProcess
+    ? 'autocannon IN the bench process (BENCH_LOAD_CLIENT=in-process), sharing Hearth\'s event loop and CPU'
+    : 'autocannon in a child process of its own (bench/load-client.ts), for Hearth and the emulator alike';
+}
+
 async function startClient(): Promise<Pick<LoadClient, 'run' | 'close'>> {
   if (!inProcess) return LoadClient.start();
   return {

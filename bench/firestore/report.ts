@@ -1,7 +1,7 @@
 /** The Firestore bench's header and tables. */
 import { loadavg } from 'node:os';
 import { machineLine } from '../env.js';
-import { loadClientLine } from '../load.js';
+import { commitClientLine } from '../load.js';
 import { count, mib, ms, renderTable, seconds, type Rate } from '../stats.js';
 import { layoutFor } from './data.js';
 import { queryKinds, type Latency } from './queries.js';
@@ -127,7 +127,7 @@ export function header(): string {
     `load average at start: ${loadavg().map((n) => n.toFixed(2)).join(' ')}`,
     `commits: ${settings.seconds} s measured after ${settings.warmupSeconds} s warm-up per shape; queries: ${settings.queries} per kind and size after up to ${settings.queryWarmup} warm-up (at most ${settings.querySeconds} s, at least ${minimumQueries})`,
     `sizes: Hearth ${settings.targets.includes('hearth') ? settings.sizes.map(count).join(', ') : 'not run'}; emulator ${settings.targets.includes('emulator') ? peerSizes.map(count).join(', ') : 'not run'}`,
-    `commits: ${loadClientLine()}, for Hearth and the emulator alike; queries and the small reads beside big commits use fetch in this process`,
+    `commits: ${commitClientLine()}; queries and the small reads beside big commits use fetch in this process`,
   ].join('\n');
 }
 
