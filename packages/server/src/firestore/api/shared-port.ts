@@ -41,6 +41,11 @@ export function shareHttpPort(httpServer: NetServer, target: { injectConnection(
       socket.removeListener('error', onError);
       if (seen.length) socket.unshift(seen);
       if (toGrpc) {
+        // Node's HTTP server accepts its sockets half-open (HTTP/1.1 handles a peer's FIN itself),
+        // and HTTP/2 does not: a gRPC client that ended its side (after a GOAWAY, or closing its
+        // socket) left a half-open connection whose session, streams and listeners lived on. Ended
+        // by the peer, the socket now ends too, and the session with it.
+        socket.allowHalfOpen = false;
         // The HTTP/2 session reads what was put back, then reads the socket natively.
         target.injectConnection(socket);
       } else {
