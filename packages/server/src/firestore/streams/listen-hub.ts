@@ -90,7 +90,7 @@ export class ListenHub {
   }
 
   private keysOf(target: WatchedTarget): Array<[Map<string, Set<WatchedTarget>>, string]> {
-    const scoped = (key: string) => `${target.dbKey}\u0000${key}`;
+    const scoped = (key: string) => scopedKey(target.dbKey, key);
     if (target.documents) return [...target.documents].map((path) => [this.byDocument, scoped(path)]);
     const query = target.query!;
     if (!query.allDescendants) {
@@ -116,11 +116,9 @@ export class ListenHub {
         else perTarget.set(target, [change]);
       }
     };
-    const scoped = (key: string) => `${event.dbKey}\u0000${key}`;
+    const scoped = (key: string) => scopedKey(event.dbKey, key);
     for (const change of event.changes) {
-      const slash = change.path.lastIndexOf('/');
-      const collection = change.path.slice(0, slash);
-      const collectionId = collection.slice(collection.lastIndexOf('/') + 1);
+      const { collection, collectionId } = collectionOf(change.path);
       note(this.byCollection.get(scoped(collection)), change);
       note(this.byGroup.get(scoped(collectionId)), change);
       note(this.byDocument.get(scoped(change.path)), change);
@@ -134,18 +132,28 @@ export class ListenHub {
    * documents or kindless target watches (each of those would take only some changes); else undefined.
    */
   private singleScope(event: CommitEvent): ReadonlySet<WatchedTarget> | undefined {
-    const scoped = (key: string) => `${event.dbKey}\u0000${key}`;
+    const scoped = (key: string) => scopedKey(event.dbKey, key);
     if (this.everything.has(event.dbKey)) return undefined;
     let collection: string | undefined;
     for (const change of event.changes) {
-      const own = change.path.slice(0, change.path.lastIndexOf('/'));
-      if (collection !== undefined && own !== collection) return undefined;
-      collection = own;
-      if (this.byDocument.has(scoped(change.path)) || this.byGroup.has(scoped(own.slice(own.lastIndexOf('/') + 1)))) return undefined;
+      const own = collectionOf(change.path);
+      if (collection !== undefined && own.collection !== collection) return undefined;
+      collection = own.collection;
+      if (this.byDocument.has(scoped(change.path)) || this.byGroup.has(scoped(own.collectionId))) return undefined;
     }
     return collection === undefined ? undefined : (this.byCollection.get(scoped(collection)) ?? noTargets);
   }
+}
 
+/** The hub's index keys: a path, collection or collection id within one database. */
+function scopedKey(dbKey: string, key: string): string {
+  return `${dbKey}\u0000${key}`;
+}
+
+/** A document path's collection path and collection id. */
+function collectionOf(path: string): { collection: string; collectionId: string } {
+  const collection = path.slice(0, path.lastIndexOf('/'));
+  return { collection, collectionId: collection.slice(collection.lastIndexOf('/') + 1) };
 }
 
 const noTargets: ReadonlySet<WatchedTarget> = new Set();

@@ -142,7 +142,6 @@ function* statementsOf(ops: ArrayLike<number>, args: ReadonlyArray<string | numb
 /** Index entries inserted per statement at most: one multi-row INSERT costs less than as many single ones. */
 export const entryRowsPerStatement = 16;
 
-
 /**
  * Runs a group's statements in order on one connection (inside the caller's transaction).
  * Consecutive `insertEntry`s (a document's new index entries, often several documents') go up to
@@ -183,8 +182,10 @@ export class BatchRunner {
     if (rows === 1) return this.single.get('insertEntry')!;
     let statement = this.insertRows.get(rows);
     if (!statement) {
-      const values = Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?)').join(', ');
-      statement = this.db.prepare<Param[]>(`INSERT OR IGNORE INTO fs_index (db, parent, field, kind, value, doc_id) VALUES ${values}`);
+      // insertEntry's own statement with its row of placeholders repeated.
+      const { sql } = writeStatements.insertEntry;
+      const row = sql.slice(sql.lastIndexOf('('));
+      statement = this.db.prepare<Param[]>(`${sql}${`, ${row}`.repeat(rows - 1)}`);
       this.insertRows.set(rows, statement);
     }
     return statement;
