@@ -63,6 +63,35 @@ function writeVarint(out: Buffer, at: number, value: number): number {
 }
 
 /**
+ * A single-target documentChange up to its target id (the Document's bytes encoded once per
+ * document and shared): its length without the id, and a writer of those bytes at `at` of `out`,
+ * returning where the id goes. `idLength`: the id's varint length, which the lengths before it count.
+ */
+function documentChangeHead(documentType: protobuf.Type, change: { document: Json; removed: boolean }, idLength: number): { length: number; write(out: Buffer, at: number): number } {
+  let doc = documentBytes.get(change.document);
+  if (!doc) {
+    doc = documentType.encode(messageFromJson(documentType, change.document)).finish();
+    documentBytes.set(change.document, doc);
+  }
+  const bytes = doc;
+  const inner = 1 + varintLength(bytes.length) + bytes.length + 1 + 1 + idLength;
+  return {
+    length: 1 + varintLength(inner) + inner - idLength,
+    write(out, at) {
+      out[at++] = 0x1a;
+      at = writeVarint(out, at, inner);
+      out[at++] = 0x0a;
+      at = writeVarint(out, at, bytes.length);
+      out.set(bytes, at);
+      at += bytes.length;
+      out[at++] = change.removed ? 0x32 : 0x2a;
+      out[at++] = idLength;
+      return at;
+    },
+  };
+}
+
+/**
  * The gRPC serializer of ListenResponse. A single-target documentChange is
  * `0x1a len (0x0a len <Document bytes, shared>) (0x2a|0x32 len <varint id>)`: field 3
  * documentChange, holding field 1 document and the packed field 5 target_ids (6 removed_target_ids).
@@ -73,24 +102,10 @@ export function listenResponseSerializer(responseType: protobuf.Type): (message:
   return (message) => {
     const change = singleTargetDocumentChange(message);
     if (change) {
-      let doc = documentBytes.get(change.document);
-      if (!doc) {
-        doc = documentType.encode(messageFromJson(documentType, change.document)).finish();
-        documentBytes.set(change.document, doc);
-      }
       const idLength = varintLength(change.id);
-      const inner = 1 + varintLength(doc.length) + doc.length + 1 + 1 + idLength;
-      const out = Buffer.allocUnsafe(1 + varintLength(inner) + inner);
-      let at = 0;
-      out[at++] = 0x1a;
-      at = writeVarint(out, at, inner);
-      out[at++] = 0x0a;
-      at = writeVarint(out, at, doc.length);
-      out.set(doc, at);
-      at += doc.length;
-      out[at++] = change.removed ? 0x32 : 0x2a;
-      out[at++] = idLength;
-      writeVarint(out, at, change.id);
+      const head = documentChangeHead(documentType, change, idLength);
+      const out = Buffer.allocUnsafe(head.length + idLength);
+      writeVarint(out, head.write(out, 0), change.id);
       return out;
     }
     const global = globalTargetChange(message);
@@ -133,30 +148,16 @@ export function listenFramer(responseType: protobuf.Type): (messages: Json[]) =>
     let frames = documentFrames.get(change.document);
     if (!frames) documentFrames.set(change.document, (frames = []));
     const slot = idLength * 2 + (change.removed ? 1 : 0);
-    let head = frames[slot];
-    if (!head) {
-      let doc = documentBytes.get(change.document);
-      if (!doc) {
-        doc = documentType.encode(messageFromJson(documentType, change.document)).finish();
-        documentBytes.set(change.document, doc);
-      }
-      const inner = 1 + varintLength(doc.length) + doc.length + 1 + 1 + idLength;
-      const length = 1 + varintLength(inner) + inner;
-      head = Buffer.allocUnsafe(5 + length - idLength);
-      head[0] = 0;
-      (head as Buffer).writeUInt32BE(length, 1);
-      let at = 5;
-      head[at++] = 0x1a;
-      at = writeVarint(head as Buffer, at, inner);
-      head[at++] = 0x0a;
-      at = writeVarint(head as Buffer, at, doc.length);
-      head.set(doc, at);
-      at += doc.length;
-      head[at++] = change.removed ? 0x32 : 0x2a;
-      head[at] = idLength;
-      frames[slot] = head;
+    let framed = frames[slot];
+    if (!framed) {
+      const head = documentChangeHead(documentType, change, idLength);
+      const out = Buffer.allocUnsafe(5 + head.length);
+      out[0] = 0;
+      out.writeUInt32BE(head.length + idLength, 1);
+      head.write(out, 5);
+      frames[slot] = framed = out;
     }
-    return head;
+    return framed;
   };
   return (messages) => {
     heads.length = 0;
