@@ -20,8 +20,16 @@ export interface BenchHearth {
 }
 
 /**
+ * A route that answers `{ ok: true }` and does nothing else, on Hearth's own app and under an identity
+ * API path, so it passes every hook an accounts call passes (CORS, origin checks, metrics, logging):
+ * what is left between it and a real call is that call's own work.
+ */
+export const hearthTrivialPath = '/identitytoolkit.googleapis.com/v1/bench:trivial';
+
+/**
  * Hearth in this process, on a free port, with a temporary data folder and throttles out of the way
- * (SMS limits keep their hour-long windows, so each text costs the same counter writes as in use).
+ * (SMS limits keep their hour-long windows, so each text costs the same counter writes as in use),
+ * and `hearthTrivialPath` added before it listens.
  */
 export async function startBenchHearth(): Promise<BenchHearth> {
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-bench-'));
@@ -38,6 +46,7 @@ export async function startBenchHearth(): Promise<BenchHearth> {
       smsLimits: { perNumber: { maxFailures: 1e6, windowMs: 3600_000 }, perAddress: { maxFailures: 1e6, windowMs: 3600_000 } },
     });
     const hearth = await createHearth(options);
+    hearth.app.post(hearthTrivialPath, async () => ({ ok: true }));
     const url = await hearth.listen();
     return {
       hearth,

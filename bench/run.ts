@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: each Hearth throughput beside a physical baseline measured in the same process
  * run, as a ratio. Settings: BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (1), BENCH_CONNECTIONS (10),
- * BENCH_USERS (50), BENCH_MFA_USERS (300), BENCH_AUTH_PROFILE (a folder: CPU profiles of the sign-in, refresh and lookup runs). `npm run bench -- auth` (`-- identity`: its sign-in, refresh and lookup rows only), `-- firestore`, `-- listeners`, `-- rules`, `-- vectors`, `-- postgres`, `-- console`, `-- web` or `-- identity-storage` (PostgreSQL beside SQLite, bench/pg-identity.ts) runs one part only
+ * BENCH_USERS (50), BENCH_MFA_USERS (300), BENCH_AUTH_PROFILE (a folder: CPU profiles of the sign-in, refresh and lookup runs and of the two trivial routes). `npm run bench -- auth` (`-- identity`: its sign-in, refresh and lookup rows only), `-- firestore`, `-- listeners`, `-- rules`, `-- vectors`, `-- postgres`, `-- console`, `-- web` or `-- identity-storage` (PostgreSQL beside SQLite, bench/pg-identity.ts) runs one part only
  * (firestore/index.ts and listeners/index.ts list their own settings); with no name, every part runs in turn.
  */
 import { mkdirSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { defaultScryptParams } from '../packages/server/src/auth/core/passwords.js';
 import { jwtBaseline, scryptOnce, startTrivialServer, type TrivialServer } from './baselines.js';
-import { bodies, createUsers, paths, post, smokeTest, startBenchHearth, type BenchHearth } from './hearth-setup.js';
+import { bodies, createUsers, hearthTrivialPath, paths, post, smokeTest, startBenchHearth, type BenchHearth } from './hearth-setup.js';
 import { customTokenBodies, customTokenPath } from './custom-tokens.js';
 import { smokeTestTotpSignIn, totpSignInPath, TotpSignInLoad } from './mfa.js';
 import { measureEnumerationTiming } from './enumeration.js';
@@ -44,7 +44,7 @@ const settings: LoadSettings = {
   connections: envCount('BENCH_CONNECTIONS', 10),
 };
 const userCount = envCount('BENCH_USERS', 50);
-/** A folder: CPU profiles of the sign-in, refresh and lookup runs go there, and their top frames to the report. */
+/** A folder: CPU profiles of the sign-in, refresh, lookup and trivial-route runs go there, and their top frames to the report. */
 const profileDir = process.env.BENCH_AUTH_PROFILE ?? '';
 /**
  * Accounts with five TOTP factors each for the second-factor step. A factor takes eight codes per
@@ -78,7 +78,7 @@ async function measureProfiled(name: string, target: LoadTarget): Promise<Rate> 
 function printProfiles(): void {
   for (const { name, summary } of profiles) {
     console.log('');
-    console.log(`${name}: CPU profile of this process (server and autocannon alike; ${summary.samples} samples, idle left out; ${summary.file}), self time by function:`);
+    console.log(`${name}: CPU profile of this process (the server; the load client runs in its own; ${summary.samples} samples, idle left out; ${summary.file}), self time by function:`);
     for (const { name: frame, share } of summary.top) console.log(`  ${(share * 100).toFixed(1).padStart(5)}%  ${frame}`);
   }
 }
@@ -178,15 +178,19 @@ async function runAuthBench(identityOnly = false): Promise<void> {
     const lookup = await measureProfiled('lookup', { title: 'accounts:lookup', url, method: 'POST', path: paths.lookup(apiKey), headers: json, bodies: lookupBodies });
     progress('baseline: trivial Fastify route');
     trivial = await startTrivialServer();
-    const floor = await measureLoad({ title: 'trivial Fastify route', url: trivial.url, method: 'POST', path: trivial.path, headers: json, bodies: lookupBodies }, settings);
+    const floor = await measureProfiled('trivial', { title: 'trivial Fastify route', url: trivial.url, method: 'POST', path: trivial.path, headers: json, bodies: lookupBodies });
     rows.push({ name: 'lookup', hearth: lookup, baselineName: 'trivial Fastify POST', baseline: floor, target: targets.lookup });
+    // Splits the lookup's gap: Hearth's hooks and plugins (this route) against the call's own work.
+    progress('context: the same trivial route on Hearth\'s app');
+    const hearthFloor = await measureProfiled('trivial-on-hearth', { title: 'trivial route on Hearth', url, method: 'POST', path: hearthTrivialPath, headers: json, bodies: lookupBodies });
+    const lookupContext = [{ name: `the trivial route on Hearth's app (every hook a lookup passes)`, rate: hearthFloor }];
     if (identityOnly) {
       // What any refresh served over HTTP costs at least: one Fastify round trip and one signature.
       progress('context: a bare Fastify route answering one raw RS256 signature');
       const signingRoute = await startTrivialServer(jwt.sign);
       const refreshFloor = await measureLoad({ title: 'Fastify + RS256', url: signingRoute.url, method: 'POST', path: signingRoute.path, headers: json, bodies: lookupBodies }, settings).finally(() => signingRoute.close());
       rows.push({ name: 'token refresh', hearth: refresh, baselineName: 'bare Fastify POST + raw RS256 signature', baseline: refreshFloor });
-      printReport(rows, []);
+      printReport(rows, lookupContext);
       return;
     }
     // A code is drawn, hashed and committed with its outbox row (one durable commit) before the answer.
@@ -214,7 +218,7 @@ async function runAuthBench(identityOnly = false): Promise<void> {
     const signUpPath = `/identitytoolkit.googleapis.com/v1/accounts:signUp?key=${apiKey}`;
     const anonymous = await measureLoad({ title: 'anonymous signUp', url, method: 'POST', path: signUpPath, headers: json, bodies: [JSON.stringify({ returnSecureToken: true })] }, settings);
 
-    printReport(rows, [{ name: 'Hearth anonymous sign-up (one durable commit)', rate: anonymous }]);
+    printReport(rows, [...lookupContext, { name: 'Hearth anonymous sign-up (one durable commit)', rate: anonymous }]);
 
     progress('enumeration timing: sendOobCode for known and unknown addresses (separate process)');
     const timing = await measureEnumerationTiming();
