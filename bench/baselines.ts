@@ -89,6 +89,9 @@ export interface TrivialServer {
   close(): Promise<void>;
 }
 
+/** The trivial route's whole work, shared by the bare app below and Hearth's own (hearth-setup.ts). */
+export const trivialHandler = async (): Promise<{ ok: true }> => ({ ok: true });
+
 /**
  * The floor for any JSON POST route: a bare Fastify app answering {ok:true}; with `sign`, answering
  * one raw RS256 signature instead (the floor for a token refresh served over HTTP).
@@ -97,7 +100,7 @@ export async function startTrivialServer(sign?: () => Promise<string>): Promise<
   const app: FastifyInstance = Fastify({ logger: false });
   const path = '/trivial';
   if (sign) app.post(path, async () => ({ id_token: await sign() }));
-  else app.post(path, async () => ({ ok: true }));
+  else app.post(path, trivialHandler);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultOptions } from '../packages/server/src/config.js';
 import { createHearth, type Hearth } from '../packages/server/src/server.js';
+import { trivialHandler } from './baselines.js';
 
 export interface BenchUser {
   email: string;
@@ -20,7 +21,7 @@ export interface BenchHearth {
 }
 
 /**
- * A route that answers `{ ok: true }` and does nothing else, on Hearth's own app and under an identity
+ * The bare trivial route's handler (baselines.ts), on Hearth's own app and under an identity
  * API path, so it passes every hook an accounts call passes (CORS, origin checks, metrics, logging):
  * what is left between it and a real call is that call's own work.
  */
@@ -46,7 +47,7 @@ export async function startBenchHearth(): Promise<BenchHearth> {
       smsLimits: { perNumber: { maxFailures: 1e6, windowMs: 3600_000 }, perAddress: { maxFailures: 1e6, windowMs: 3600_000 } },
     });
     const hearth = await createHearth(options);
-    hearth.app.post(hearthTrivialPath, async () => ({ ok: true }));
+    hearth.app.post(hearthTrivialPath, trivialHandler);
     const url = await hearth.listen();
     return {
       hearth,
