@@ -159,7 +159,7 @@ export class CommitGroups {
       this.settleGroup(group, outcomes, undefined);
       return;
     }
-    this.inFlight = this.writer.write(batch.pack()).then(
+    this.inFlight = this.writer.write(batch).then(
       () => this.settleGroup(group, outcomes, undefined),
       (error: unknown) => this.settleGroup(group, outcomes, error),
     );

@@ -1,4 +1,4 @@
-import type { PackedWrites } from './sqlite-write-batch.js';
+import type { PackedWrites } from './sqlite-write-packing.js';
 
 /** What the writer thread is started with. */
 export interface WriterData {

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { StorageUnavailable } from '../document-store.js';
-import type { PackedWrites } from './sqlite-write-batch.js';
+import type { WriteBatch } from './sqlite-write-batch.js';
+import { PackingArena } from './sqlite-write-packing.js';
 import type { WriterData, WriterReply, WriterRequest } from './sqlite-writer-protocol.js';
 
 /** A group the writer thread refused (SQLite's error, e.g. a full disk): nothing of it was written. */
@@ -25,23 +26,26 @@ export class SqliteWriter {
   private nextId = 1;
   private inFlight: { id: number; resolve: () => void; reject: (error: Error) => void } | undefined;
   private closed = false;
+  /** Where each group's text and BLOBs are packed; reused, as one group is in flight at a time. */
+  private readonly arena = new PackingArena();
 
   constructor(
     private readonly file: string,
     private readonly latch?: Int32Array,
   ) {}
 
-  write(writes: PackedWrites): Promise<void> {
+  write(batch: WriteBatch): Promise<void> {
     if (this.closed) return Promise.reject(new StorageUnavailable('The document store is closed.'));
     if (this.inFlight) return Promise.reject(new Error('one group at a time'));
     const worker = this.running();
     const id = this.nextId++;
+    const writes = batch.pack(this.arena);
     return new Promise<void>((resolve, reject) => {
       this.inFlight = { id, resolve, reject };
       // The thread must outlive a script whose only pending work is this commit; idle, it must not
       // keep the process alive.
       worker.ref();
-      worker.postMessage({ kind: 'write', id, writes } satisfies WriterRequest, [writes.blob]);
+      worker.postMessage({ kind: 'write', id, writes } satisfies WriterRequest);
     });
   }
 
