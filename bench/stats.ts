@@ -81,3 +81,11 @@ export const seconds = (value: number): string => (value >= 100 ? value.toFixed(
 export const count = (value: number): string =>
   value >= 1_000_000 && value % 1_000_000 === 0 ? `${value / 1_000_000}M` : value >= 1000 && value % 1000 === 0 ? `${value / 1000}k` : String(value);
 export const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+
+/** The run with the median rate (the lower middle one of an even count). */
+export function medianRate(runs: readonly Rate[]): Rate {
+  const sorted = [...runs].sort((a, b) => a.perSecond - b.perSecond);
+  const median = sorted[Math.floor((sorted.length - 1) / 2)];
+  if (!median) throw new Error('no runs');
+  return median;
+}

@@ -19,7 +19,9 @@
  *    longest event-loop block. (big-commits.ts; HEARTH_BENCH_FIRESTORE_BIG_COMMITS, _BIG_WRITERS,
  *    _BIG_DOCS, _BIG_DOC_BYTES, _BIG_READS)
  *
- * Settings: BENCH_SECONDS (5) and BENCH_WARMUP_SECONDS (1) per commit run;
+ * Settings: BENCH_SECONDS (5) and BENCH_WARMUP_SECONDS (1) per commit run; HEARTH_BENCH_FIRESTORE_ROUNDS (3:
+ * each commit shape and its in-process baselines run in turn this many times, and the median of each
+ * is reported);
  * HEARTH_BENCH_FIRESTORE_SIZES (10000,100000,1000000), HEARTH_BENCH_FIRESTORE_PEER_SIZES (the same);
  * HEARTH_BENCH_FIRESTORE_QUERIES (300 per query kind and size), HEARTH_BENCH_FIRESTORE_QUERY_SECONDS
  * (60, cap per query kind and size), HEARTH_BENCH_FIRESTORE_CLIENTS (4 concurrent committers),

@@ -125,7 +125,7 @@ export function header(): string {
     'Hearth Firestore benchmark: REST :commit and :runQuery, beside raw SQLite and Google\'s emulator, measured in this process run',
     machineLine(),
     `load average at start: ${loadavg().map((n) => n.toFixed(2)).join(' ')}`,
-    `commits: ${settings.seconds} s measured after ${settings.warmupSeconds} s warm-up per shape; queries: ${settings.queries} per kind and size after up to ${settings.queryWarmup} warm-up (at most ${settings.querySeconds} s, at least ${minimumQueries})`,
+    `commits: ${settings.seconds} s measured after ${settings.warmupSeconds} s warm-up per shape, each shape and its baselines in turn for ${settings.commitRounds} rounds (HEARTH_BENCH_FIRESTORE_ROUNDS), the median of each shown; queries: ${settings.queries} per kind and size after up to ${settings.queryWarmup} warm-up (at most ${settings.querySeconds} s, at least ${minimumQueries})`,
     `sizes: Hearth ${settings.targets.includes('hearth') ? settings.sizes.map(count).join(', ') : 'not run'}; emulator ${settings.targets.includes('emulator') ? peerSizes.map(count).join(', ') : 'not run'}`,
     `commits: ${commitClientLine()}; queries and the small reads beside big commits use fetch in this process`,
   ].join('\n');

@@ -1,6 +1,6 @@
 /** Running one target through everything: the commit shapes, then loading and querying each size. */
 import { progress } from '../env.js';
-import { count, measureConcurrent, seconds, type Rate } from '../stats.js';
+import { count, measureConcurrent, medianRate, seconds, type Rate } from '../stats.js';
 import { measureCommits, type InProcessBaselines } from './commits.js';
 import { layoutFor, load, type LoadResult } from './data.js';
 import { measureQueries, queryKinds, type Latency } from './queries.js';
@@ -40,19 +40,31 @@ export async function runTarget(
   baselineRates: BaselineRates,
   budgetSeconds: number,
 ): Promise<void> {
+  // Hearth and its in-process baselines take turns, round after round: this machine's disk and
+  // cores drift by more between two runs minutes apart than the ratios they are compared by.
   for (const shape of commitShapes) {
     const what = `${shape.batch} ${shape.overwrite ? 'overwrite' : 'write'}${shape.batch > 1 ? 's' : ''}`;
-    progress(`${target.name}: commits of ${what} from ${shape.clients} client${shape.clients > 1 ? 's' : ''}`);
-    result.commits.set(shapeKey(shape), await measureCommits(target, shape));
     const key = baselineKey(shape);
-    if (baselines && !baselineRates.raw.has(key)) {
+    const withBaselines = baselines !== undefined && !baselineRates.raw.has(key);
+    const runs: Record<'target' | 'raw' | 'rawIndexed' | 'core', Rate[]> = { target: [], raw: [], rawIndexed: [], core: [] };
+    for (let round = 1; round <= settings.commitRounds; round++) {
+      const of = `round ${round} of ${settings.commitRounds}`;
+      progress(`${target.name}: commits of ${what} from ${shape.clients} client${shape.clients > 1 ? 's' : ''}, ${of}`);
+      runs.target.push(await measureCommits(target, shape));
+      if (!withBaselines) continue;
       const overwrite = shape.overwrite === true;
-      progress(`baseline: raw better-sqlite3 transactions of ${what}`);
-      baselineRates.raw.set(key, await measureConcurrent(1, settings.warmupSeconds, settings.seconds, baselines.raw.op(shape.batch, overwrite)));
-      progress(`reference: Hearth's database commits of ${what} in this process, no HTTP`);
-      progress(`baseline: raw better-sqlite3 with one index row per field, ${what}`);
-      baselineRates.rawIndexed.set(key, await measureConcurrent(1, settings.warmupSeconds, settings.seconds, baselines.rawIndexed.op(shape.batch, overwrite)));
-      baselineRates.core.set(key, await measureConcurrent(1, settings.warmupSeconds, settings.seconds, baselines.core.op(shape.batch, overwrite)));
+      progress(`baseline: raw better-sqlite3 transactions of ${what}, ${of}`);
+      runs.raw.push(await measureConcurrent(1, settings.warmupSeconds, settings.seconds, baselines.raw.op(shape.batch, overwrite)));
+      progress(`baseline: raw better-sqlite3 with one index row per field, ${what}, ${of}`);
+      runs.rawIndexed.push(await measureConcurrent(1, settings.warmupSeconds, settings.seconds, baselines.rawIndexed.op(shape.batch, overwrite)));
+      progress(`reference: Hearth's database commits of ${what} in this process, no HTTP, ${of}`);
+      runs.core.push(await measureConcurrent(1, settings.warmupSeconds, settings.seconds, baselines.core.op(shape.batch, overwrite)));
+    }
+    result.commits.set(shapeKey(shape), medianRate(runs.target));
+    if (withBaselines) {
+      baselineRates.raw.set(key, medianRate(runs.raw));
+      baselineRates.rawIndexed.set(key, medianRate(runs.rawIndexed));
+      baselineRates.core.set(key, medianRate(runs.core));
     }
   }
   let lastRate: number | undefined;

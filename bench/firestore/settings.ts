@@ -14,6 +14,8 @@ function envSizes(name: string, fallback: readonly number[]): number[] {
 export const settings = {
   seconds: envNumber('BENCH_SECONDS', 5),
   warmupSeconds: envNumber('BENCH_WARMUP_SECONDS', 1),
+  /** Each commit shape and its in-process baselines run this many times in turn; the median of each is reported. */
+  commitRounds: envCount('HEARTH_BENCH_FIRESTORE_ROUNDS', 3),
   clients: envCount('HEARTH_BENCH_FIRESTORE_CLIENTS', 4),
   sizes: envSizes('HEARTH_BENCH_FIRESTORE_SIZES', [10_000, 100_000, 1_000_000]),
   queries: envCount('HEARTH_BENCH_FIRESTORE_QUERIES', 300),
