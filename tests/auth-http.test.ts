@@ -248,6 +248,39 @@ describe('secrets never reach the logs', () => {
   });
 });
 
+describe('the request log', () => {
+  /** The JSON lines logged since `from` (an offset in logText). */
+  const linesSince = (from: number) =>
+    logText
+      .slice(from)
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+  test('one line per request with its own id, method, route template and status, never its query; what a request logs itself carries the same id', async () => {
+    const from = logText.length;
+    const lookup = await postJson(`${v1()}/accounts:lookup?key=${server.apiKey}`, { idToken: 'not-a-token' });
+    assert.equal(lookup.status, 400);
+    // A call Hearth does not serve logs a line of its own through the request's logger.
+    const unserved = await fetch(`${server.url}/v1/projects/${server.projectId}/databases/(default)/documents:listen`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(unserved.status, 501);
+    const lines = linesSince(from);
+    const requests = lines.filter((line) => line.msg === 'request');
+    assert.equal(requests.length, 2, JSON.stringify(lines));
+    const [first, second] = requests as [Record<string, unknown>, Record<string, unknown>];
+    assert.deepEqual([first.method, first.route, first.status], ['POST', '/identitytoolkit.googleapis.com/v1/accounts::lookup', 400]);
+    assert.deepEqual([second.method, second.route, second.status], ['POST', '/v1/projects/:project/databases/:database/*', 501]);
+    assert.equal(typeof first.reqId, 'string');
+    assert.notEqual(first.reqId, second.reqId);
+    assert.equal(typeof first.ms, 'number');
+    assert.ok(!logText.slice(from).includes(server.apiKey), 'the query string is not logged');
+    const own = lines.filter((line) => line.msg === 'unimplemented');
+    assert.equal(own.length, 1);
+    assert.equal(own[0]!.reqId, second.reqId);
+    assert.equal(own[0]!.status, 501);
+  });
+});
+
 describe('outside dev mode', () => {
   let strict: TestHearth;
   before(async () => {

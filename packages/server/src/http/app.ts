@@ -7,6 +7,7 @@ import { authError, unservedIdentityRoute } from '../auth/errors.js';
 import { ApiError, requestErrors } from './api-error.js';
 import { isFromForeignPage, type OriginPolicy } from './browser-origin.js';
 import { registerCors } from './cors.js';
+import { lazyRequestLogger } from './request-logger.js';
 import { pathOf } from './url-path.js';
 import { handleError } from './error-handler.js';
 
@@ -30,6 +31,7 @@ export async function createHttpApp(logger: Logger, origins?: OriginPolicy): Pro
     bodyLimit: defaultBodyLimit,
     trustProxy: false,
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyRequestLogger,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     return503OnClosing: true,
@@ -65,8 +67,9 @@ export async function createHttpApp(logger: Logger, origins?: OriginPolicy): Pro
   });
   await app.register(formBody, { bodyLimit: defaultBodyLimit });
   app.addHook('onResponse', (request, reply, done) => {
-    // Log the route, never the body or the query (they carry passwords, tokens and keys).
-    request.log.info({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    // Log the route, never the body or the query (they carry passwords, tokens and keys). Through
+    // the app's logger with the request's id, as its own logger would have it (request-logger.ts).
+    logger.info({ reqId: request.id, method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
     done();
   });
   return app;
