@@ -1,6 +1,6 @@
 /**
  * npm run soak                      kill -9 cycles (100) under concurrent writers, with a verifier
- * npm run soak -- --short           the same, 5 cycles (what CI runs: tests/reliability-soak.test.ts)
+ * npm run soak -- --short           the same, 5 cycles (what CI runs: tests/reliability/soak.test.ts)
  * npm run soak -- --cycles N        N cycles
  * npm run soak -- --mixed --minutes 60   one process under mixed load, RSS sampled; memory must be flat
  *

@@ -1,5 +1,5 @@
 /**
- * One seed's plan in the differential test of Firestore listeners (tests/firestore-differential-listen.test.ts): its
+ * One seed's plan in the differential test of Firestore listeners (tests/firestore/differential-listen.test.ts): its
  * initial documents, its listeners, and the random writes that go to both servers one commit at a time.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * The listeners of the differential test of Firestore listeners (tests/firestore-differential-listen.test.ts), and
+ * The listeners of the differential test of Firestore listeners (tests/firestore/differential-listen.test.ts), and
  * the firebase-admin queries that put the exact generated query on the wire.
  */
 import { FieldPath, Query, type Firestore } from 'firebase-admin/firestore';

@@ -1,5 +1,5 @@
 /**
- * What the differential test of Firestore listeners (tests/firestore-differential-listen.test.ts) prints on a
+ * What the differential test of Firestore listeners (tests/firestore/differential-listen.test.ts) prints on a
  * mismatch: the write sequence shrunk to a short one that still shows it, and both servers' observations.
  */
 import { isDeepStrictEqual } from 'node:util';

@@ -1,5 +1,5 @@
 /**
- * Running a write sequence in the differential test of Firestore listeners (tests/firestore-differential-listen.test.ts):
+ * Running a write sequence in the differential test of Firestore listeners (tests/firestore/differential-listen.test.ts):
  * the same listeners on both servers, one commit at a time to both, and after each one every listener caught up and
  * compared.
  */

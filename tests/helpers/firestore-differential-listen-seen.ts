@@ -1,5 +1,5 @@
 /**
- * What a listener of the differential test of Firestore listeners (tests/firestore-differential-listen.test.ts)
+ * What a listener of the differential test of Firestore listeners (tests/firestore/differential-listen.test.ts)
  * shows, in the canonical forms that are compared between the two servers and with a fresh read on the same server.
  */
 import { DocumentReference, GeoPoint, Timestamp, type DocumentSnapshot, type QuerySnapshot } from 'firebase-admin/firestore';

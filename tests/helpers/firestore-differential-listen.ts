@@ -1,6 +1,6 @@
 /**
  * The knobs and the two servers of the differential test of Firestore listeners
- * (tests/firestore-differential-listen.test.ts, which describes the knobs): Google's official emulator (the oracle)
+ * (tests/firestore/differential-listen.test.ts, which describes the knobs): Google's official emulator (the oracle)
  * and Hearth (in-process, --dev) or a second emulator, each listened to through a firebase-admin client and written
  * to through its REST API.
  */

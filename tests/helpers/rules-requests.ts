@@ -1,5 +1,5 @@
 /**
- * The requests of the security-rules differential test (tests/firestore-rules-differential.test.ts), described
+ * The requests of the security-rules differential test (tests/rules/differential.test.ts), described
  * apart from any server, sent over REST as a user would, and reduced to the outcome both servers must agree on.
  *
  * Outcome: the HTTP status and error.status of every step (PERMISSION_DENIED is 403), and for allowed reads what

@@ -1,6 +1,6 @@
 /**
  * Writes of every kind to one document, for the differential test of several writes to the same document in one
- * commit (tests/firestore-differential-ids-writes.test.ts): each kind as the REST API takes it, with the document's
+ * commit (tests/firestore/differential-ids-writes.test.ts): each kind as the REST API takes it, with the document's
  * update time where the kind carries one (that server's own, or a time no document has).
  */
 export type WriteKind = keyof typeof writeKinds;

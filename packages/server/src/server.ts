@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 import { registerAdminRoutes } from './auth/api/admin-routes.js';
+import { identityDialect } from './auth/api/identity-dialect.js';
 import { registerEmulatorConfigRoutes } from './auth/api/emulator-config-routes.js';
 import { CallerResolver } from './auth/api/caller.js';
 import { registerIdentityRoutes } from './auth/api/identity-routes.js';
@@ -208,7 +209,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
 
   await prepareDecoy();
   let ownOrigins: string[] = [];
-  const app = await createHttpApp(logger, { isAdminCredential: (authorization) => callers.isAdminAuthorization(authorization), ownOrigins: () => ownOrigins });
+  const app = await createHttpApp(logger, { isAdminCredential: (authorization) => callers.isAdminAuthorization(authorization), ownOrigins: () => ownOrigins }, [identityDialect]);
   app.get('/healthz', async () => ({ status: 'ok' }));
   const isOwnerCredential = (request: FastifyRequest) => callers.isOwner(request);
   const consoleServer = setUpConsole(app, {

@@ -3,7 +3,6 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { authError, unservedIdentityRoute } from '../auth/errors.js';
 import { ApiError, requestErrors } from './api-error.js';
 import { isFromForeignPage, type OriginPolicy } from './browser-origin.js';
 import { registerCors } from './cors.js';
@@ -14,8 +13,18 @@ import { handleError } from './error-handler.js';
 /** Paths only the admin credential may use: no CORS for them. */
 const adminPathPrefixes = ['/identitytoolkit.googleapis.com/v1/projects/', '/identitytoolkit.googleapis.com/v2/projects/', '/emulator/', '/hearth/', '/metrics'];
 
-/** The identity API's hosts (as path prefixes, the way the SDKs reach an emulator host). */
-const identityApiPath = /^\/(identitytoolkit\.googleapis\.com|securetoken\.googleapis\.com|www\.googleapis\.com\/identitytoolkit)\//;
+/**
+ * A protocol's own error shapes on the paths it serves, where Google's generic ones would mislead
+ * its SDK (the identity SDKs read a leading code such as OPERATION_NOT_ALLOWED). A domain hands
+ * its dialect to the app; the app knows none of them.
+ */
+export interface WireDialect {
+  serves(path: string): boolean;
+  /** A path of the protocol that no route serves. */
+  notFound(method: string, path: string): ApiError;
+  /** A refusal of the caller's credential. */
+  permissionDenied(message: string): ApiError;
+}
 
 /** Identity requests are small; a larger body is refused before it is read whole. */
 export const defaultBodyLimit = 1024 * 1024;
@@ -25,7 +34,7 @@ export const defaultBodyLimit = 1024 * 1024;
  * no silently dropped fields), form bodies for the token endpoint, CORS for browser SDKs on
  * other origins, and the Google error shape for everything that goes wrong.
  */
-export async function createHttpApp(logger: Logger, origins?: OriginPolicy): Promise<FastifyInstance> {
+export async function createHttpApp(logger: Logger, origins?: OriginPolicy, dialects: readonly WireDialect[] = []): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: defaultBodyLimit,
@@ -46,8 +55,9 @@ export async function createHttpApp(logger: Logger, origins?: OriginPolicy): Pro
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';
-    // The identity SDKs read the error's leading code: a call Hearth lacks must name a code they know.
-    const refusal = identityApiPath.test(path) ? unservedIdentityRoute(request.method, path) : requestErrors.notFound(`No route for ${request.method} ${path}.`);
+    // Some SDKs read the error's leading code: a call Hearth lacks must name a code they know.
+    const dialect = dialects.find((candidate) => candidate.serves(path));
+    const refusal = dialect ? dialect.notFound(request.method, path) : requestErrors.notFound(`No route for ${request.method} ${path}.`);
     handleError(refusal, request, reply);
   });
   app.decorateRequest('fromForeignPage', false);
@@ -56,7 +66,7 @@ export async function createHttpApp(logger: Logger, origins?: OriginPolicy): Pro
   app.addHook('onRequest', (request, _reply, done) => {
     if (!origins) return done();
     request.fromForeignPage = isFromForeignPage(request, origins.ownOrigins());
-    if (request.fromForeignPage && origins.isAdminCredential(request.headers.authorization)) return done(foreignAdminRefusal(request.url));
+    if (request.fromForeignPage && origins.isAdminCredential(request.headers.authorization)) return done(foreignAdminRefusal(request.url, dialects));
     done();
   });
   // Browser apps on other origins may call the client APIs; administration is never reachable
@@ -75,11 +85,11 @@ export async function createHttpApp(logger: Logger, origins?: OriginPolicy): Pro
   return app;
 }
 
-/** In the identity API's shape on its paths, Google's generic one (PERMISSION_DENIED) elsewhere. */
-export function foreignAdminRefusal(url: string): ApiError {
+/** In the shape of the protocol whose path it is (its dialect), Google's generic one (PERMISSION_DENIED) elsewhere. */
+export function foreignAdminRefusal(url: string, dialects: readonly WireDialect[] = []): ApiError {
   const message = 'The admin credential is not accepted from web pages on other origins.';
-  const identity = /^\/(identitytoolkit\.googleapis\.com|securetoken\.googleapis\.com|www\.googleapis\.com)\//.test(url);
-  return identity ? authError('INSUFFICIENT_PERMISSION', message) : new ApiError(403, message, 'PERMISSION_DENIED');
+  const dialect = dialects.find((candidate) => candidate.serves(pathOf(url)));
+  return dialect ? dialect.permissionDenied(message) : new ApiError(403, message, 'PERMISSION_DENIED');
 }
 
 /** Node's HTTP parser refused the request: answer in Google's shape on the raw socket, then close it. */

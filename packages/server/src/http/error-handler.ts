@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { StorageUnavailable } from '../storage/document-store.js';
+import { StorageLimitExceeded, StorageUnavailable } from '../storage/document-store.js';
 import { ApiError, requestErrors } from './api-error.js';
 
 interface ValidationIssue {
@@ -14,6 +14,7 @@ export function toApiError(error: unknown, bodyLimit?: number): ApiError {
   if (error instanceof ApiError) return error;
   // Nothing was stored: UNAVAILABLE tells the SDKs to retry.
   if (error instanceof StorageUnavailable) return new ApiError(503, 'The service is currently unavailable.', 'UNAVAILABLE');
+  if (error instanceof StorageLimitExceeded) return requestErrors.invalidArgument(error.message);
   const fastifyError = error as Partial<FastifyError> & { validation?: ValidationIssue[] };
   if (fastifyError.validation?.length) return fromValidation(fastifyError.validation[0]!);
   switch (fastifyError.code) {

@@ -129,6 +129,18 @@ export interface DocumentStore {
 }
 
 /**
+ * The store cannot keep what a commit asks for (a key longer than its indexes take); nothing of
+ * the commit was stored and a retry would fail the same way. Mapped to INVALID_ARGUMENT, with this
+ * message, in http/error-handler.ts.
+ */
+export class StorageLimitExceeded extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StorageLimitExceeded';
+  }
+}
+
+/**
  * The store could not take a commit now (its writer stopped, or it is closed); nothing of the
  * commit was stored, so the caller may retry. Mapped to UNAVAILABLE in http/error-handler.ts.
  */

@@ -1,7 +1,7 @@
 import type { DocumentChange, DocumentRow, IndexEntry } from '../../storage/document-store.js';
 import { firestoreErrors } from './errors.js';
 import { compositeKind, diffEntries, singleFieldChanges, singleFieldEntries } from './document-entries.js';
-import { encodeSegments } from './index-encoding.js';
+import { nameKey } from '../../storage/name-keys.js';
 import { fullName, keyFromSegments, type DatabaseId, type DocumentKey } from './paths.js';
 import type { Fields, Value } from './values.js';
 import { fieldsToWire, formatMicros, storedFields } from './value-wire.js';
@@ -41,9 +41,7 @@ export function rowFromDoc(doc: Doc, fieldsJson?: string, storedNameKey?: Buffer
   };
 }
 
-export function nameKey(path: string): Buffer {
-  return encodeSegments(path.split('/'));
-}
+export { nameKey };
 
 export function keyOfPath(path: string): DocumentKey {
   return keyFromSegments(path.split('/'));

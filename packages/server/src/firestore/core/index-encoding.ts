@@ -1,4 +1,7 @@
-import { isVector, numericIdValue, sortedKeys, type Value } from './values.js';
+import { encodeSegments, writeEscaped } from '../../storage/name-keys.js';
+import { isVector, sortedKeys, type Value } from './values.js';
+
+export { encodeSegments };
 
 /**
  * An order-preserving binary form of values: `Buffer.compare(encode(a), encode(b))` has the sign
@@ -27,7 +30,6 @@ const numberClass = { negativeInfinity: 0x01, negative: 0x02, zero: 0x03, positi
 const exponentBias = 1100; // doubles reach 2^-1074, int64 reaches 2^63
 const endMarker = 0x00;
 const entryMarker = 0x01;
-const segmentMarker = 0x02;
 
 export function encodeValue(value: Value): Buffer {
   const parts: Buffer[] = [];
@@ -40,28 +42,6 @@ export function complement(bytes: Buffer): Buffer {
   const out = Buffer.allocUnsafe(bytes.length);
   for (let i = 0; i < bytes.length; i++) out[i] = 255 - bytes[i]!;
   return out;
-}
-
-/**
- * Document names as segments, so that a parent sorts before its descendants. A numeric id
- * (`__id7__`) is 00 00 and its int64 as offset binary: below every string, whose escaped bytes
- * start 00 FF (a NUL) or anything above, and in numeric order among themselves.
- */
-export function encodeSegments(segments: readonly string[]): Buffer {
-  const parts: Buffer[] = [];
-  for (const segment of segments) {
-    parts.push(Buffer.of(segmentMarker));
-    const number = numericIdValue(segment);
-    if (number === undefined) {
-      writeEscaped(Buffer.from(segment, 'utf8'), parts);
-    } else {
-      const out = Buffer.alloc(10);
-      out.writeBigUInt64BE(BigInt.asUintN(64, number ^ (1n << 63n)), 2);
-      parts.push(out);
-    }
-  }
-  parts.push(Buffer.of(entryMarker));
-  return Buffer.concat(parts);
 }
 
 function writeValue(value: Value, parts: Buffer[]): void {
@@ -130,17 +110,6 @@ function writeValue(value: Value, parts: Buffer[]): void {
 }
 
 /** 0x00 becomes 0x00 0xFF and the end is 0x00 0x01, so "a" < "a\0" < "ab" holds bytewise. */
-function writeEscaped(bytes: Buffer, parts: Buffer[]): void {
-  let start = 0;
-  for (let i = 0; i < bytes.length; i++) {
-    if (bytes[i] === 0) {
-      parts.push(bytes.subarray(start, i), Buffer.of(0x00, 0xff));
-      start = i + 1;
-    }
-  }
-  parts.push(bytes.subarray(start), Buffer.of(0x00, 0x01));
-}
-
 /**
  * A number as sign, binary exponent and the 64 bits after its leading one: exact for every int64
  * and every double, and equal for equal values (1 and 1.0, 0 and -0.0).

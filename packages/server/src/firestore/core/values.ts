@@ -5,6 +5,10 @@
  * name can reach an object prototype). The proto3 JSON form lives in value-wire.ts, used only at
  * the edges.
  */
+import { numericIdValue } from '../../storage/name-keys.js';
+
+export { hasNumericIdShape, numericIdValue } from '../../storage/name-keys.js';
+
 export type Value =
   | { type: 'null' }
   | { type: 'boolean'; value: boolean }
@@ -172,25 +176,6 @@ export function compareSegment(left: string, right: string): number {
   if (leftNumber === undefined) return rightNumber === undefined ? compareUtf8(left, right) : 1;
   if (rightNumber === undefined) return -1;
   return leftNumber < rightNumber ? -1 : leftNumber > rightNumber ? 1 : 0;
-}
-
-const numericIdPattern = /^__id(-?[1-9][0-9]*)__$/;
-
-/**
- * The number of a numeric id: `__id` + a non-zero int64 in canonical decimal + `__`. Anything
- * else (`__id0__`, `__id007__`, out of range) is no numeric id (paths.ts refuses those as ids).
- */
-export function numericIdValue(segment: string): bigint | undefined {
-  if (!segment.startsWith('__id')) return undefined;
-  const digits = numericIdPattern.exec(segment)?.[1];
-  if (digits === undefined || digits.length > 20) return undefined;
-  const value = BigInt(digits);
-  return value >= int64Min && value <= int64Max ? value : undefined;
-}
-
-/** The `__id<n>__` shape, whatever the range (Google says "not a 64 bit integer" when out of it). */
-export function hasNumericIdShape(segment: string): boolean {
-  return numericIdPattern.test(segment);
 }
 
 function compareArrays(left: Value[], right: Value[]): number {

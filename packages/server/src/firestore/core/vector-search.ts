@@ -12,7 +12,7 @@ import { onlyKeys, wireObject as object } from './wire-checks.js';
  * rest of the query matches: the pre-filter) are ranked by their distance to the query vector,
  * exactly, as Firestore's flat index does; the `limit` nearest are kept in a bounded heap.
  * Documents whose field is not a vector of the query vector's dimension are not candidates.
- * Messages are the Firestore emulator's (tests/firestore-differential-vector-search.test.ts).
+ * Messages are the Firestore emulator's (tests/firestore/differential-vector-search.test.ts).
  */
 
 export type DistanceMeasure = 'EUCLIDEAN' | 'COSINE' | 'DOT_PRODUCT';

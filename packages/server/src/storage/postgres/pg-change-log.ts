@@ -1,6 +1,6 @@
 import type { DocumentRow } from '../document-store.js';
 import type { StoredChange } from '../change-feed.js';
-import { nameKey } from '../../firestore/core/documents.js';
+import { nameKey } from '../name-keys.js';
 
 /**
  * A commit's changes as the fs_changes table keeps them: JSON text, each document by path with

@@ -1,6 +1,5 @@
-import type { DocumentChange, IndexEntry } from '../document-store.js';
 import type { PgClient } from './pg-connection.js';
-import { firestoreErrors } from '../../firestore/core/errors.js';
+import { StorageLimitExceeded, type DocumentChange, type IndexEntry } from '../document-store.js';
 import { bytes, idBytes, indexValueKey, pathKey } from './pg-document-scan.js';
 
 /** One SQL statement with its own numbered parameters. */
@@ -52,7 +51,7 @@ export function documentChangeStatements(db: string, changes: readonly DocumentC
   }
   // Refused before anything is written: PostgreSQL would fail the statement (a B-tree entry must fit a third of a page).
   if (added.longestKey + Buffer.byteLength(db) > maxKeyBytes || changes.some((change) => Buffer.byteLength(change.path) + Buffer.byteLength(db) > maxKeyBytes)) {
-    throw firestoreErrors.invalidArgument('The document path and field names are too long to be indexed by this server (PostgreSQL keeps index keys under 2,400 bytes).');
+    throw new StorageLimitExceeded('The document path and field names are too long to be indexed by this server (PostgreSQL keeps index keys under 2,400 bytes).');
   }
   if (removed.size) {
     parts.push(statement(

@@ -9,7 +9,7 @@ import type {
   IndexPosition,
   IndexScan,
 } from '../document-store.js';
-import { numericIdValue } from '../../firestore/core/values.js';
+import { numericIdValue } from '../name-keys.js';
 import { indexValueKey, maxIndexValueBytes } from '../index-value-prefix.js';
 import { CommitGroups } from './sqlite-commit-group.js';
 import { BatchRunner, type WriteBatch } from './sqlite-write-batch.js';

@@ -1,0 +1,221 @@
+/**
+ * `npm test`: every test file of tests/ on SQLite, and those that start a Hearth server again on
+ * PostgreSQL, as one queue of (file, backend) jobs run several at a time; each job is its own
+ * `node --test` process with its own servers, free ports and data folders, so jobs share nothing.
+ * The longest jobs (by the last run's times, tests/test-times.json on a fresh clone) start first.
+ *
+ *   npm test                          the whole suite (the web app built and everything type-checked first)
+ *   npm test -- tests/auth            only the files under the given paths (both backends)
+ *   HEARTH_TEST_JOBS=N                jobs at once (default: 2 per core)
+ *   HEARTH_TEST_BACKENDS=sqlite       one backend only (sqlite, postgres or both; default both)
+ *
+ * Ends with one plain "N passed, N failed" line (CI reads it) after the ten slowest jobs.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { availableParallelism } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+
+type Backend = 'sqlite' | 'postgres';
+interface Job {
+  file: string;
+  backend: Backend;
+}
+interface JobResult extends Job {
+  passed: number;
+  failed: number;
+  seconds: number;
+  exitCode: number | null;
+  output: string;
+}
+
+const root = resolve(import.meta.dirname, '..');
+const testsDir = join(root, 'tests');
+const tmpDir = join(root, '.tmp');
+const committedTimes = join(testsDir, 'test-times.json');
+const lastTimes = join(tmpDir, 'test-times.json');
+/** A job that runs longer than this is killed and counted as a failure (a hang must not eat CI). */
+const jobTimeoutMs = 20 * 60_000;
+
+/**
+ * Files that stay on SQLite: the SQLite file itself is what they test, or they make their own
+ * PostgreSQL databases (and so run on it in the SQLite pass already).
+ */
+const sqliteOnly = new Set([
+  'storage/sqlite-stored-ids.test.ts',
+  'http/admin-credential.test.ts',
+  'storage/pg-change-feed.test.ts',
+  'storage/pg-group-commit.test.ts',
+  'cli/pg-migrate.test.ts',
+  'scale-out/pg-multi-instance.test.ts',
+]);
+
+function testFiles(under: string[]): string[] {
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir).sort()) {
+      const path = join(dir, entry);
+      if (statSync(path).isDirectory()) {
+        if (entry !== 'helpers' && entry !== 'node_modules') walk(path);
+      } else if (entry.endsWith('.test.ts')) found.push(relative(testsDir, path));
+    }
+  };
+  walk(testsDir);
+  if (under.length === 0) return found;
+  const prefixes = under.map((path) => relative(testsDir, resolve(root, path)));
+  return found.filter((file) => prefixes.some((prefix) => prefix === '' || file === prefix || file.startsWith(`${prefix}/`)));
+}
+
+/** Only a file that starts a server can change with the backend; browser files stay on SQLite. */
+function runsOnPostgres(file: string): boolean {
+  if (sqliteOnly.has(file) || file.startsWith('web/')) return false;
+  const source = readFileSync(join(testsDir, file), 'utf8');
+  if (source.includes('helpers/browser')) return false;
+  return /startHearth|spawnHearth/.test(source);
+}
+
+function loadTimes(): Record<string, number> {
+  for (const path of [lastTimes, committedTimes]) {
+    if (existsSync(path)) {
+      try {
+        return JSON.parse(readFileSync(path, 'utf8')) as Record<string, number>;
+      } catch {
+        // a torn file: try the next
+      }
+    }
+  }
+  return {};
+}
+
+const jobKey = (job: Job) => `${job.backend}:${job.file}`;
+
+async function postgresListening(): Promise<boolean> {
+  return new Promise((resolveListening) => {
+    const socket = createConnection({ host: '127.0.0.1', port: 5432 });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolveListening(true);
+    });
+    socket.once('error', () => resolveListening(false));
+  });
+}
+
+function runJob(job: Job): Promise<JobResult> {
+  const started = Date.now();
+  const tapDir = join(tmpDir, 'tap', job.backend);
+  const tapFile = join(tapDir, `${job.file.replaceAll('/', '__')}.tap`);
+  mkdirSync(tapDir, { recursive: true });
+  const args = ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-timeout=300000', '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=tap', `--test-reporter-destination=${tapFile}`, join('tests', job.file)];
+  const env = { ...process.env, HEARTH_TEST_BACKEND: job.backend, FORCE_COLOR: '0' };
+  return new Promise((resolveJob) => {
+    const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const killGroup = () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    };
+    const timer = setTimeout(() => {
+      output += `\n[run-tests] killed after ${jobTimeoutMs / 60_000} minutes\n`;
+      killGroup();
+    }, jobTimeoutMs);
+    child.once('exit', (exitCode) => {
+      clearTimeout(timer);
+      // Servers a test spawned and left behind go with the job's process group.
+      killGroup();
+      const tap = existsSync(tapFile) ? readFileSync(tapFile, 'utf8') : '';
+      let failed = lastCount(tap, 'fail');
+      const passed = lastCount(tap, 'pass');
+      if (exitCode !== 0 && failed === 0) failed = 1; // crashed, killed or failed outside a test
+      resolveJob({ ...job, passed, failed, seconds: (Date.now() - started) / 1000, exitCode, output });
+    });
+  });
+}
+
+function lastCount(tap: string, what: string): number {
+  const matches = [...tap.matchAll(new RegExp(`^# ${what} (\\d+)$`, 'gm'))];
+  return matches.length ? Number(matches[matches.length - 1]![1]) : 0;
+}
+
+function step(name: string, command: string, args: string[]): boolean {
+  const started = Date.now();
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit' });
+  console.log(`== ${name}: ${result.status === 0 ? 'ok' : 'FAILED'} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  return result.status === 0;
+}
+
+async function main(): Promise<number> {
+  const paths = process.argv.slice(2);
+  const wanted = (process.env.HEARTH_TEST_BACKENDS ?? 'both').split(',');
+  const backends = new Set<Backend>(wanted.includes('both') ? ['sqlite', 'postgres'] : (wanted as Backend[]));
+  const started = Date.now();
+  mkdirSync(tmpDir, { recursive: true });
+  if (!step('web app build', 'npm', ['run', 'build', '--silent'])) return 1;
+  if (!step('type-check', 'npm', ['run', 'typecheck', '--silent'])) return 1;
+
+  const files = testFiles(paths);
+  const jobs: Job[] = [];
+  if (backends.has('sqlite')) for (const file of files) jobs.push({ file, backend: 'sqlite' });
+  let postgresMissing = false;
+  if (backends.has('postgres')) {
+    if (await postgresListening()) {
+      for (const file of files) if (runsOnPostgres(file)) jobs.push({ file, backend: 'postgres' });
+    } else {
+      postgresMissing = true;
+      console.log('PostgreSQL is not listening on 127.0.0.1:5432: its pass is counted as one failure');
+    }
+  }
+  const times = loadTimes();
+  // Longest first, so the last jobs to finish are short ones; unknown files count as long.
+  jobs.sort((a, b) => (times[jobKey(b)] ?? 120) - (times[jobKey(a)] ?? 120));
+  const parallel = Number(process.env.HEARTH_TEST_JOBS) || Math.max(2, availableParallelism() * 2);
+  console.log(`== ${jobs.length} jobs (${files.length} files; ${jobs.filter((job) => job.backend === 'postgres').length} again on PostgreSQL), ${parallel} at a time`);
+
+  const results: JobResult[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < jobs.length) {
+      const job = jobs[next++]!;
+      const result = await runJob(job);
+      results.push(result);
+      const mark = result.failed > 0 ? '✖' : '✔';
+      console.log(`${mark} ${job.file} [${job.backend}] ${result.passed} passed, ${result.failed} failed, ${result.seconds.toFixed(1)} s (${results.length}/${jobs.length})`);
+      if (result.failed > 0) console.log(indent(result.output));
+    }
+  };
+  await Promise.all(Array.from({ length: parallel }, worker));
+
+  const newTimes: Record<string, number> = { ...times };
+  for (const result of results) newTimes[jobKey(result)] = Math.round(result.seconds);
+  writeFileSync(lastTimes, `${JSON.stringify(newTimes, null, 1)}\n`);
+
+  console.log('\n== the ten slowest jobs');
+  for (const result of [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 10)) {
+    console.log(`${result.seconds.toFixed(1).padStart(7)} s  ${result.file} [${result.backend}]`);
+  }
+  const failedJobs = results.filter((result) => result.failed > 0);
+  if (failedJobs.length) {
+    console.log('\n== failed');
+    for (const result of failedJobs) console.log(`${result.file} [${result.backend}]: ${result.failed} failed${result.exitCode === null ? ' (killed)' : ''}`);
+  }
+  const passed = results.reduce((sum, result) => sum + result.passed, 0);
+  const failed = results.reduce((sum, result) => sum + result.failed, 0) + (postgresMissing ? 1 : 0);
+  console.log(`\n== wall time ${((Date.now() - started) / 60_000).toFixed(1)} min`);
+  console.log(`${passed} passed, ${failed} failed`);
+  return failed > 0 ? 1 : 0;
+}
+
+function indent(text: string): string {
+  return text
+    .trimEnd()
+    .split('\n')
+    .map((line) => `    ${line}`)
+    .join('\n');
+}
+
+process.exitCode = await main();

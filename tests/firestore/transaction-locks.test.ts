@@ -1,0 +1,28 @@
+/**
+ * Server transactions' locks on their own (the admin SDKs' path is tested end to end in
+ * firestore-http and firestore-grpc-admin): a transaction its client abandoned must not hold what
+ * it read for longer than its idle timeout, even when no other transaction begins meanwhile.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { TransactionManager } from '../../packages/server/src/firestore/core/transactions.js';
+
+test('a write waiting on an abandoned transaction proceeds once that transaction is idle past its timeout', async () => {
+  const manager = new TransactionManager({ lockWaitMs: 5_000, idleMs: 300, maxLifetimeMs: 60_000 });
+  const abandoned = manager.begin('p/(default)', false);
+  manager.recordRead(abandoned, 'items/a', 0);
+  const started = Date.now();
+  await manager.acquireForWrite('p/(default)', ['items/a']);
+  const waited = Date.now() - started;
+  assert.ok(waited >= 250, `the lock was held while the transaction was alive (waited ${waited} ms)`);
+  assert.throws(() => manager.use('p/(default)', abandoned.id), /invalid or expired/);
+});
+
+test('a write to a document a live transaction read still times out with ABORTED', async () => {
+  const manager = new TransactionManager({ lockWaitMs: 400, idleMs: 60_000, maxLifetimeMs: 60_000 });
+  const holder = manager.begin('p/(default)', false);
+  manager.recordRead(holder, 'items/a', 0);
+  await assert.rejects(manager.acquireForWrite('p/(default)', ['items/a']), /lock timeout/);
+  manager.end(holder);
+  await manager.acquireForWrite('p/(default)', ['items/a']);
+});

@@ -1,0 +1,142 @@
+/**
+ * The web app says what happened and what to do next, in a real Chromium: an unverified user is
+ * nudged on the home page and can send the link from there; a verification link opened twice
+ * says the address is already verified; confirming an email change in the same browser says why
+ * it signed the user out; after deleting the account the home page says so. A success or an error
+ * clears when the next action starts on any card; password rules show before typing on sign-up
+ * and change-password, as the server enforces them (its floor, or the enforced project policy).
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { patchProjectConfig, uniqueEmail } from '../helpers/admin-http.js';
+import { BrowserRecord, assertBrowserReady, launchChromium, requestsOffMachine, webRoot } from '../helpers/browser.js';
+import { repoRoot, startHearth, type TestHearth } from '../helpers/hearth.js';
+import { waitForMail } from '../helpers/outbox.js';
+
+const waitMs = 15_000;
+const stepTimeout = { timeout: 60_000 };
+const artifacts = join(repoRoot, '.tmp/artifacts/web');
+
+let server: TestHearth | undefined;
+let browser: Browser | undefined;
+let context: BrowserContext;
+let page: Page;
+const record = new BrowserRecord();
+const email = uniqueEmail('states');
+const newEmail = uniqueEmail('states-new');
+
+before(async () => {
+  assertBrowserReady();
+  mkdirSync(artifacts, { recursive: true });
+  server = await startHearth({ webRoot });
+  browser = await launchChromium();
+  context = await record.newContext(browser, waitMs);
+  page = await record.newPage(context);
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+const url = (path: string) => `${server!.url}${path}`;
+
+test('an unverified user is nudged on the home page and sends the link from there', stepTimeout, async () => {
+  await page.goto(url('/signup'));
+  await page.getByLabel('Email', { exact: true }).fill(email);
+  await page.getByLabel('Password', { exact: true }).fill('states pass 1');
+  await page.getByRole('button', { name: 'Create account' }).click();
+  const nudge = page.getByTestId('verify-nudge');
+  await nudge.getByText(`Please verify ${email}`).waitFor();
+  await nudge.getByRole('button', { name: 'Send the verification link' }).click();
+  await nudge.getByRole('status').filter({ hasText: `We sent a verification link to ${email}.` }).waitFor();
+});
+
+test('the verification link verifies; opened again it says the address is already verified', stepTimeout, async () => {
+  const mail = await waitForMail(server!, email, 'VERIFY_EMAIL');
+  await page.goto(mail.oobLink);
+  await page.getByRole('status').filter({ hasText: 'Your email has been verified.' }).waitFor();
+  await page.goto(mail.oobLink);
+  await page.getByRole('status').filter({ hasText: 'Your email address is already verified.' }).waitFor();
+  assert.equal(await page.getByRole('alert').count(), 0, 'not an error for a verified account');
+  await page.goto(url('/'));
+  await page.getByTestId('signed-in-email').waitFor();
+  assert.equal(await page.getByTestId('verify-nudge').count(), 0, 'no nudge once verified');
+});
+
+test('a message clears when the next action starts anywhere on the page, not only on its own card', stepTimeout, async () => {
+  await page.goto(url('/account'));
+  const nameCard = page.getByRole('region', { name: 'Display name' });
+  const passwordCard = page.getByRole('region', { name: 'Password' });
+  await nameCard.getByLabel('Display name').fill('Stated');
+  await nameCard.getByRole('button', { name: 'Save name' }).click();
+  await nameCard.getByRole('status').filter({ hasText: 'Your name was saved.' }).waitFor();
+
+  await passwordCard.getByLabel('Current password').fill('not the password');
+  await passwordCard.getByLabel('New password', { exact: true }).fill('states pass 2');
+  await passwordCard.getByRole('button', { name: 'Change password' }).click();
+  await passwordCard.getByRole('alert').waitFor();
+  assert.equal(await nameCard.getByRole('status').count(), 0, 'the name card’s success went when the password change started');
+
+  await nameCard.getByRole('button', { name: 'Save name' }).click();
+  await nameCard.getByRole('status').filter({ hasText: 'Your name was saved.' }).waitFor();
+  assert.equal(await passwordCard.getByRole('alert').count(), 0, 'the password card’s error went when the name was saved again');
+});
+
+/** The checklist's items and whether each is ticked. */
+async function rulesOf(scope: Locator): Promise<string[]> {
+  const list = scope.getByRole('list', { name: 'Password rules' });
+  await list.waitFor();
+  return list.getByRole('listitem').evaluateAll((items) => items.map((item) => `${item.textContent?.replace(/^\W+/, '').trim()}:${item.getAttribute('data-met')}`));
+}
+
+test('password rules show before typing on sign-up and change-password, as the server enforces them', stepTimeout, async () => {
+  const signUp = await context.newPage();
+  await signUp.goto(url('/signup'));
+  assert.deepEqual(await rulesOf(signUp.locator('main')), ['At least 6 characters:false'], 'no policy enforced: the server’s floor only');
+  await page.goto(url('/account'));
+  const passwordCard = page.getByRole('region', { name: 'Password' });
+  assert.deepEqual(await rulesOf(passwordCard), ['At least 6 characters:false']);
+
+  const policy = (state: 'ENFORCE' | 'OFF') =>
+    patchProjectConfig(
+      server!,
+      { passwordPolicyConfig: { passwordPolicyEnforcementState: state, passwordPolicyVersions: [{ customStrengthOptions: { minPasswordLength: 8, containsUppercaseCharacter: true } }] } },
+      'passwordPolicyConfig.passwordPolicyEnforcementState,passwordPolicyConfig.passwordPolicyVersions',
+    );
+  await policy('ENFORCE');
+  try {
+    await signUp.reload();
+    assert.deepEqual(await rulesOf(signUp.locator('main')), ['At least 8 characters:false', 'An uppercase letter:false']);
+    await signUp.getByLabel('Password', { exact: true }).fill('abcdefgh');
+    await signUp.getByRole('list', { name: 'Password rules' }).locator('li[data-met="true"]').waitFor();
+    assert.deepEqual(await rulesOf(signUp.locator('main')), ['At least 8 characters:true', 'An uppercase letter:false']);
+    await page.reload();
+    assert.deepEqual(await rulesOf(page.getByRole('region', { name: 'Password' })), ['At least 8 characters:false', 'An uppercase letter:false']);
+    await page.screenshot({ path: join(artifacts, 'password-rules-change-password.png'), fullPage: true });
+  } finally {
+    await policy('OFF');
+    await signUp.close();
+  }
+});
+
+test('confirming an email change in the same browser says why it signed the user out', stepTimeout, async () => {
+  await page.goto(url('/account'));
+  const card = page.getByRole('region', { name: 'Change email' });
+  await card.getByLabel('New email').fill(newEmail);
+  await card.getByRole('button', { name: 'Send confirmation link' }).click();
+  await card.getByRole('status').filter({ hasText: `Until you open it, you keep signing in with ${email}` }).waitFor();
+  const mail = await waitForMail(server!, newEmail, 'VERIFY_AND_CHANGE_EMAIL');
+  await page.goto(mail.oobLink);
+  await page.getByRole('status').filter({ hasText: `Your sign-in email is now ${newEmail}.` }).waitFor();
+  await page.getByText('changing the address signed you out everywhere, in this browser too').waitFor();
+  await page.getByRole('banner').getByRole('link', { name: 'Sign in' }).waitFor();
+});
+
+test('nothing the page requested left the machine, and the page threw nothing', () => {
+  assert.deepEqual(record.pageErrors, []);
+  assert.deepEqual(requestsOffMachine(record.requested), []);
+});
