@@ -11,6 +11,11 @@ import { MetricsSampler } from './metrics-sampler.js';
 import { operatorOfIdToken, type OperatorAccountDeps } from './operator-accounts.js';
 import { defaultOperatorSessionOptions, OperatorSessions } from './operator-sessions.js';
 import { registerSessionRoutes } from './session-routes.js';
+import { registerConsoleIndexRoutes } from './index-routes.js';
+import { registerMailPreviewRoutes } from './mail-preview.js';
+import { registerConsoleRulesRoutes } from './rules-routes.js';
+import type { AuthAssembly } from '../auth/auth-setup.js';
+import type { FirestoreAssembly } from '../firestore/firestore-setup.js';
 
 export interface ConsoleSetup {
   adminKey: string;
@@ -59,4 +64,13 @@ export function setUpConsole(app: FastifyInstance, setup: ConsoleSetup): Console
       uncountStore();
     },
   };
+}
+
+/** The console's tools over the domains, once they are assembled: rules, declared indexes, mail previews. */
+export function registerConsoleTools(app: FastifyInstance, deps: { auth: AuthAssembly; firestore: FirestoreAssembly; dev: boolean; publicUrl: () => string }): void {
+  const isOwnerCredential = (request: FastifyRequest) => deps.auth.callers.isOwner(request);
+  const { firestore } = deps;
+  registerConsoleRulesRoutes(app, { registry: firestore.rulesRegistry, database: firestore.database, guard: firestore.guard, dev: deps.dev, isOwnerCredential });
+  registerConsoleIndexRoutes(app, { compositeIndexes: firestore.compositeIndexes, vectorIndexes: firestore.vectorIndexes, isOwnerCredential });
+  registerMailPreviewRoutes(app, { config: (projectId) => deps.auth.projects.config(projectId), publicUrl: deps.publicUrl, isOwnerCredential });
 }

@@ -1,9 +1,6 @@
 import { createChallenge, randomInt, verifySolution, type Challenge, type Solution } from 'altcha-lib';
 import { deriveKey } from 'altcha-lib/algorithms/pbkdf2';
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { writePrivateFileAtomically } from '../core/signing-keys.js';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
  * Proof-of-work challenges (ALTCHA, altcha-lib) behind Hearth's reCAPTCHA stand-in.
@@ -114,16 +111,3 @@ function subkey(instanceKey: Buffer, purpose: string): Buffer {
   return createHmac('sha256', instanceKey).update(`hearth captcha: ${purpose}`).digest();
 }
 
-/** The instance's captcha key in the data folder (0600, written atomically), made on first start. */
-export function loadOrCreateCaptchaKey(dataDir: string): Buffer {
-  const file = join(dataDir, 'captcha-key');
-  if (existsSync(file)) {
-    const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64url');
-    // A torn or emptied file must not become a guessable key: refuse it rather than sign with it.
-    if (key.length < 32) throw new Error(`${file} holds no valid key (${key.length} bytes); delete it to have a new one made.`);
-    return key;
-  }
-  const key = randomBytes(32);
-  writePrivateFileAtomically(file, `${key.toString('base64url')}\n`);
-  return key;
-}

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writePrivateFileAtomically } from './signing-keys.js';
+import { writePrivateFileAtomically } from '../../storage/private-files.js';
 
 /**
  * The administrator's key: HEARTH_ADMIN_KEY, or the data folder's `admin-key` (made on first start,

@@ -4,7 +4,7 @@ import { openPgPool } from '../../storage/postgres/pg-connection.js';
 import { PgStore } from '../../storage/postgres/pg-store.js';
 import type { Store } from '../../storage/store.js';
 import { ServiceAccounts, tokenPath, UnknownServiceAccountKey } from './service-accounts.js';
-import { writePrivateFileAtomically } from './signing-keys.js';
+import { writePrivateFileAtomically } from '../../storage/private-files.js';
 
 export interface ServiceAccountCommandOptions {
   project: string;

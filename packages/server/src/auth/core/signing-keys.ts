@@ -3,9 +3,10 @@ import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { exportJWK, importJWK, type JWK } from 'jose';
 import { KeyObject, randomBytes, webcrypto } from 'node:crypto';
-import { closeSync, existsSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { KeyRingStore } from '../../storage/key-ring-store.js';
+import { writePrivateFileAtomically } from '../../storage/private-files.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as ReturnType<typeof x509.cryptoProvider.get>);
 
@@ -165,34 +166,6 @@ export class KeyRingFile implements KeyRingStore {
     mkdirSync(dirname(this.file), { recursive: true });
     writePrivateFileAtomically(this.file, next);
     return next;
-  }
-}
-
-/**
- * Writes a secret file (mode 0600) so that after a crash or a full disk it holds either its old
- * contents or the new ones, never a prefix: a temporary file is written and fsynced, renamed over
- * the target, and the folder fsynced so the rename itself is durable. An empty admin key left by a
- * torn first start once made every caller an administrator.
- */
-export function writePrivateFileAtomically(file: string, contents: string): void {
-  const temporary = `${file}.${process.pid}.tmp`;
-  const handle = openSync(temporary, 'w', 0o600);
-  try {
-    fchmodSync(handle, 0o600); // a stale temporary file from a crash keeps its old mode otherwise
-    writeFileSync(handle, contents);
-    fsyncSync(handle);
-  } catch (error) {
-    closeSync(handle);
-    unlinkSync(temporary);
-    throw error;
-  }
-  closeSync(handle);
-  renameSync(temporary, file);
-  const folder = openSync(dirname(file), 'r');
-  try {
-    fsyncSync(folder);
-  } finally {
-    closeSync(folder);
   }
 }
 

@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { writePrivateFileAtomically } from '../core/signing-keys.js';
+import { writePrivateFileAtomically } from '../../storage/private-files.js';
 
 /**
  * What a sealed value is for. Each purpose has its own key (derived from the one in the data

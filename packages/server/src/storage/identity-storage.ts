@@ -1,20 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadOrCreateCaptchaKey } from './auth/captcha/challenges.js';
-import type { AuditLog } from './storage/audit-log.js';
-import type { ChangeFeed } from './storage/change-feed.js';
-import type { DocumentStore } from './storage/document-store.js';
-import type { KeyRingStore } from './storage/key-ring-store.js';
-import { PgAuditLog } from './storage/postgres/pg-audit-log.js';
-import type { PgPool } from './storage/postgres/pg-connection.js';
-import { openPgDocumentStore } from './storage/postgres/pg-document-store.js';
-import { PgKeyRing, PgSharedSecrets } from './storage/postgres/pg-shared-keys.js';
-import { PgRulesStore } from './storage/postgres/pg-rules-store.js';
-import { PgStore } from './storage/postgres/pg-store.js';
-import type { RulesStore } from './storage/rules-store.js';
-import { SqliteStore } from './storage/sqlite/sqlite-store.js';
-import type { Store } from './storage/store.js';
+import type { AuditLog } from './audit-log.js';
+import { loadOrCreateKeyFile } from './private-files.js';
+import type { ChangeFeed } from './change-feed.js';
+import type { DocumentStore } from './document-store.js';
+import type { KeyRingStore } from './key-ring-store.js';
+import { PgAuditLog } from './postgres/pg-audit-log.js';
+import type { PgPool } from './postgres/pg-connection.js';
+import { openPgDocumentStore } from './postgres/pg-document-store.js';
+import { PgKeyRing, PgSharedSecrets } from './postgres/pg-shared-keys.js';
+import { PgRulesStore } from './postgres/pg-rules-store.js';
+import { PgStore } from './postgres/pg-store.js';
+import type { RulesStore } from './rules-store.js';
+import { SqliteStore } from './sqlite/sqlite-store.js';
+import type { Store } from './store.js';
 
 /**
  * Where everything lives: the SQLite file and the data folder for one process, or PostgreSQL for
@@ -48,7 +48,7 @@ export async function openStorage(dataDir: string, pgPool: PgPool | undefined, w
       rules: sqlite.rules(),
       signingKeys: join(dataDir, 'signing-keys.json'),
       sessionCookieKeys: join(dataDir, 'session-cookie-keys.json'),
-      captchaKey: loadOrCreateCaptchaKey(dataDir),
+      captchaKey: loadOrCreateKeyFile(dataDir, 'captcha-key'),
       documents: sqlite.documents(),
       auditLog: sqlite.auditLog(),
       sizeBytes: () => sqliteFileBytes(dataDir),
