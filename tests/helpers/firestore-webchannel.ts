@@ -192,9 +192,10 @@ export const isWriteResponse = (payload: unknown): boolean => typeof payload ===
 
 export type Kind = 'Listen' | 'Write';
 
-export function channelPath(kind: Kind, params: Record<string, string | number>, db = database): string {
+/** A channel's path; `prefix` names another server path than the SDKs' (the console's own channel). */
+export function channelPath(kind: Kind, params: Record<string, string | number>, db = database, prefix = ''): string {
   const query = new URLSearchParams({ VER: '8', database: db, ...Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)])), zx: Math.random().toString(36).slice(2), t: '1' });
-  return `/google.firestore.v1.Firestore/${kind}/channel?${query}`;
+  return `${prefix}/google.firestore.v1.Firestore/${kind}/channel?${query}`;
 }
 
 export function mapsBody(ofs: number, messages: unknown[]): string {

@@ -78,7 +78,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     // Every account of the project, its tenants' too (rules see firebase.tenant), as Google's Firestore takes them.
     verifyIdToken: (projectId, token) => auth.verifyIdToken(projectId, token, { anyTenant: true }),
   });
-  registerConsoleTools(app, { auth, firestore, dev: options.dev, publicUrl: urls.publicUrl });
+  await registerConsoleTools(app, { auth, firestore, dev: options.dev, publicUrl: urls.publicUrl });
   await firestore.register(app);
   await registerWebRoutes(app, options.webRoot, auth.projects, urls.publicUrl);
 

@@ -53,10 +53,22 @@ export function consoleTokenOf(request: Pick<FastifyRequest, 'headers'>): string
 }
 
 /**
- * A WebChannel handshake from a page of Hearth's own origin, with no credential of its own: the
- * console's live view (a firebase app with no signed-in user). The browser must vouch for the
- * origin (`Sec-Fetch-Site: same-origin`), since the SDK cannot send the console's header.
+ * The console's own WebChannel (its live view: a firebase app with no signed-in user, whose
+ * Firestore is pointed at the console's prefix). A handshake acts for the operator of the session
+ * cookie when it names no credential of its own and comes from a page of Hearth's own origin: the
+ * browser must vouch for it (`Sec-Fetch-Site: same-origin`), since the SDK cannot send the console's header.
  */
-export function isConsoleChannel(request: FastifyRequest, authorization: string | undefined): boolean {
-  return Boolean(request.consoleSessionOperator) && authorization === undefined && request.headers['sec-fetch-site'] === 'same-origin';
-}
+export const consoleChannel = {
+  operatorOf(request: FastifyRequest, authorization: string | undefined): string | undefined {
+    const vouched = authorization === undefined && request.headers['sec-fetch-site'] === 'same-origin';
+    return vouched && request.consoleSessionOperator ? request.consoleSessionOperator : undefined;
+  },
+  /** Marks a Write request for the audit log when it carries writes (not the handshake's `{database}` alone). */
+  noteWrites(request: FastifyRequest, operator: string, maps: unknown[]): void {
+    const carriesWrites = maps.some((map) => typeof map === 'object' && map !== null && Array.isArray((map as { writes?: unknown }).writes) && (map as { writes: unknown[] }).writes.length > 0);
+    if (carriesWrites) request.consoleChannelWrite = { operator, messages: maps };
+  },
+};
+
+/** Where the console's live view reaches the document database (the web app's console-firebase.ts). */
+export const consoleChannelPrefix = '/hearth/v1/console/firestore';

@@ -4,7 +4,7 @@ import { FailureThrottle } from '../auth/core/throttle.js';
 import { countRequests, countStoreBytes } from '../http/metrics.js';
 import type { AuditLog } from '../storage/audit-log.js';
 import { auditConsoleChanges, registerAuditRoutes } from './audit.js';
-import { markConsoleRequests } from './console-access.js';
+import { consoleChannel, consoleChannelPrefix, markConsoleRequests } from './console-access.js';
 import { matchesSecret } from './console-gate.js';
 import { registerMetricsRoutes } from './metrics-routes.js';
 import { MetricsSampler } from './metrics-sampler.js';
@@ -67,10 +67,11 @@ export function setUpConsole(app: FastifyInstance, setup: ConsoleSetup): Console
 }
 
 /** The console's tools over the domains, once they are assembled: rules, declared indexes, mail previews. */
-export function registerConsoleTools(app: FastifyInstance, deps: { auth: AuthAssembly; firestore: FirestoreAssembly; dev: boolean; publicUrl: () => string }): void {
+export async function registerConsoleTools(app: FastifyInstance, deps: { auth: AuthAssembly; firestore: FirestoreAssembly; dev: boolean; publicUrl: () => string }): Promise<void> {
   const isOwnerCredential = (request: FastifyRequest) => deps.auth.callers.isOwner(request);
   const { firestore } = deps;
   registerConsoleRulesRoutes(app, { registry: firestore.rulesRegistry, database: firestore.database, guard: firestore.guard, dev: deps.dev, isOwnerCredential });
   registerConsoleIndexRoutes(app, { compositeIndexes: firestore.compositeIndexes, vectorIndexes: firestore.vectorIndexes, isOwnerCredential });
   registerMailPreviewRoutes(app, { config: (projectId) => deps.auth.projects.config(projectId), publicUrl: deps.publicUrl, isOwnerCredential });
+  await firestore.registerOperatorChannel(app, consoleChannelPrefix, consoleChannel);
 }

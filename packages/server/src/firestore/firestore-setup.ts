@@ -11,7 +11,7 @@ import { startGrpc, type FirestoreGrpc } from './api/grpc.js';
 import { registerFirestoreRestRoutes } from './api/rest-routes.js';
 import { registerRulesRoutes } from './api/rules-routes.js';
 import { shareHttpPort, type SharedPort } from './api/shared-port.js';
-import { registerWebChannelRoutes } from './api/webchannel.js';
+import { registerWebChannelRoutes, type OperatorChannel } from './api/webchannel.js';
 import type { CompositeIndex } from './core/composite-indexes.js';
 import { DocumentDatabase } from './core/database.js';
 import { loadIndexFile, loadVectorIndexFile } from './core/index-file.js';
@@ -42,6 +42,8 @@ export interface FirestoreAssembly {
   /** One line for the start banner: which security rules guard the document database. */
   rulesSummary: string;
   register(app: FastifyInstance): Promise<void>;
+  /** A WebChannel of its own at `prefix` for operators (the console's live view): each handshake must name one. */
+  registerOperatorChannel(app: FastifyInstance, prefix: string, operators: OperatorChannel): Promise<void>;
   /** gRPC: on its own port when asked, and always on the HTTP port (HTTP/2 preface sniffing). */
   listen(server: Server): Promise<void>;
   /** Before the HTTP app closes: gRPC first (the HTTP server waits for the connections it handed over), streams, timers. */
@@ -84,6 +86,9 @@ export async function assembleFirestore(options: FirestoreOptions, storage: Iden
       await registerRulesRoutes(app, { registry: rulesRegistry, isAdmin: identity.isAdminOf, dev: options.dev });
       await registerFirestoreRestRoutes(app, database, access);
       await registerWebChannelRoutes(app, streams, access, { isAdminCredential: identity.isAdminAuthorization });
+    },
+    async registerOperatorChannel(app, prefix, operators) {
+      await registerWebChannelRoutes(app, streams, access, { isAdminCredential: identity.isAdminAuthorization, prefix, operators });
     },
     async listen(server) {
       grpc = await startGrpc({ database, access, streams, logger, ...(options.grpcPort !== undefined ? { port: options.grpcPort, host: options.host } : {}) });

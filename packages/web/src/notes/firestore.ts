@@ -7,10 +7,11 @@ const instances = new WeakMap<FirebaseApp, Firestore>();
  * The document database of the Hearth that served this page: same origin, so reads and writes
  * travel over its WebChannel streams (`/google.firestore.v1.Firestore/{Listen,Write}/channel`).
  */
-export function firestoreOf(app: FirebaseApp): Firestore {
+export function firestoreOf(app: FirebaseApp, pathPrefix = ''): Firestore {
   let db = instances.get(app);
   if (!db) {
-    db = initializeFirestore(app, { host: window.location.host, ssl: window.location.protocol === 'https:' });
+    // The SDK builds its URLs as `${host}/google.firestore.v1.Firestore/...`, so a path after the host is kept.
+    db = initializeFirestore(app, { host: `${window.location.host}${pathPrefix}`, ssl: window.location.protocol === 'https:' });
     instances.set(app, db);
   }
   return db;

@@ -8,7 +8,6 @@ import { parseDatabaseName, type DatabaseId } from '../core/paths.js';
 import type { StreamKind, StreamOpener } from '../streams/stream.js';
 import type { FirestoreAccess, FirestoreCaller } from './access.js';
 import { ChannelSession, frame, type ChannelTimings } from './webchannel-session.js';
-import { isConsoleChannel } from '../../console/console-access.js';
 import { countWebChannelSessions } from '../../http/metrics.js';
 
 /**
@@ -35,6 +34,21 @@ export interface WebChannelOptions extends Partial<ChannelTimings> {
    * where the HTTP layer's check cannot see it, and a page on any site can post a form here.
    */
   isAdminCredential?: (authorization: string | undefined) => boolean;
+  /** Where the two channels are served: `${prefix}/google.firestore.v1.Firestore/{Listen,Write}/channel`. */
+  prefix?: string;
+  /**
+   * An operator's channel instead of the SDKs' one: every handshake must name an operator (others
+   * are refused), whose session then acts as the administrator. The console registers one at its
+   * own prefix; the SDKs' channel has none, so nothing a browser sends to it can make it privileged.
+   */
+  operators?: OperatorChannel;
+}
+
+export interface OperatorChannel {
+  /** The operator a handshake is made for (the console session it carries), or undefined. */
+  operatorOf(request: FastifyRequest, authorization: string | undefined): string | undefined;
+  /** A Write request of an operator's session that carries writes (for the audit log). */
+  noteWrites(request: FastifyRequest, operator: string, maps: unknown[]): void;
 }
 
 export interface WebChannelServer {
@@ -112,8 +126,8 @@ export async function registerWebChannelRoutes(app: FastifyInstance, streams: St
   sweeper.unref();
 
   const uncount = countWebChannelSessions(() => sessions.size);
-  /** Write sessions the console's session opened: their writes go to the audit log (console/audit.ts). */
-  const consoleWriters = new WeakMap<ChannelSession, string>();
+  /** Write sessions of an operator's channel: their writes go to the audit log. */
+  const operatorWriters = new WeakMap<ChannelSession, string>();
   const server: WebChannelServer = {
     get sessionCount() {
       return sessions.size;
@@ -160,9 +174,10 @@ export async function registerWebChannelRoutes(app: FastifyInstance, streams: St
     if (request.fromForeignPage && options.isAdminCredential?.(authorization)) throw foreignAdminRefusal(request.url);
     let caller: FirestoreCaller | undefined;
     let authFailure: ApiError | undefined;
-    const viaConsole = isConsoleChannel(request, authorization);
+    const operator = options.operators?.operatorOf(request, authorization);
+    if (options.operators && !operator) throw firestoreErrors.permissionDeniedWith('This channel is the console\'s: it needs a console session.');
     try {
-      caller = await access.callerOf(authorization, db.projectId, viaConsole);
+      caller = await access.callerOf(authorization, db.projectId, operator !== undefined);
     } catch (error) {
       authFailure = toApiError(error);
     }
@@ -183,9 +198,9 @@ export async function registerWebChannelRoutes(app: FastifyInstance, streams: St
         session.fail(toApiError(error));
       }
     }
-    if (viaConsole && kind === 'Write') {
-      consoleWriters.set(session, request.consoleSessionOperator);
-      noteConsoleWrites(request, request.consoleSessionOperator, maps);
+    if (operator && kind === 'Write') {
+      operatorWriters.set(session, operator);
+      options.operators!.noteWrites(request, operator, maps);
     }
     session.deliver(ofs, maps);
     // Like the emulator, everything the stream answers goes on the back channel.
@@ -194,8 +209,8 @@ export async function registerWebChannelRoutes(app: FastifyInstance, streams: St
 
   const forward = (session: ChannelSession, query: Query, request: FastifyRequest, reply: FastifyReply) => {
     const { ofs, maps } = mapsOf(formOf(request.body), parseJson);
-    const operator = consoleWriters.get(session);
-    if (operator) noteConsoleWrites(request, operator, maps);
+    const operator = operatorWriters.get(session);
+    if (operator) options.operators!.noteWrites(request, operator, maps);
     session.ack(intOf(param(query, 'AID')));
     session.deliver(ofs, maps);
     return reply.type(textPlain).send(session.forwardAnswer());
@@ -241,7 +256,7 @@ export async function registerWebChannelRoutes(app: FastifyInstance, streams: St
     for (const kind of ['Listen', 'Write'] as const) {
       scope.route({
         method: ['GET', 'POST'],
-        url: `/google.firestore.v1.Firestore/${kind}/channel`,
+        url: `${options.prefix ?? ''}/google.firestore.v1.Firestore/${kind}/channel`,
         bodyLimit: maxBodyBytes,
         exposeHeadRoute: false,
         handler: (request, reply) => handle(kind, request, reply),
@@ -249,12 +264,6 @@ export async function registerWebChannelRoutes(app: FastifyInstance, streams: St
     }
   });
   return server;
-}
-
-/** Marks a console Write session's request for the audit log when it carries writes (not the handshake's `{database}` alone). */
-function noteConsoleWrites(request: FastifyRequest, operator: string, maps: unknown[]): void {
-  const carriesWrites = maps.some((map) => typeof map === 'object' && map !== null && Array.isArray((map as { writes?: unknown }).writes) && (map as { writes: unknown[] }).writes.length > 0);
-  if (carriesWrites) request.consoleChannelWrite = { operator, messages: maps };
 }
 
 function param(query: Query, name: string): string | undefined {

@@ -1,8 +1,12 @@
 import { collection, limit, onSnapshot, query, type DocumentData } from 'firebase/firestore';
 import { useEffect, useState } from 'react';
 import { firestoreOf } from '../../notes/firestore';
+
 import { useConsole } from '../ConsoleApp';
 import { describeError, Empty, Loading } from '../ui';
+
+/** The console's own WebChannel (the server's console/console-access.ts). */
+const consoleChannelPrefix = '/hearth/v1/console/firestore';
 
 interface LiveDocument {
   id: string;
@@ -12,7 +16,8 @@ interface LiveDocument {
 
 /**
  * The collection over onSnapshot, from the console's firebase app, which has no signed-in user:
- * the server counts the console session on its WebChannel. The default database only (the web
+ * its Firestore speaks to the console's own WebChannel (/hearth/v1/console/firestore), where the
+ * console session is the caller. The default database only (the web
  * SDK's Firestore picks its database when it starts).
  */
 export function LiveView({ databaseId, collectionPath }: { databaseId: string; collectionPath: string }) {
@@ -22,7 +27,7 @@ export function LiveView({ databaseId, collectionPath }: { databaseId: string; c
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     if (databaseId !== '(default)') return;
-    const db = firestoreOf(firebase.app);
+    const db = firestoreOf(firebase.app, consoleChannelPrefix);
     const unsubscribe = onSnapshot(
       query(collection(db, collectionPath), limit(100)),
       { includeMetadataChanges: true },
