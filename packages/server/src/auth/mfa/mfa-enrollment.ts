@@ -69,7 +69,7 @@ export class MfaEnrollmentService {
       if (!totpFactorsEnabled(config)) throw authError('OPERATION_NOT_ALLOWED', 'TOTP based MFA not enabled.');
       const session = this.openTotpSession(caller, user, request.totpVerificationInfo?.sessionInfo);
       const key = totpThrottleKey(caller.realm, user.localId, session.i);
-      const step = await this.deps.totp.verify(key, session.s, request.totpVerificationInfo?.verificationCode, session.f, adjacentIntervals(config));
+      const step = await this.deps.totp.verify(key, caller.clientIp, session.s, request.totpVerificationInfo?.verificationCode, session.f, adjacentIntervals(config));
       const sealedSecret = this.deps.keys.seal('totp-secret', session.s, totpSecretContext(caller.realm, user.localId, session.i));
       record = { mfaEnrollmentId: session.i, enrolledAt: now, totpInfo: { sealedSecret, ...session.f, lastUsedStep: step } };
     } else {
