@@ -76,14 +76,14 @@ export class CallerResolver {
   fromApiKey(request: FastifyRequest): Caller {
     const key = apiKeyOf(request);
     if (key === undefined) {
-      if (this.isOwner(request)) return { realm: this.realm(request, this.projects.defaultProjectId), isAdmin: true, clientIp: request.ip, ...locale(request) };
+      if (this.isOwner(request)) return { realm: this.realm(request, this.projects.defaultProjectId), isAdmin: true, isOwner: true, clientIp: request.ip, ...locale(request) };
       const serviceAccountProject = request.fromForeignPage ? '' : request.serviceAccountProject;
       if (serviceAccountProject !== '') return { realm: this.realm(request, serviceAccountProject), isAdmin: true, clientIp: request.ip, ...locale(request) };
       throw new ApiError(403, 'The request is missing a valid API key.', 'PERMISSION_DENIED');
     }
     const projectId = this.projects.projectForApiKey(key);
     if (projectId === undefined) throw authError('INVALID_API_KEY');
-    return { realm: this.realm(request, projectId), isAdmin: this.isAdmin(request, projectId), clientIp: request.ip, apiKey: key, ...locale(request) };
+    return { realm: this.realm(request, projectId), isAdmin: this.isAdmin(request, projectId), isOwner: this.isOwner(request), clientIp: request.ip, apiKey: key, ...locale(request) };
   }
 
   /** For `/projects/{projectId}/...` calls: administrators only, in the realm the request names (`.../tenants/{t}/...`). */
@@ -98,7 +98,7 @@ export class CallerResolver {
     if (!isAdmin && request.serviceAccountProject) throw authError('INSUFFICIENT_PERMISSION', 'The caller does not have permission on this project.');
     if (!isAdmin && request.staleServiceAccountToken) throw staleCredential();
     if (!isAdmin) throw authError('ADMIN_ONLY_OPERATION');
-    return { realm: projectId, isAdmin, clientIp: request.ip, ...locale(request) };
+    return { realm: projectId, isAdmin, isOwner: this.isOwner(request), clientIp: request.ip, ...locale(request) };
   }
 
   /** The realm a `/projects/{p}[/tenants/{t}]/...` path names, for what --dev serves to anyone (the emulator's lists). */

@@ -1,6 +1,7 @@
 import type { Store, UserPage } from '../../storage/store.js';
 import { requestErrors } from '../../http/api-error.js';
 import { requireAdmin } from './auth-context.js';
+import { holdsOperatorClaim, operatorsOnlyMessage } from './operator-claim.js';
 import type { BatchDeleteRequest, Caller } from './requests.js';
 
 const maxPageSize = 1000;
@@ -32,6 +33,10 @@ export class AdminAccountService {
     for (const [index, localId] of ids.entries()) {
       const user = await this.store.getUser(caller.realm, localId);
       if (!user) continue;
+      if (!caller.isOwner && holdsOperatorClaim(user.customAttributes)) {
+        errors.push({ index, localId, message: operatorsOnlyMessage('delete a console operator account') });
+        continue;
+      }
       if (!user.disabled && !request.force) {
         errors.push({ index, localId, message: 'NOT_DISABLED : Disable the account before batch deletion.' });
         continue;
