@@ -114,6 +114,10 @@ describe('a service account cannot take an operator account over', () => {
     await assert.rejects(sa.generateSignInWithEmailLink(operator.email, { url: 'http://localhost/finish', handleCodeInApp: true }), refused);
     await assert.rejects(sa.generateVerifyAndChangeEmailLink(operator.email, uniqueEmail('moved')), refused);
 
+    // Nor may it wipe the project's accounts, operators with them (the emulator's reset endpoint).
+    const wipe = await fetch(`${server.url}/emulator/v1/projects/${server.projectId}/accounts`, { method: 'DELETE', headers: { authorization: `Bearer ${saToken}` } });
+    assert.equal(wipe.status, 403, await wipe.text());
+
     // Reading is still the service account's, and the operator is as it was.
     const seen = await sa.getUser(operator.uid);
     assert.deepEqual([seen.email, seen.disabled, seen.customClaims], [operator.email, false, { hearthOperator: true }]);

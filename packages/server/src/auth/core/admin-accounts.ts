@@ -1,5 +1,6 @@
 import type { Store, UserPage } from '../../storage/store.js';
 import { requestErrors } from '../../http/api-error.js';
+import { authError } from '../errors.js';
 import { requireAdmin } from './auth-context.js';
 import { holdsOperatorClaim, operatorsOnlyMessage } from './operator-claim.js';
 import type { BatchDeleteRequest, Caller } from './requests.js';
@@ -50,6 +51,8 @@ export class AdminAccountService {
   /** `DELETE /emulator/v1/projects/{p}/accounts`, which the SDK's own test suites call between tests. */
   async deleteAll(caller: Caller): Promise<void> {
     requireAdmin(caller);
+    // Every account goes, operators included: the owner's call alone (operator-claim.ts).
+    if (!caller.isOwner) throw authError('INSUFFICIENT_PERMISSION', 'Only the admin key or a console operator may delete every account of a project.');
     await this.store.commit([{ kind: 'deleteAllUsers', projectId: caller.realm }]);
   }
 }
