@@ -124,6 +124,26 @@ describe('a service account cannot take an operator account over', () => {
     assert.equal(await consoleSignIn(await passwordIdToken(operator.email)), 200);
   });
 
+  test("sent mails and codes are the owner's to read: a reset mail to an operator gives a service account nothing", async () => {
+    const operator = await operatorAccount();
+    // Anyone may ask for a reset mail to the operator's address; its link must reach the operator only.
+    const sent = await postJson(`${server.url}/identitytoolkit.googleapis.com/v1/accounts:sendOobCode?key=${server.apiKey}`, { requestType: 'PASSWORD_RESET', email: operator.email });
+    assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    const base = `/projects/${server.projectId}`;
+    for (const path of [`/emulator/v1${base}/oobCodes`, `/hearth/v1${base}/outbox`, `/emulator/v1${base}/verificationCodes`, `/hearth/v1${base}/smsOutbox`]) {
+      const bySa = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${saToken}` } });
+      const body = await bySa.text();
+      assert.equal(bySa.status, 403, `${path}: ${body}`);
+      assert.ok(!body.includes(operator.email), path);
+    }
+    const cleared = await fetch(`${server.url}/hearth/v1${base}/outbox`, { method: 'DELETE', headers: { authorization: `Bearer ${saToken}` } });
+    assert.equal(cleared.status, 403);
+    // The admin key reads them as before.
+    const byOwner = await fetch(`${server.url}/emulator/v1${base}/oobCodes`, { headers: { authorization: `Bearer ${server.adminKey}` } });
+    assert.equal(byOwner.status, 200);
+    assert.ok(((await byOwner.json()) as { oobCodes: Array<{ email: string }> }).oobCodes.some((code) => code.email === operator.email));
+  });
+
   test('a custom token the service account signs for an operator signs in to the app, but opens no console session', async () => {
     const operator = await operatorAccount();
     const customToken = await sa.createCustomToken(operator.uid, { hearthOperator: true });

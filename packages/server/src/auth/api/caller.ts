@@ -91,6 +91,17 @@ export class CallerResolver {
     return { ...this.projectAdmin(request, projectId), realm: this.realm(request, projectId) };
   }
 
+  /**
+   * For what only the owner reads or clears: a project's outboxes and sent codes. A mail's link or a
+   * text's code signs in as its account, an operator's included, so a service account, the
+   * administrator of its project only, must not see them (auth/core/operator-claim.ts).
+   */
+  ownerOfPath(request: FastifyRequest, projectId: string): Caller {
+    const caller = this.fromPath(request, projectId);
+    if (!caller.isOwner) throw authError('INSUFFICIENT_PERMISSION', "Only the admin key or a console operator may read or clear a project's sent mails and codes.");
+    return caller;
+  }
+
   /** An administrator of the project itself, whatever tenant the request names: its settings and the management of its tenants. */
   projectAdmin(request: FastifyRequest, projectId: string): Caller {
     const isAdmin = this.isAdmin(request, projectId);
