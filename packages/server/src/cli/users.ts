@@ -157,7 +157,7 @@ async function importCommand(file: string, flags: ImportFlags): Promise<number> 
     const realm = await realmOf(store, flags);
     for (let start = 0; start < accounts.length; start += maxImportBatch) {
       const batch = accounts.slice(start, start + maxImportBatch);
-      const result = await importAccounts(store, realm, { ...hashOptions, users: batch });
+      const result = await importAccounts(store, realm, { ...hashOptions, users: batch }, 'owner');
       errors.push(...result.errors.map((e) => ({ index: start + e.index, message: e.message })));
     }
   } finally {

@@ -5,32 +5,23 @@ import { requestErrors } from '../http/api-error.js';
 import type { AuditEntry, AuditLog } from '../storage/audit-log.js';
 import { auditSummary } from './audit-summary.js';
 import { requireOperator } from './console-gate.js';
+import { firestoreRestRoute, restVerbOf } from '../firestore/api/rest-routes.js';
 import { consolePrefix } from './session-routes.js';
 
 const changingMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
- * POSTs that only read (Google's APIs query by POST) or only judge: not changes. Matched on the
- * path's last `:verb` or segment.
+ * Calls that change nothing though their method is POST (Google's APIs query by POST) or that only
+ * judge, decided by the route that matched and the verb its router reads, never by the text of the
+ * URL: a document whose id ends in `:runQuery` or `:lookup` is written all the same, and audited.
+ * Routes by the last segment of their template (constant text, `::` being a literal colon).
  */
-const readOnlyVerbs = new Set([
-  'lookup',
-  'query',
-  'runQuery',
-  'runAggregationQuery',
-  'batchGet',
-  'listCollectionIds',
-  'listDocuments',
-  'partitionQuery',
-  'beginTransaction',
-  'rollback',
-  'explain',
-  'rules:check',
-  'rules:simulate',
-]);
+const readOnlyRoutes = new Set(['accounts::lookup', 'accounts::query', 'rules::check', 'rules::simulate']);
+/** Firestore REST verbs that only read (or open and end a read-only transaction). */
+const readOnlyRestVerbs = new Set(['batchGet', 'beginTransaction', 'rollback', 'runQuery', 'runAggregationQuery', 'partitionQuery', 'listCollectionIds']);
 
 /** WebChannel's Listen/Write: audited only for the writes of a Write session the console opened (webchannel.ts marks them). */
-const channelPath = /^\/google\.firestore\.v1\.Firestore\//;
+const channelRoute = '/google.firestore.v1.Firestore/';
 
 export interface AuditDeps {
   log: AuditLog;
@@ -52,8 +43,8 @@ export function auditConsoleChanges(app: FastifyInstance, deps: AuditDeps): void
     const channelWrite = request.consoleChannelWrite;
     const operator = channelWrite?.operator || request.consoleOperator || (isSessionChange(request, reply) ? request.consoleSessionOperator : '');
     if (!operator || !changingMethods.has(request.method)) return done(null, payload);
+    if (!channelWrite && changesNothing(request)) return done(null, payload);
     const path = (request.url.split('?')[0] ?? '').slice(0, 1000);
-    if (!channelWrite && (channelPath.test(path) || readOnlyVerbs.has(verbOf(path)))) return done(null, payload);
     void record(request, reply, operator, path).then(() => done(null, payload));
   });
 
@@ -82,12 +73,16 @@ function isSessionChange(request: FastifyRequest, reply: FastifyReply): boolean 
   return request.routeOptions.url === `${consolePrefix}/session` && reply.statusCode === 200 && request.consoleSessionOperator !== '';
 }
 
-function verbOf(path: string): string {
-  const last = path.slice(path.lastIndexOf('/') + 1);
-  const colon = last.lastIndexOf(':');
-  if (colon < 0) return last;
-  const verb = last.slice(colon + 1);
-  return verb === 'check' || verb === 'simulate' ? `rules:${verb}` : verb;
+/** Whether the matched route (and the verb it read) only reads or judges; an unmatched request is audited. */
+function changesNothing(request: FastifyRequest): boolean {
+  const route = request.routeOptions.url;
+  if (route === undefined) return false;
+  if (route.startsWith(channelRoute)) return true;
+  if (route === firestoreRestRoute) {
+    const verb = restVerbOf(request.method, (request.params as { '*'?: string })['*'] ?? '');
+    return verb !== undefined && readOnlyRestVerbs.has(verb);
+  }
+  return readOnlyRoutes.has(route.slice(route.lastIndexOf('/') + 1));
 }
 
 const maxPageSize = 1000;

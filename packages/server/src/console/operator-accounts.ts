@@ -1,3 +1,4 @@
+import { holdsOperatorClaim, operatorClaim } from '../auth/core/operator-claim.js';
 import type { IdTokenClaims } from '../auth/core/tokens.js';
 import type { UserRecord } from '../storage/store.js';
 
@@ -7,6 +8,15 @@ export interface OperatorAccountDeps {
   verifyIdToken(projectId: string, token: string): Promise<IdTokenClaims>;
   getUser(projectId: string, localId: string): Promise<UserRecord | undefined>;
 }
+
+/**
+ * How an operator may have signed in for the console: with its password (or an email link, which
+ * Firebase names the same), or its phone number. Not with a custom token, which a service account
+ * of the default project signs for any account, nor with an identity provider, whose settings the
+ * same service account may change: service accounts administer their own project, never the
+ * console (auth/core/operator-claim.ts keeps the accounts themselves out of their reach).
+ */
+const consoleSignInProviders = new Set(['password', 'phone']);
 
 /**
  * The operator an ID token signs in, or undefined: an account of the default project whose claims
@@ -20,19 +30,10 @@ export async function operatorOfIdToken(deps: OperatorAccountDeps, idToken: stri
   } catch {
     return undefined;
   }
-  if ((claims as Record<string, unknown>).hearthOperator !== true) return undefined;
+  if ((claims as Record<string, unknown>)[operatorClaim] !== true) return undefined;
+  if (!consoleSignInProviders.has(claims.firebase.sign_in_provider)) return undefined;
   const user = await deps.getUser(deps.projectId, claims.sub);
   if (!user || user.disabled || claims.iat < user.validSince) return undefined;
-  if (storedClaims(user).hearthOperator !== true) return undefined;
+  if (!holdsOperatorClaim(user.customAttributes)) return undefined;
   return user.email ?? user.localId;
-}
-
-function storedClaims(user: UserRecord): Record<string, unknown> {
-  if (!user.customAttributes) return {};
-  try {
-    const parsed: unknown = JSON.parse(user.customAttributes);
-    return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
 }

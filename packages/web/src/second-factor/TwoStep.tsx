@@ -39,7 +39,7 @@ export function TwoStep({ user }: { user: User }) {
   const onAdded = (what: string) => {
     setAdding(null);
     refresh();
-    setDone(`${what} was added. You will be asked for it when you sign in.`);
+    setDone(`${what} was added. You will be asked for it when you sign in; other devices signed in to this account were signed out.`);
   };
 
   return (

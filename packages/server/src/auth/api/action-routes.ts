@@ -59,7 +59,7 @@ export function registerActionRoutes(app: FastifyInstance, services: ActionServi
   // a tenant's mails at the same path under /tenants/{t}.
   for (const [path, params] of realmPaths) {
     app.get(`/emulator/v1${path}/oobCodes`, { schema: { params } }, async (request) => {
-      const realm = services.dev ? callers.realmOfPath(request) : callers.fromPath(request, (request.params as { projectId: string }).projectId).realm;
+      const realm = services.dev ? callers.realmOfPath(request) : callers.ownerOfPath(request, (request.params as { projectId: string }).projectId).realm;
       const messages = await store.listOutbox(realm, maxOutbox);
       return { oobCodes: messages.map((m) => ({ email: m.to, requestType: m.requestType, oobCode: m.oobCode, oobLink: m.oobLink })) };
     });
@@ -78,7 +78,7 @@ export function registerActionRoutes(app: FastifyInstance, services: ActionServi
 
   for (const [path, params] of realmPaths) {
     const outboxPath = `/hearth/v1${path}/outbox`;
-    const realmOf = (request: FastifyRequest) => callers.fromPath(request, (request.params as { projectId: string }).projectId).realm;
+    const realmOf = (request: FastifyRequest) => callers.ownerOfPath(request, (request.params as { projectId: string }).projectId).realm;
     app.get(outboxPath, { schema: { params } }, async (request) => {
       return { messages: await store.listOutbox(realmOf(request), maxOutbox), delivery: services.mail.usesOutbox ? 'outbox' : 'smtp' };
     });

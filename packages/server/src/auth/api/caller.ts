@@ -76,19 +76,30 @@ export class CallerResolver {
   fromApiKey(request: FastifyRequest): Caller {
     const key = apiKeyOf(request);
     if (key === undefined) {
-      if (this.isOwner(request)) return { realm: this.realm(request, this.projects.defaultProjectId), isAdmin: true, clientIp: request.ip, ...locale(request) };
+      if (this.isOwner(request)) return { realm: this.realm(request, this.projects.defaultProjectId), isAdmin: true, isOwner: true, clientIp: request.ip, ...locale(request) };
       const serviceAccountProject = request.fromForeignPage ? '' : request.serviceAccountProject;
       if (serviceAccountProject !== '') return { realm: this.realm(request, serviceAccountProject), isAdmin: true, clientIp: request.ip, ...locale(request) };
       throw new ApiError(403, 'The request is missing a valid API key.', 'PERMISSION_DENIED');
     }
     const projectId = this.projects.projectForApiKey(key);
     if (projectId === undefined) throw authError('INVALID_API_KEY');
-    return { realm: this.realm(request, projectId), isAdmin: this.isAdmin(request, projectId), clientIp: request.ip, apiKey: key, ...locale(request) };
+    return { realm: this.realm(request, projectId), isAdmin: this.isAdmin(request, projectId), isOwner: this.isOwner(request), clientIp: request.ip, apiKey: key, ...locale(request) };
   }
 
   /** For `/projects/{projectId}/...` calls: administrators only, in the realm the request names (`.../tenants/{t}/...`). */
   fromPath(request: FastifyRequest, projectId: string): Caller {
     return { ...this.projectAdmin(request, projectId), realm: this.realm(request, projectId) };
+  }
+
+  /**
+   * For what only the owner reads or clears: a project's outboxes and sent codes. A mail's link or a
+   * text's code signs in as its account, an operator's included, so a service account, the
+   * administrator of its project only, must not see them (auth/core/operator-claim.ts).
+   */
+  ownerOfPath(request: FastifyRequest, projectId: string): Caller {
+    const caller = this.fromPath(request, projectId);
+    if (!caller.isOwner) throw authError('INSUFFICIENT_PERMISSION', "Only the admin key or a console operator may read or clear a project's sent mails and codes.");
+    return caller;
   }
 
   /** An administrator of the project itself, whatever tenant the request names: its settings and the management of its tenants. */
@@ -98,7 +109,7 @@ export class CallerResolver {
     if (!isAdmin && request.serviceAccountProject) throw authError('INSUFFICIENT_PERMISSION', 'The caller does not have permission on this project.');
     if (!isAdmin && request.staleServiceAccountToken) throw staleCredential();
     if (!isAdmin) throw authError('ADMIN_ONLY_OPERATION');
-    return { realm: projectId, isAdmin, clientIp: request.ip, ...locale(request) };
+    return { realm: projectId, isAdmin, isOwner: this.isOwner(request), clientIp: request.ip, ...locale(request) };
   }
 
   /** The realm a `/projects/{p}[/tenants/{t}]/...` path names, for what --dev serves to anyone (the emulator's lists). */

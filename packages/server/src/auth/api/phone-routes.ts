@@ -73,7 +73,7 @@ export function registerPhoneRoutes(app: FastifyInstance, services: PhoneService
   app.post(`${v1}/accounts::signInWithPhoneNumber`, { schema: { body: signInWithPhoneNumberBody } }, signIn);
   app.post(`${v3}/verifyPhoneNumber`, { schema: { body: signInWithPhoneNumberBody } }, signIn);
 
-  const adminRealm = (request: FastifyRequest) => callers.fromPath(request, (request.params as { projectId: string }).projectId).realm;
+  const adminRealm = (request: FastifyRequest) => callers.ownerOfPath(request, (request.params as { projectId: string }).projectId).realm;
   // A project's texts, and each tenant's at the same paths under /tenants/{t}.
   for (const [path, params] of schemas.realmPaths) {
     // What the Firebase emulator serves at this path, so its test helpers and the SDK's own suites work.

@@ -4,6 +4,7 @@ import { authError } from '../errors.js';
 import { phoneLookupKey, requirePhoneNumber } from '../phone/numbers.js';
 import { signInMethods } from './account-view.js';
 import { authenticate, requireAdmin, requireRecentLogin, type AuthDeps } from './auth-context.js';
+import { guardOperatorAccount, guardOperatorClaim } from './operator-claim.js';
 import { hashPassword } from './passwords.js';
 import type { Caller, CreateAuthUriRequest, DeleteRequest, LookupRequest, UpdateRequest } from './requests.js';
 import type { SessionService, SessionTokens } from './sessions.js';
@@ -103,6 +104,8 @@ export class AccountService {
       caller.realm,
       localId,
       (current) => {
+        // An administrator other than the owner (a service account) leaves operator accounts alone.
+        if (caller.isAdmin) guardOperatorAccount(caller, current);
         previousEmail = current.email;
         const next: UserRecord = { ...current, providerUserInfo: [...current.providerUserInfo] };
         if (email !== undefined && email !== current.email) {
@@ -151,6 +154,7 @@ export class AccountService {
           else delete next.mfaInfo;
         }
         if (revokes) next.validSince = validSince ?? Math.floor(now / 1000);
+        guardOperatorClaim(caller, current.customAttributes, next.customAttributes);
         return next;
       },
       () => (refresh ? [refresh.mutation] : []),
@@ -172,6 +176,7 @@ export class AccountService {
     if (request.localId === undefined) throw authError('MISSING_LOCAL_ID');
     const user = await this.deps.users.get(caller.realm, checkLocalId(request.localId));
     if (!user) throw authError('USER_NOT_FOUND');
+    guardOperatorAccount(caller, user);
     await this.deps.users.delete(caller.realm, user.localId);
   }
 

@@ -6,6 +6,7 @@ import { pickLanguage, renderMail } from '../mail/templates.js';
 import { authenticate, requireRecentLogin, type AuthDeps } from './auth-context.js';
 import { ActionLinks, actionPagePath } from './action-links.js';
 import { modeFor, type IssuedCode, type OobCodes } from './oob-codes.js';
+import { guardOperatorAccount } from './operator-claim.js';
 import type { ProjectConfig } from './project-config.js';
 import type { Caller, SendOobCodeRequest } from './requests.js';
 import type { FailureThrottle } from './throttle.js';
@@ -63,6 +64,9 @@ export class ActionMailer {
     const config = await this.deps.projects.config(caller.realm);
     const continueUrl = await this.links.forMail(caller.realm, request.continueUrl);
     const plan = await this.plan(caller, request as SendOobCodeRequest & { requestType: OobRequestType }, config);
+    // A link handed to an administrator signs in as the account, or resets or moves its email: a
+    // service account gets none for an operator account (operator-claim.ts).
+    if (request.returnOobLink) guardOperatorAccount(caller, plan.user ?? (await this.deps.users.getByEmail(caller.realm, plan.email)));
 
     // Throttled per recipient whether or not an account exists, so the limit tells nothing either.
     if (!request.returnOobLink) {

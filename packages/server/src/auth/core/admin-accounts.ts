@@ -1,6 +1,8 @@
 import type { Store, UserPage } from '../../storage/store.js';
 import { requestErrors } from '../../http/api-error.js';
+import { authError } from '../errors.js';
 import { requireAdmin } from './auth-context.js';
+import { holdsOperatorClaim, operatorsOnlyMessage } from './operator-claim.js';
 import type { BatchDeleteRequest, Caller } from './requests.js';
 
 const maxPageSize = 1000;
@@ -32,6 +34,10 @@ export class AdminAccountService {
     for (const [index, localId] of ids.entries()) {
       const user = await this.store.getUser(caller.realm, localId);
       if (!user) continue;
+      if (!caller.isOwner && holdsOperatorClaim(user.customAttributes)) {
+        errors.push({ index, localId, message: operatorsOnlyMessage('delete a console operator account') });
+        continue;
+      }
       if (!user.disabled && !request.force) {
         errors.push({ index, localId, message: 'NOT_DISABLED : Disable the account before batch deletion.' });
         continue;
@@ -45,6 +51,8 @@ export class AdminAccountService {
   /** `DELETE /emulator/v1/projects/{p}/accounts`, which the SDK's own test suites call between tests. */
   async deleteAll(caller: Caller): Promise<void> {
     requireAdmin(caller);
+    // Every account goes, operators included: the owner's call alone (operator-claim.ts).
+    if (!caller.isOwner) throw authError('INSUFFICIENT_PERMISSION', 'Only the admin key or a console operator may delete every account of a project.');
     await this.store.commit([{ kind: 'deleteAllUsers', projectId: caller.realm }]);
   }
 }

@@ -111,6 +111,12 @@ export interface Caller {
    */
   realm: string;
   isAdmin: boolean;
+  /**
+   * The administrator of every project: the admin key (or `Bearer owner` in --dev) or a console
+   * operator, as opposed to a service account, the administrator of its own project only. Only the
+   * owner manages operator accounts (core/operator-claim.ts). Absent: not the owner.
+   */
+  isOwner?: boolean;
   clientIp: string;
   /** The API key the request carried, for links mailed back to the same app. */
   apiKey?: string;

@@ -6,6 +6,7 @@ import { requireAdmin } from './auth-context.js';
 import { isBcryptHash } from './bcrypt.js';
 import { decodeBase64, importedHash, readHashOptions, type ImportHashOptions, type WireHashOptions } from './imported-passwords.js';
 import { normalizePhoneNumber } from '../phone/numbers.js';
+import { holdsOperatorClaim, operatorClaimChanged, operatorsOnlyMessage } from './operator-claim.js';
 import type { Caller } from './requests.js';
 import { reservedClaims } from './tokens.js';
 import { isValidEmail, normalizeEmail } from './validation.js';
@@ -72,7 +73,8 @@ class AccountRefused extends Error {}
  * identity, held by another account refuses that one account. Passwords come as hashes in the
  * request's algorithm and stay so until their owner signs in (imported-passwords.ts).
  */
-export async function importAccounts(store: Store, projectId: string, request: BatchCreateRequest, now = Date.now()): Promise<ImportResult> {
+export async function importAccounts(store: Store, projectId: string, request: BatchCreateRequest, importer: Caller | 'owner', now = Date.now()): Promise<ImportResult> {
+  const asOwner = importer === 'owner' || importer.isOwner === true;
   const accounts = request.users ?? [];
   if (accounts.length > maxImportBatch) throw requestErrors.invalidArgument(`A maximum of ${maxImportBatch} accounts can be imported at once.`);
   const hashOptions = readHashOptions(request);
@@ -91,6 +93,7 @@ export async function importAccounts(store: Store, projectId: string, request: B
       if (user.email && seenEmails.has(user.email)) throw new AccountRefused('email is given twice in this request');
       if (user.phoneNumber && seenPhones.has(user.phoneNumber)) throw new AccountRefused('phone number is given twice in this request');
       const existing = await store.getUser(projectId, user.localId);
+      if (!asOwner) refuseOperatorChange(existing, user);
       if (user.email) {
         const holder = await store.getUserByEmail(projectId, user.email);
         if (holder && holder.localId !== user.localId) throw new AccountRefused('email exists in other account in database');
@@ -139,8 +142,14 @@ export class UserImportService {
 
   async batchCreate(caller: Caller, request: BatchCreateRequest): Promise<ImportResult> {
     requireAdmin(caller);
-    return importAccounts(this.store, caller.realm, request);
+    return importAccounts(this.store, caller.realm, request, caller);
   }
+}
+
+/** A service account imports no operator (operator-claim.ts): it neither sets the claim nor replaces an account holding it. */
+function refuseOperatorChange(existing: UserRecord | undefined, imported: UserRecord): void {
+  if (holdsOperatorClaim(existing?.customAttributes)) throw new AccountRefused(operatorsOnlyMessage('replace a console operator account'));
+  if (operatorClaimChanged(existing?.customAttributes, imported.customAttributes)) throw new AccountRefused(operatorsOnlyMessage('set or change the hearthOperator claim'));
 }
 
 function conflictMessage(conflict: StoreConflict): string {

@@ -69,7 +69,7 @@ export class MfaEnrollmentService {
       if (!totpFactorsEnabled(config)) throw authError('OPERATION_NOT_ALLOWED', 'TOTP based MFA not enabled.');
       const session = this.openTotpSession(caller, user, request.totpVerificationInfo?.sessionInfo);
       const key = totpThrottleKey(caller.realm, user.localId, session.i);
-      const step = await this.deps.totp.verify(key, session.s, request.totpVerificationInfo?.verificationCode, session.f, adjacentIntervals(config));
+      const step = await this.deps.totp.verify(key, caller.clientIp, session.s, request.totpVerificationInfo?.verificationCode, session.f, adjacentIntervals(config));
       const sealedSecret = this.deps.keys.seal('totp-secret', session.s, totpSecretContext(caller.realm, user.localId, session.i));
       record = { mfaEnrollmentId: session.i, enrolledAt: now, totpInfo: { sealedSecret, ...session.f, lastUsedStep: step } };
     } else {
@@ -88,6 +88,7 @@ export class MfaEnrollmentService {
     const id = request.mfaEnrollmentId;
     if (!id) throw authError('MISSING_MFA_ENROLLMENT_ID', 'No second factor identifier is provided.');
     if (!user.mfaInfo?.some((e) => e.mfaEnrollmentId === id)) throw authError('MFA_ENROLLMENT_NOT_FOUND');
+    await this.requireSecondFactorPassed(caller, claims);
     // Like a password change: every other session ends. This one goes on, without the factor if it used it.
     const revokedAt = nowSeconds();
     const passed = secondFactorOf(claims);
@@ -109,6 +110,22 @@ export class MfaEnrollmentService {
     );
     const tokens = await this.deps.sessions.tokensFor(caller.realm, updated, claims.auth_time, provider, refresh.token, undefined, secondFactor);
     return { idToken: tokens.idToken, refreshToken: tokens.refreshToken };
+  }
+
+  /**
+   * Withdrawing a factor lowers the account's protection, so the session asking must be one the
+   * second step protects: it passed a second factor (any of the account's: a lost phone is removed
+   * after signing in with the authenticator app). A first-factor-only session of an account with
+   * factors (one an administrator gave factors to, or one started in the second of an enrolment)
+   * is answered as Google answers a stale sign-in: the SDK's auth/requires-recent-login, after which
+   * reauthentication asks for the second factor. Two sessions are whole without one, as at sign-in
+   * (gate.ts): the project's MFA is switched off (no sign-in asks for a factor then), or the
+   * session began with a custom token (the app's own server vouched for the user).
+   */
+  private async requireSecondFactorPassed(caller: Caller, claims: IdTokenClaims): Promise<void> {
+    if (secondFactorOf(claims) || claims.firebase.sign_in_provider === 'custom') return;
+    if (!mfaEnabled((await this.deps.auth.projects.config(caller.realm)).mfa)) return;
+    throw authError('CREDENTIAL_TOO_OLD_LOGIN_AGAIN', 'Withdrawing a second factor needs a sign-in that passed one: sign in again.');
   }
 
   /** The account an enrolment is for: MFA on, a first factor that can carry a second, a verified email, a recent sign-in. */
@@ -134,10 +151,17 @@ export class MfaEnrollmentService {
     return session;
   }
 
-  /** Adds the factor and answers the session's new tokens, which name it as the second factor passed. */
+  /**
+   * Adds the factor and answers the session's new tokens, which name it as the second factor
+   * passed. Every other session ends (validSince), as Firebase documents for enroll: a session
+   * begun before with the first factor alone (a stolen password's) would otherwise go on minting
+   * tokens that never passed the new factor. Revocation is by the second, as Google's: the
+   * enrolling session's new refresh token is issued at or after it.
+   */
   private async enroll(caller: Caller, claims: IdTokenClaims, user: UserRecord, record: MfaEnrollmentRecord): Promise<MfaTokens> {
     const secondFactor = { factorId: factorIdOf(record), enrollmentId: record.mfaEnrollmentId };
     const provider = claims.firebase.sign_in_provider;
+    const revokedAt = nowSeconds();
     const refresh = this.deps.auth.tokens.newRefreshToken(caller.realm, user, claims.auth_time, provider, undefined, secondFactor);
     const updated = await this.deps.auth.users.update(
       caller.realm,
@@ -149,7 +173,7 @@ export class MfaEnrollmentService {
           throw authError('SECOND_FACTOR_EXISTS', 'Phone number already enrolled as second factor for this account.');
         }
         if (current.length >= maxEnrollments) throw authError('SECOND_FACTOR_LIMIT_EXCEEDED');
-        return { ...u, mfaInfo: [...current, record] };
+        return { ...u, mfaInfo: [...current, record], validSince: Math.max(u.validSince, revokedAt) };
       },
       () => [refresh.mutation],
     );

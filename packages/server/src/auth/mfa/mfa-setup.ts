@@ -9,7 +9,7 @@ import { MfaEnrollmentService } from './mfa-enrollment.js';
 import { MfaSignInService } from './mfa-sign-in.js';
 import { PendingCredentials } from './pending-credentials.js';
 import { SealingKeys } from './sealing.js';
-import { totpCodeLimits, TotpVerifier } from './totp.js';
+import { totpCodeLimits, totpFactorLimits, TotpVerifier } from './totp.js';
 
 export interface MfaSetup {
   auth: AuthDeps;
@@ -35,8 +35,11 @@ export async function createMfa(setup: MfaSetup): Promise<Mfa> {
   const keys = setup.sealingKey ? SealingKeys.withMaster(setup.sealingKey) : SealingKeys.open(join(setup.dataDir, 'mfa-key'));
   const pending = new PendingCredentials(keys, setup.clock);
   // Wrong codes are counted in the store: a restart does not forgive them.
-  const throttle = await BackoffThrottle.open(setup.store, 'mfa-totp', totpCodeLimits, setup.clock());
-  const deps: MfaDeps = { auth: setup.auth, sessions: setup.sessions, keys, pending, totp: new TotpVerifier(throttle, setup.clock), clock: setup.clock };
+  const throttles = {
+    perFactorAndAddress: await BackoffThrottle.open(setup.store, 'mfa-totp-address', totpCodeLimits, setup.clock()),
+    perFactor: await BackoffThrottle.open(setup.store, 'mfa-totp', totpFactorLimits, setup.clock()),
+  };
+  const deps: MfaDeps = { auth: setup.auth, sessions: setup.sessions, keys, pending, totp: new TotpVerifier(throttles, setup.clock), clock: setup.clock };
   if (setup.sms) deps.sms = setup.sms;
   return { gate: new MfaGate(setup.auth.projects, pending), enrollment: new MfaEnrollmentService(deps), signIn: new MfaSignInService(deps), deps };
 }

@@ -39,7 +39,7 @@ export class MfaSignInService {
       if (secret === undefined) throw new ApiError(500, 'The TOTP secret cannot be opened: the data folder\'s mfa-key is not the one it was sealed with.', 'INTERNAL');
       const key = totpThrottleKey(caller.realm, user.localId, enrollment.mfaEnrollmentId);
       const config = (await this.deps.auth.projects.config(caller.realm)).mfa;
-      const step = await this.deps.totp.verify(key, secret, request.totpVerificationInfo.verificationCode, totp, adjacentIntervals(config), totp.lastUsedStep);
+      const step = await this.deps.totp.verify(key, caller.clientIp, secret, request.totpVerificationInfo.verificationCode, totp, adjacentIntervals(config), totp.lastUsedStep);
       // The step is recorded in the sign-in's own commit; a concurrent use of the same code finds it there.
       return this.complete(pending, user, enrollment, (u) => ({
         ...u,

@@ -1,6 +1,7 @@
 import { Secret, TOTP } from 'otpauth';
 import type { TotpFactorRecord } from '../../storage/store.js';
 import type { BackoffLimits, BackoffThrottle } from '../core/throttle.js';
+import { addressKey } from '../../http/address-key.js';
 import { authError } from '../errors.js';
 
 export type TotpFormat = Pick<TotpFactorRecord, 'hashingAlgorithm' | 'verificationCodeLength' | 'periodSec'>;
@@ -21,37 +22,61 @@ export function totpStepOf(secret: string, code: string, format: TotpFormat, adj
   return delta === null ? undefined : TOTP.counter({ period: format.periodSec, timestamp: now }) + delta;
 }
 
+/** Wrong TOTP codes counted twice: per factor and client address, and per factor from every address. */
+export interface TotpThrottles {
+  /** One address against one factor: the few free wrong codes, then doubling waits. */
+  perFactorAndAddress: BackoffThrottle;
+  /** One factor from all addresses together: a higher ceiling, against guesses spread over many addresses. */
+  perFactor: BackoffThrottle;
+}
+
 /**
- * Checks TOTP codes against brute force and replay: per key (an enrolment), a few free wrong
- * codes, then doubling waits, so the million six-digit codes cannot be tried; and a code is
- * accepted only for a time step after the last accepted one, so a seen code is worth nothing.
+ * Checks TOTP codes against brute force and replay. Wrong codes slow down the address sending
+ * them, on that factor: a few free, then doubling waits, so the million six-digit codes cannot be
+ * tried; whoever has the password cannot keep the owner's own second step refused from another
+ * address. All addresses together have a ceiling five times higher, with the same waits beyond it,
+ * so spreading guesses over many addresses buys little more. A code is accepted only for a time
+ * step after the last accepted one, so a seen code is worth nothing.
  * Check, verify and count happen in one synchronous stretch: concurrent guesses cannot slip past.
- * With instances sharing a database, what the others counted for the key is read first, and a
- * wrong code's count is written before the answer: guesses spread over instances share one limit
+ * With instances sharing a database, what the others counted for the keys is read first, and a
+ * wrong code's count is written before the answer: guesses spread over instances share the limits
  * (at most one guess per instance can slip in while two decide at the same moment).
  */
 export class TotpVerifier {
   constructor(
-    private readonly throttle: BackoffThrottle,
+    private readonly throttles: TotpThrottles,
     private readonly clock: () => number,
   ) {}
 
-  /** The accepted code's time step; MISSING_CODE, TOO_MANY_ATTEMPTS_TRY_LATER or INVALID_CODE otherwise. */
-  async verify(key: string, secret: string, code: string | undefined, format: TotpFormat, adjacentIntervals: number, lastUsedStep?: number): Promise<number> {
+  /**
+   * The accepted code's time step; MISSING_CODE, TOO_MANY_ATTEMPTS_TRY_LATER or INVALID_CODE
+   * otherwise. `factorKey` names the factor (or the enrolment being finished), `clientIp` the caller.
+   */
+  async verify(factorKey: string, clientIp: string, secret: string, code: string | undefined, format: TotpFormat, adjacentIntervals: number, lastUsedStep?: number): Promise<number> {
     if (!code) throw authError('MISSING_CODE');
-    await this.throttle.refresh([key], this.clock());
+    const { perFactorAndAddress, perFactor } = this.throttles;
+    const pairKey = `${factorKey}\u0000${addressKey(clientIp)}`;
+    await Promise.all([perFactorAndAddress.refresh([pairKey], this.clock()), perFactor.refresh([factorKey], this.clock())]);
     const now = this.clock();
-    if (this.throttle.blockedUntil(key, now)) throw authError('TOO_MANY_ATTEMPTS_TRY_LATER', 'Too many wrong codes for this second factor; try again later.');
+    if (perFactorAndAddress.blockedUntil(pairKey, now) || perFactor.blockedUntil(factorKey, now)) {
+      throw authError('TOO_MANY_ATTEMPTS_TRY_LATER', 'Too many wrong codes for this second factor; try again later.');
+    }
     const step = totpStepOf(secret, code, format, adjacentIntervals, now);
     if (step === undefined || (lastUsedStep !== undefined && step <= lastUsedStep)) {
-      this.throttle.recordFailure(key, now);
-      await this.throttle.flushed();
+      perFactorAndAddress.recordFailure(pairKey, now);
+      perFactor.recordFailure(factorKey, now);
+      await Promise.all([perFactorAndAddress.flushed(), perFactor.flushed()]);
       throw authError('INVALID_CODE');
     }
-    this.throttle.clear(key);
+    // The address that knew the code is forgiven; the factor's count is not (the owner's success
+    // must not hand a guesser elsewhere a new allowance): it fades after a quiet day.
+    perFactorAndAddress.clear(pairKey);
     return step;
   }
 }
 
-/** Wrong TOTP codes: five free, then waits of 1, 2, 4 ... minutes up to an hour; forgotten after a quiet day. */
+/** Wrong TOTP codes from one address: five free, then waits of 1, 2, 4 ... minutes up to an hour; forgotten after a quiet day. */
 export const totpCodeLimits: BackoffLimits = { freeFailures: 5, firstWaitMs: 60_000, maxWaitMs: 3600_000, forgetAfterMs: 24 * 3600_000 };
+
+/** Wrong TOTP codes for one factor from every address together: 25 free, then the same waits. */
+export const totpFactorLimits: BackoffLimits = { ...totpCodeLimits, freeFailures: 25 };

@@ -16,7 +16,7 @@ import { toApiError } from '../../http/error-handler.js';
 /** Firestore allows 10 MiB per request. */
 export const firestoreBodyLimit = 10 * 1024 * 1024;
 
-const verbs = new Set([
+const restVerbs = new Set([
   'batchGet',
   'beginTransaction',
   'commit',
@@ -31,6 +31,20 @@ const verbs = new Set([
   'executePipeline',
 ]);
 
+/** The route every REST document call matches; the verb, if any, is read from its path (restVerbOf). */
+export const firestoreRestRoute = '/v1/projects/:project/databases/:database/*';
+
+/**
+ * The verb a REST call names (`documents/c:runQuery`), as the dispatcher reads it: a POST whose
+ * path's last segment ends in `:<verb>`. A document whose id merely ends so (`c/x:runQuery`) is
+ * written by PATCH and DELETE, which name no verb.
+ */
+export function restVerbOf(method: string, path: string): string | undefined {
+  const colon = path.lastIndexOf(':');
+  if (method !== 'POST' || colon <= path.lastIndexOf('/')) return undefined;
+  const verb = path.slice(colon + 1);
+  return restVerbs.has(verb) ? verb : undefined;
+}
 
 interface Target {
   db: DatabaseId;
@@ -58,7 +72,7 @@ export async function registerFirestoreRestRoutes(app: FastifyInstance, database
 
     scope.route({
       method: ['GET', 'POST', 'PATCH', 'DELETE'],
-      url: '/v1/projects/:project/databases/:database/*',
+      url: firestoreRestRoute,
       bodyLimit: firestoreBodyLimit,
       handler: async (request, reply) => {
         const target = parseTarget(request);
@@ -83,12 +97,8 @@ function parseTarget(request: FastifyRequest): Target {
   const params = request.params as { project: string; database: string; '*': string };
   const db = checkDatabase(params.project, params.database);
   let rest = params['*'];
-  let verb: string | undefined;
-  const colon = rest.lastIndexOf(':');
-  if (request.method === 'POST' && colon > rest.lastIndexOf('/') && verbs.has(rest.slice(colon + 1))) {
-    verb = rest.slice(colon + 1);
-    rest = rest.slice(0, colon);
-  }
+  const verb = restVerbOf(request.method, rest);
+  if (verb !== undefined) rest = rest.slice(0, rest.lastIndexOf(':'));
   if (rest !== 'documents' && !rest.startsWith('documents/')) throw firestoreErrors.notFound(`No route for ${request.method} ${request.url.split('?')[0]}.`);
   return { db, path: rest === 'documents' ? '' : rest.slice('documents/'.length), ...(verb ? { verb } : {}) };
 }

@@ -4,6 +4,7 @@ import { RulesSyntaxError, type Position } from './lexer.js';
 import { builtinFunctions, namespaces } from './library-functions.js';
 import { type CompiledAllow, type CompiledMatch, MatchIndex, methodBits, patternText } from './matching.js';
 import { parseRuleset } from './parser.js';
+import { EvaluationDepths, maxEvaluationDepth } from './evaluation-depth.js';
 import { compileRe2 } from './regex.js';
 
 /**
@@ -82,6 +83,8 @@ class Checker {
   private readonly compiled: CompiledMatch[] = [];
   private readonly declared: FunctionDecl[] = [];
   private readonly calledNames = new Set<string>();
+  /** Every allow condition, for the evaluation depth check once all functions are known. */
+  private readonly conditions: { pos: Position; condition: Expr }[] = [];
   private currentFunction: FunctionDecl | undefined;
 
   constructor(private readonly version: '1' | '2') {}
@@ -97,7 +100,8 @@ class Checker {
     }
     const scope = this.scope(ruleset.functions, undefined, []);
     for (const match of ruleset.matches) this.match(match, scope, []);
-    this.checkRecursion();
+    const calleesFirst = this.checkRecursion();
+    if (calleesFirst) this.checkEvaluationDepth(calleesFirst);
     for (const fn of this.declared) if (!this.calledNames.has(fn.name)) this.warning(fn.pos, `Unused function: ${fn.name}.`);
     return this.compiled;
   }
@@ -136,7 +140,10 @@ class Checker {
         if (bits === undefined) this.warning(method.pos, `Invalid method name: ${method.name}.`);
         else methods |= bits;
       }
-      if (allow.condition) this.resolve(allow.condition, scope, undefined);
+      if (allow.condition) {
+        this.resolve(allow.condition, scope, undefined);
+        this.conditions.push({ pos: allow.pos, condition: allow.condition });
+      }
       if (methods) {
         allows.push({
           methods,
@@ -296,24 +303,61 @@ class Checker {
     }
   }
 
-  private checkRecursion(): void {
+  /**
+   * Refuses calls in a circle, and answers the functions callees first (undefined when there is a
+   * circle). Iterative: a chain of thousands of functions (a 256 KiB source holds 7000) must not
+   * overflow the compiler's own stack.
+   */
+  private checkRecursion(): FunctionDecl[] | undefined {
     const state = new Map<FunctionDecl, 'visiting' | 'done'>();
     const reported = new Set<FunctionDecl>();
-    const visit = (fn: FunctionDecl, stack: FunctionDecl[]): void => {
-      if (state.get(fn) === 'done') return;
-      if (state.get(fn) === 'visiting') {
-        const cycle = stack.slice(stack.indexOf(fn));
-        if (cycle.some((member) => reported.has(member))) return;
-        cycle.forEach((member) => reported.add(member));
-        if (cycle.length === 1) this.error(fn.pos, 'Recursive call is not allowed.');
-        else this.error(cycle[0]!.pos, `Detected a call cycle between [${cycle.map((member) => member.name).join(',')}] functions.`);
-        return;
+    const calleesFirst: FunctionDecl[] = [];
+    for (const root of this.calls.keys()) {
+      if (state.has(root)) continue;
+      state.set(root, 'visiting');
+      // The path from the root, each with the callees it has yet to visit.
+      const path: { fn: FunctionDecl; callees: Iterator<FunctionDecl> }[] = [{ fn: root, callees: this.calleesOf(root) }];
+      while (path.length) {
+        const top = path[path.length - 1]!;
+        const next = top.callees.next();
+        if (next.done) {
+          state.set(top.fn, 'done');
+          calleesFirst.push(top.fn);
+          path.pop();
+          continue;
+        }
+        const callee = next.value;
+        const seen = state.get(callee);
+        if (seen === 'done') continue;
+        if (seen === 'visiting') {
+          const names = path.map((step) => step.fn);
+          const cycle = names.slice(names.indexOf(callee));
+          if (cycle.some((member) => reported.has(member))) continue;
+          cycle.forEach((member) => reported.add(member));
+          if (cycle.length === 1) this.error(callee.pos, 'Recursive call is not allowed.');
+          else this.error(cycle[0]!.pos, `Detected a call cycle between [${cycle.map((member) => member.name).join(',')}] functions.`);
+          continue;
+        }
+        state.set(callee, 'visiting');
+        path.push({ fn: callee, callees: this.calleesOf(callee) });
       }
-      state.set(fn, 'visiting');
-      for (const callee of this.calls.get(fn) ?? []) visit(callee, [...stack, fn]);
-      state.set(fn, 'done');
-    };
-    for (const fn of this.calls.keys()) visit(fn, []);
+    }
+    return reported.size ? undefined : calleesFirst;
+  }
+
+  private calleesOf(fn: FunctionDecl): Iterator<FunctionDecl> {
+    return (this.calls.get(fn) ?? new Set<FunctionDecl>()).values();
+  }
+
+  /** Refuses rules whose evaluation would recurse too deep (evaluation-depth.ts), where it first goes over. */
+  private checkEvaluationDepth(calleesFirst: FunctionDecl[]): void {
+    const depths = new EvaluationDepths();
+    const tooDeep = `nests too deeply when evaluated: more than ${maxEvaluationDepth} levels through its let bindings and the functions it calls.`;
+    for (const fn of calleesFirst) {
+      if (depths.addFunction(fn) > maxEvaluationDepth) return this.error(fn.pos, `Function ${fn.name} ${tooDeep}`);
+    }
+    for (const { pos, condition } of this.conditions) {
+      if (depths.of(condition) > maxEvaluationDepth) return this.error(pos, `This condition ${tooDeep}`);
+    }
   }
 }
-

@@ -14,9 +14,20 @@ export function parseRuleset(source: string): Ruleset {
 
 const segmentChar = /[A-Za-z0-9_\-.~%@+=]/;
 
+/**
+ * How deep a ruleset may nest: match blocks in match blocks, and in expressions every bracket,
+ * operand, argument, member, index and operator of a chain (`a && b && c` is three levels, as its
+ * tree is). The parser and every pass over the tree recurse that deep; past this bound a source is
+ * refused with an error at the place it went too deep, not a stack overflow. Real rules stay far
+ * below it (CEL parsers bound recursion at 250 likewise).
+ */
+export const maxNestingDepth = 250;
+
 class Parser {
   private readonly lexer: Lexer;
   private token: Token;
+  /** The current nesting (maxNestingDepth); restored on the way out, not after an error (parsing stops there). */
+  private depth = 0;
 
   constructor(source: string) {
     this.lexer = new Lexer(source);
@@ -61,6 +72,7 @@ class Parser {
 
   private matchBlock(): MatchBlock {
     const pos = this.pos();
+    this.enter();
     this.advance();
     const pathPos = this.pos();
     const path = this.matchPath();
@@ -74,6 +86,7 @@ class Parser {
       else throw this.unexpected();
     }
     this.advance();
+    this.depth--;
     return block;
   }
 
@@ -177,6 +190,13 @@ class Parser {
   // ---- expressions ----------------------------------------------------------------------------
 
   private expression(): Expr {
+    this.enter();
+    const expr = this.conditional();
+    this.depth--;
+    return expr;
+  }
+
+  private conditional(): Expr {
     const test = this.binary(0);
     if (!this.accept('?')) return test;
     const then = this.expression();
@@ -189,9 +209,15 @@ class Parser {
   private binary(level: number): Expr {
     if (level === Parser.levels.length) return this.unary();
     let left = this.binary(level + 1);
+    // Each operator of a chain puts the tree so far one level down.
+    const start = this.depth;
     for (;;) {
       const op = this.token.kind === 'punct' || this.token.kind === 'ident' ? this.token.text : '';
-      if (!Parser.levels[level]!.includes(op) || (this.token.kind === 'ident' && op !== 'in' && op !== 'is')) return left;
+      if (!Parser.levels[level]!.includes(op) || (this.token.kind === 'ident' && op !== 'in' && op !== 'is')) {
+        this.depth = start;
+        return left;
+      }
+      this.enter();
       this.advance();
       if (op === 'is') {
         const typeName = this.identifier();
@@ -205,19 +231,30 @@ class Parser {
 
   private unary(): Expr {
     const pos = this.pos();
-    if (this.accept('!')) return { kind: 'unary', pos, op: '!', operand: this.unary() };
+    if (this.accept('!')) return { kind: 'unary', pos, op: '!', operand: this.operand() };
     if (this.accept('-')) {
       if (this.token.kind === 'int' && BigInt(this.token.text) === -int64Min) {
         this.advance();
         return this.postfix({ kind: 'literal', pos, value: int64Min });
       }
-      return { kind: 'unary', pos, op: '-', operand: this.unary() };
+      return { kind: 'unary', pos, op: '-', operand: this.operand() };
     }
     return this.postfix(this.primary());
   }
 
+  /** A unary operator's operand: one level down. */
+  private operand(): Expr {
+    this.enter();
+    const operand = this.unary();
+    this.depth--;
+    return operand;
+  }
+
   private postfix(expr: Expr): Expr {
+    // Each member, index or call puts the tree so far one level down.
+    const start = this.depth;
     for (;;) {
+      if (this.isPunct('.') || this.isPunct('[')) this.enter();
       if (this.accept('.')) {
         const name = this.identifier();
         if (this.accept('(')) expr = { kind: 'method', pos: expr.pos, object: expr, name, args: this.args() };
@@ -229,7 +266,10 @@ class Parser {
           expr = { kind: 'slice', pos: expr.pos, object: expr, start, end };
         } else expr = { kind: 'index', pos: expr.pos, object: expr, index: start! };
         this.expect(']');
-      } else return expr;
+      } else {
+        this.depth = start;
+        return expr;
+      }
     }
   }
 
@@ -324,6 +364,11 @@ class Parser {
   }
 
   // ---- tokens ---------------------------------------------------------------------------------
+
+  /** One level deeper; refused past maxNestingDepth, at the token where it happens. */
+  private enter(): void {
+    if (++this.depth > maxNestingDepth) throw new RulesSyntaxError(this.pos(), `Rules nested too deeply: more than ${maxNestingDepth} levels of blocks and expressions.`);
+  }
 
   private lastPos: Position = { line: 1, column: 1 };
 
