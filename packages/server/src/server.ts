@@ -208,7 +208,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
 
   await prepareDecoy();
   let ownOrigins: string[] = [];
-  const app = await createHttpApp(logger, { isAdminCredential: (authorization) => callers.isAdminAuthorization(authorization), ownOrigins: () => ownOrigins });
+  const app = await createHttpApp(logger, { isAdminCredential: (authorization) => callers.isAdminAuthorization(authorization), ownOrigins: () => ownOrigins }, options.trustProxy);
   app.get('/healthz', async () => ({ status: 'ok' }));
   const isOwnerCredential = (request: FastifyRequest) => callers.isOwner(request);
   const consoleServer = setUpConsole(app, {

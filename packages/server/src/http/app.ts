@@ -25,11 +25,12 @@ export const defaultBodyLimit = 1024 * 1024;
  * no silently dropped fields), form bodies for the token endpoint, CORS for browser SDKs on
  * other origins, and the Google error shape for everything that goes wrong.
  */
-export async function createHttpApp(logger: Logger, origins?: OriginPolicy): Promise<FastifyInstance> {
+export async function createHttpApp(logger: Logger, origins?: OriginPolicy, trustedProxies?: string[]): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: defaultBodyLimit,
-    trustProxy: false,
+    // Only the listed proxies' X-Forwarded-For is believed (http/trusted-proxies.ts).
+    trustProxy: trustedProxies && trustedProxies.length > 0 ? trustedProxies : false,
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyRequestLogger,
     onProtoPoisoning: 'error',
