@@ -5,6 +5,7 @@ import { defaultSignUpLimits, type SignUpLimits } from './auth/core/signup-limit
 import type { ThrottleLimits } from './auth/core/throttle.js';
 import { defaultSmsCodeOptions, defaultSmsLimits, type SmsCodeOptions, type SmsLimits } from './auth/phone/codes.js';
 import type { TwilioOptions } from './auth/phone/twilio-sender.js';
+import type { WebChannelOptions } from './firestore/api/webchannel.js';
 
 export interface HearthOptions {
   port: number;
@@ -76,6 +77,8 @@ export interface HearthOptions {
    * whose X-Forwarded-For names the client; unset, the connection's address is the client's.
    */
   trustProxy?: string[];
+  /** What WebChannel sessions may hold unacknowledged, per session, per address and in total (defaults in webchannel.ts). */
+  webChannelLimits?: Pick<WebChannelOptions, 'maxQueuedChars' | 'maxQueuedCharsPerAddress' | 'maxQueuedCharsTotal'>;
   /** How often the console's metrics series is sampled (5000 ms; tests shorten it). */
   metricsIntervalMs?: number;
 }

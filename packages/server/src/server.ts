@@ -274,7 +274,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   await registerRulesRoutes(app, { registry: rulesRegistry, isAdmin: (authorization, projectId) => callers.isAdminOf(authorization, projectId), dev: options.dev });
   await registerFirestoreRestRoutes(app, database, firestoreAccess);
   const firestoreStreams = new FirestoreStreams(database, firestoreAccess);
-  await registerWebChannelRoutes(app, firestoreStreams, firestoreAccess, { isAdminCredential: (authorization) => callers.isAdminAuthorization(authorization) });
+  await registerWebChannelRoutes(app, firestoreStreams, firestoreAccess, { ...options.webChannelLimits, isAdminCredential: (authorization) => callers.isAdminAuthorization(authorization) });
   let grpc: FirestoreGrpc | undefined;
   await registerWebRoutes(app, options.webRoot, projects, () => publicUrl);
 
