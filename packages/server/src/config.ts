@@ -17,6 +17,11 @@ export interface HearthOptions extends AuthOptions, FirestoreOptions {
   publicUrl?: string;
   /** Tests only: holds the SQLite document writer thread before COMMIT (holdForTest in sqlite-writer-thread.ts). */
   sqliteWriterLatch?: Int32Array;
+  /**
+   * `--trust-proxy` (HEARTH_TRUST_PROXY): reverse proxies (addresses, CIDR ranges, `loopback`...)
+   * whose X-Forwarded-For names the client; unset, the connection's address is the client's.
+   */
+  trustProxy?: string[];
   /** How often the console's metrics series is sampled (5000 ms; tests shorten it). */
   metricsIntervalMs?: number;
 }

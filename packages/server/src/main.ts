@@ -8,6 +8,7 @@ import { registerMigrateCommand } from './cli/migrate.js';
 import { createServiceAccountKey, listServiceAccountKeys, revokeServiceAccountKey } from './auth/core/service-account-commands.js';
 import { defaultOptions, defaultShippedRulesFile, type HearthOptions } from './config.js';
 import { createHearth, createLogger } from './server.js';
+import { parseTrustedProxies } from './http/trusted-proxies.js';
 
 function port(value: string): number {
   const n = Number(value);
@@ -63,6 +64,7 @@ interface StartFlags {
   smsAccount?: string;
   smsFrom?: string;
   smsOutbox: boolean;
+  trustProxy?: string;
 }
 
 /** The SMS provider the flags and HEARTH_SMS_TOKEN describe, if any; a half-configured one is an error. */
@@ -111,12 +113,16 @@ program
   .option('--sms-outbox', 'keep texts in the SMS outbox outside --dev too (codes readable by the admin; for trials without a provider)', false)
   .option('--recent-login <seconds>', 'how recent a sign-in must be to change email or password or delete the account', count, 300)
   .option('--captcha-work <tries>', "the reCAPTCHA stand-in's proof of work: at most this many tries of 1000 PBKDF2 iterations per check (a browser does 1000 in about 0.1 s)", count, 1000)
+  .option('--trust-proxy <addresses>', 'reverse proxies whose X-Forwarded-For names the client, for every per-address limit: IP addresses or CIDR ranges, comma-separated (or HEARTH_TRUST_PROXY); unset, X-Forwarded-For is ignored')
   .option('--version-retention <seconds>', 'how long replaced and deleted documents stay readable at a past readTime (Firestore: one hour)', count, 3600)
   .action(async (flags: StartFlags) => {
     const defaults = defaultOptions();
     let sms: HearthOptions['sms'];
+    let trustProxy: string[] | undefined;
     try {
       sms = smsProvider(flags);
+      const proxies = flags.trustProxy ?? process.env.HEARTH_TRUST_PROXY;
+      if (proxies) trustProxy = parseTrustedProxies(proxies);
     } catch (error) {
       program.error(`error: ${(error as Error).message}`);
     }
@@ -148,6 +154,7 @@ program
       ...(process.env.HEARTH_ADMIN_KEY ? { adminKey: process.env.HEARTH_ADMIN_KEY } : {}),
       ...(sms ? { sms } : {}),
       smsOutbox: flags.smsOutbox,
+      ...(trustProxy ? { trustProxy } : {}),
     });
     const exposure = devExposure({ dev: options.dev, host: options.host, devAllowRemote: flags.devAllowRemote });
     if (exposure.verdict === 'refuse') program.error(`error: ${exposure.message}`);

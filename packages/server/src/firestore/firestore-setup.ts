@@ -85,10 +85,10 @@ export async function assembleFirestore(options: FirestoreOptions, storage: Iden
     async register(app) {
       await registerRulesRoutes(app, { registry: rulesRegistry, isAdmin: identity.isAdminOf, dev: options.dev });
       await registerFirestoreRestRoutes(app, database, access);
-      await registerWebChannelRoutes(app, streams, access, { isAdminCredential: identity.isAdminAuthorization });
+      await registerWebChannelRoutes(app, streams, access, { ...options.webChannelLimits, isAdminCredential: identity.isAdminAuthorization });
     },
     async registerOperatorChannel(app, prefix, operators) {
-      await registerWebChannelRoutes(app, streams, access, { isAdminCredential: identity.isAdminAuthorization, prefix, operators });
+      await registerWebChannelRoutes(app, streams, access, { ...options.webChannelLimits, isAdminCredential: identity.isAdminAuthorization, prefix, operators });
     },
     async listen(server) {
       grpc = await startGrpc({ database, access, streams, logger, ...(options.grpcPort !== undefined ? { port: options.grpcPort, host: options.host } : {}) });

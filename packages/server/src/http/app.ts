@@ -29,16 +29,26 @@ export interface WireDialect {
 /** Identity requests are small; a larger body is refused before it is read whole. */
 export const defaultBodyLimit = 1024 * 1024;
 
+export interface HttpAppOptions {
+  /** The protocols' own error shapes on their paths. */
+  dialects?: readonly WireDialect[];
+  /** `--trust-proxy`: reverse proxies whose X-Forwarded-For names the client (http/trusted-proxies.ts). */
+  trustedProxies?: string[];
+}
+
 /**
  * The one Fastify app every protocol adapter registers on: strict JSON validation (no coercion,
  * no silently dropped fields), form bodies for the token endpoint, CORS for browser SDKs on
  * other origins, and the Google error shape for everything that goes wrong.
  */
-export async function createHttpApp(logger: Logger, origins?: OriginPolicy, dialects: readonly WireDialect[] = []): Promise<FastifyInstance> {
+export async function createHttpApp(logger: Logger, origins?: OriginPolicy, options: HttpAppOptions = {}): Promise<FastifyInstance> {
+  const dialects = options.dialects ?? [];
+  const trustedProxies = options.trustedProxies;
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: defaultBodyLimit,
-    trustProxy: false,
+    // Only the listed proxies' X-Forwarded-For is believed (http/trusted-proxies.ts).
+    trustProxy: trustedProxies && trustedProxies.length > 0 ? trustedProxies : false,
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyRequestLogger,
     onProtoPoisoning: 'error',

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { ApiError } from '../../http/api-error.js';
 import { toApiError } from '../../http/error-handler.js';
@@ -5,6 +6,7 @@ import { firestoreErrors } from '../core/errors.js';
 import type { DatabaseId } from '../core/paths.js';
 import type { StreamKind, StreamSession, StreamSink } from '../streams/stream.js';
 import { listenResponseJson } from './listen-encoding.js';
+import type { QueueBudget, QueueHolder } from './webchannel-budget.js';
 
 /**
  * One WebChannel session (closure `goog.labs.net.webchannel`, wire version 8) carrying one Listen
@@ -19,7 +21,10 @@ export interface ChannelTimings {
   backChannelMaxMs: number;
   /** A long poll (CI=1) with nothing to send answers a noop after this long (or the client's TO). */
   longPollTimeoutMs: number;
-  /** Arrays the client has not acknowledged, in UTF-16 units; past it the stream fails. */
+  /**
+   * Arrays the client has not acknowledged, in UTF-16 units; past it the stream fails. Past half
+   * of it a streaming back channel is ended, so the client opens the next with its acknowledgement.
+   */
   maxQueuedChars: number;
   /** Maps waiting for an earlier one (concurrent forward POSTs may arrive out of order). */
   maxPendingMaps: number;
@@ -48,23 +53,35 @@ interface Outgoing {
 interface BackChannel {
   body: PassThrough;
   streaming: boolean;
+  /** The response it is piped to, when it is an HTTP request's. */
+  response: ServerResponse | undefined;
   /** The last stored array written on this back channel. */
   cursor: number;
+  /** A write is waiting for the connection to take what was written before (backpressure). */
+  blocked: boolean;
   wrote: boolean;
   timers: NodeJS.Timeout[];
 }
 
-export class ChannelSession {
+/**
+ * At most this much is written to a back channel at once, and nothing more until the connection
+ * has taken it: a client that does not read costs the server no more than this per back channel.
+ */
+const maxWriteChars = 64 * 1024;
+
+export class ChannelSession implements QueueHolder {
   private stream: StreamSession | undefined;
   private state: 'open' | 'failed' | 'closed' = 'open';
   private outgoing: Outgoing[] = [];
-  private queuedChars = 0;
+  private queued = 0;
   /** Array 0 is the handshake's `c`. */
   private nextArrayId = 1;
   private lastSentArrayId = 0;
   private nextMapId = 0;
   private readonly pendingMaps = new Map<number, unknown>();
   private back: BackChannel | undefined;
+  /** The last back channel opened, open or ended. */
+  private lastBack: BackChannel | undefined;
   private flushScheduled = false;
   private opened = false;
   readonly createdAt = Date.now();
@@ -84,7 +101,17 @@ export class ChannelSession {
     readonly kind: StreamKind,
     readonly db: DatabaseId,
     private readonly timings: ChannelTimings,
-  ) {}
+    /** The client address its queue counts against (undefined: the administrator's session). */
+    readonly address: string | undefined,
+    private readonly budget: QueueBudget,
+  ) {
+    budget.add(this);
+  }
+
+  /** Characters kept for the client until it acknowledges them (QueueHolder). */
+  get queuedChars(): number {
+    return this.queued;
+  }
 
   get closed(): boolean {
     return this.state === 'closed';
@@ -133,8 +160,13 @@ export class ChannelSession {
   ack(aid: number): void {
     if (!Number.isSafeInteger(aid)) return;
     let drop = 0;
-    while (drop < this.outgoing.length && this.outgoing[drop]!.id <= aid) this.queuedChars -= this.outgoing[drop++]!.text.length;
-    if (drop) this.outgoing.splice(0, drop);
+    let released = 0;
+    while (drop < this.outgoing.length && this.outgoing[drop]!.id <= aid) released += this.outgoing[drop++]!.text.length;
+    if (drop) {
+      this.outgoing.splice(0, drop);
+      this.queued -= released;
+      this.budget.change(this, -released);
+    }
   }
 
   /** The forward channel's answer: back channel present, last array id sent, characters sent but not acknowledged. */
@@ -149,13 +181,14 @@ export class ChannelSession {
    * streams (CI=0) or answers once (CI=1). The body it returns is never empty when it ends, since
    * the client counts an empty answer as a failed request.
    */
-  openBackChannel(streaming: boolean, longPollMs: number): PassThrough {
+  openBackChannel(streaming: boolean, longPollMs: number, response?: ServerResponse): PassThrough {
     this.touch();
     this.opened = true;
-    if (this.back) this.endBackChannel(this.back);
+    if (this.lastBack) this.replaceBackChannel(this.lastBack, response);
     const body = new PassThrough();
-    const back: BackChannel = { body, streaming, cursor: -1, wrote: false, timers: [] };
+    const back: BackChannel = { body, response, streaming, cursor: -1, blocked: false, wrote: false, timers: [] };
     this.back = back;
+    this.lastBack = back;
     body.on('close', () => this.detach(back));
     body.on('error', () => this.detach(back)); // a client gone mid-write; 'close' follows
     this.flush();
@@ -187,9 +220,15 @@ export class ChannelSession {
     this.closeStream();
     this.state = 'closed';
     if (this.back) this.endBackChannel(this.back);
-    this.outgoing = [];
-    this.queuedChars = 0;
+    this.dropQueue();
+    this.budget.remove(this);
     this.pendingMaps.clear();
+  }
+
+  /** The budget's verdict past a bound (QueueBudget): this session holds the most, so it ends. */
+  evict(): void {
+    if (this.state !== 'open') return;
+    this.giveUp();
   }
 
   /** For shutdown: tell the client to come back later, on whatever back channel is open now. */
@@ -205,26 +244,34 @@ export class ChannelSession {
 
   private enqueue(json: string): void {
     this.push(json);
-    if (this.queuedChars > this.timings.maxQueuedChars) {
-      // The client is not reading (or not acknowledging): give up on it rather than grow forever.
-      this.outgoing = [];
-      this.queuedChars = 0;
-      const back = this.back;
-      if (back) {
-        this.detach(back);
-        back.body.destroy();
-      }
-      this.fail(firestoreErrors.resourceExhausted('The client is not reading the stream fast enough.'));
-      return;
-    }
+    if (this.queued > this.timings.maxQueuedChars) return this.giveUp();
+    this.budget.enforce(this);
     this.scheduleFlush();
+  }
+
+  /** The client is not reading (or not acknowledging): give up on it rather than grow forever. */
+  private giveUp(): void {
+    this.dropQueue();
+    const back = this.back;
+    if (back) {
+      this.detach(back);
+      back.body.destroy();
+    }
+    this.fail(firestoreErrors.resourceExhausted('The client is not reading the stream fast enough.'));
+  }
+
+  private dropQueue(): void {
+    this.budget.change(this, -this.queued);
+    this.outgoing = [];
+    this.queued = 0;
   }
 
   private push(json: string): void {
     const id = this.nextArrayId++;
     const text = `[${id},[${json}]]`;
     this.outgoing.push({ id, text });
-    this.queuedChars += text.length;
+    this.queued += text.length;
+    this.budget.change(this, text.length);
   }
 
   private scheduleFlush(): void {
@@ -237,22 +284,43 @@ export class ChannelSession {
     });
   }
 
-  /** Writes what this back channel has not carried yet; a long poll then ends, as does a failed stream. */
+  /**
+   * Writes what this back channel has not carried yet, as fast as the connection takes it; a long
+   * poll then ends, as does a failed stream.
+   */
   private flush(): void {
     const back = this.back;
     if (!back) return;
-    const start = this.outgoing.findIndex((message) => message.id > back.cursor);
-    if (start >= 0) {
-      const batch = this.outgoing.slice(start);
+    for (let start = this.firstAfter(back.cursor); start < this.outgoing.length && !back.blocked; start = this.firstAfter(back.cursor)) {
+      let end = start + 1;
+      let chars = this.outgoing[start]!.text.length;
+      while (end < this.outgoing.length && chars + this.outgoing[end]!.text.length <= maxWriteChars) chars += this.outgoing[end++]!.text.length;
+      const batch = this.outgoing.slice(start, end);
       back.cursor = batch[batch.length - 1]!.id;
       this.write(back, `[${batch.map((message) => message.text).join(',')}]`, back.cursor);
+      if (back.body.destroyed || back.body.writableEnded) return;
     }
-    if (back.wrote && (!back.streaming || this.state === 'failed')) this.endBackChannel(back);
+    if (back.blocked) return; // the rest, and the end, once the connection has taken this
+    // Past half the budget, end a streaming back channel: the client opens the next one with its acknowledgement.
+    const recycle = back.streaming && this.queued > this.timings.maxQueuedChars / 2;
+    if (back.wrote && (!back.streaming || this.state === 'failed' || recycle)) this.endBackChannel(back);
+  }
+
+  /** The index of the first kept array after `id` (ids only grow). */
+  private firstAfter(id: number): number {
+    let low = 0;
+    let high = this.outgoing.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (this.outgoing[middle]!.id <= id) low = middle + 1;
+      else high = middle;
+    }
+    return low;
   }
 
   private keepalive(back: BackChannel): void {
-    if (this.back !== back) return;
-    if (this.outgoing.some((message) => message.id > back.cursor)) this.flush();
+    if (this.back !== back || back.blocked) return;
+    if (this.firstAfter(back.cursor) < this.outgoing.length) this.flush();
     else this.writeNoop(back);
   }
 
@@ -264,15 +332,41 @@ export class ChannelSession {
 
   private write(back: BackChannel, json: string, lastId: number): void {
     if (back.body.destroyed || back.body.writableEnded) return;
-    back.body.write(frame(json));
+    const more = back.body.write(frame(json));
     back.wrote = true;
     this.lastSentArrayId = Math.max(this.lastSentArrayId, lastId);
+    if (!more) {
+      back.blocked = true;
+      back.body.once('drain', () => {
+        back.blocked = false;
+        if (this.back === back) this.flush();
+      });
+    }
   }
 
   private endBackChannel(back: BackChannel): void {
     if (this.back === back && !back.wrote) this.writeNoop(back);
     this.detach(back);
     if (!back.body.destroyed) back.body.end();
+  }
+
+  /**
+   * The client opened another back channel: it has given this one up (a well-behaved client reads
+   * one to its end before it opens the next). What it still holds, for a client that does not
+   * read, is dropped rather than kept beside the next one's copy.
+   */
+  private replaceBackChannel(back: BackChannel, next: ServerResponse | undefined): void {
+    const buffered = back.body.writableLength + back.body.readableLength + (back.response?.writableLength ?? 0) > 0;
+    const unread = buffered || (this.back !== back && back.response !== undefined && !back.response.writableFinished);
+    // On the same connection the new request waits behind this answer: ending it lets it through.
+    const sameConnection = back.response !== undefined && back.response.socket === next?.socket;
+    if (!unread || sameConnection) {
+      if (this.back === back) this.endBackChannel(back);
+      return;
+    }
+    this.detach(back);
+    back.body.destroy();
+    back.response?.destroy();
   }
 
   private detach(back: BackChannel): void {

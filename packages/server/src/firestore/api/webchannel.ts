@@ -6,8 +6,11 @@ import { toApiError } from '../../http/error-handler.js';
 import { firestoreErrors } from '../core/errors.js';
 import { parseDatabaseName, type DatabaseId } from '../core/paths.js';
 import type { StreamKind, StreamOpener } from '../streams/stream.js';
+import { getHeapStatistics } from 'node:v8';
 import type { FirestoreAccess, FirestoreCaller } from './access.js';
+import { QueueBudget } from './webchannel-budget.js';
 import { ChannelSession, frame, type ChannelTimings } from './webchannel-session.js';
+import { holderOf, SessionTable } from './webchannel-table.js';
 import { countWebChannelSessions } from '../../http/metrics.js';
 
 /**
@@ -27,6 +30,10 @@ export interface WebChannelOptions extends Partial<ChannelTimings> {
   maxSessionsPerAddress?: number;
   /** Sessions one signed-in user may hold. */
   maxSessionsPerUser?: number;
+  /** Unacknowledged characters all the sessions of one client address may hold (webchannel-budget.ts). */
+  maxQueuedCharsPerAddress?: number;
+  /** Unacknowledged characters all sessions together may hold. */
+  maxQueuedCharsTotal?: number;
   /** Per request; the form encoding makes a 10 MiB Firestore request somewhat larger. */
   maxBodyBytes?: number;
   /**
@@ -65,7 +72,10 @@ const defaults = {
   maxSessions: 10_000,
   maxSessionsPerAddress: 200,
   maxSessionsPerUser: 100,
-  maxQueuedChars: 64 * 1024 * 1024,
+  maxQueuedChars: 16 * 1024 * 1024,
+  maxQueuedCharsPerAddress: 32 * 1024 * 1024,
+  // An eighth of the heap: two-byte text at most a quarter, and what back channels buffer beside it.
+  maxQueuedCharsTotal: Math.floor(getHeapStatistics().heap_size_limit / 8),
   maxPendingMaps: 10_000,
   maxBodyBytes: 24 * 1024 * 1024,
 };
@@ -109,6 +119,11 @@ export async function registerWebChannelRoutes(app: FastifyInstance, streams: St
     maxSessions,
     perAddress: options.maxSessionsPerAddress ?? defaults.maxSessionsPerAddress,
     perUser: options.maxSessionsPerUser ?? defaults.maxSessionsPerUser,
+  });
+  const budget = new QueueBudget({
+    perSession: timings.maxQueuedChars,
+    perAddress: options.maxQueuedCharsPerAddress ?? defaults.maxQueuedCharsPerAddress,
+    total: options.maxQueuedCharsTotal ?? defaults.maxQueuedCharsTotal,
   });
   let closed = false;
 
@@ -187,7 +202,7 @@ export async function registerWebChannelRoutes(app: FastifyInstance, streams: St
     if (sessions.size >= maxSessions) sweep();
     const refusal = sessions.refusal(holder);
     if (refusal) throw firestoreErrors.resourceExhausted(refusal);
-    const session = new ChannelSession(randomBytes(18).toString('base64url'), kind, db, timings);
+    const session = new ChannelSession(randomBytes(18).toString('base64url'), kind, db, timings, holder.kind === 'admin' ? undefined : holder.address, budget);
     sessions.add(session, holder);
     // The SDK answers UNAUTHENTICATED by refreshing its token and opening a new stream.
     if (authFailure) session.fail(authFailure);
@@ -221,7 +236,7 @@ export async function registerWebChannelRoutes(app: FastifyInstance, streams: St
     session.ack(intOf(param(query, 'AID')));
     const requested = intOf(param(query, 'TO'));
     const longPollMs = requested > 0 ? Math.min(requested, timings.longPollTimeoutMs) : timings.longPollTimeoutMs;
-    const body = session.openBackChannel(param(query, 'CI') !== '1', longPollMs);
+    const body = session.openBackChannel(param(query, 'CI') !== '1', longPollMs, reply.raw);
     // A reverse proxy that buffers (nginx does by default) would hold the stream back.
     return reply.type(textPlain).header('x-accel-buffering', 'no').send(body);
   };
@@ -309,98 +324,4 @@ function headerFrom(block: string | null | undefined, name: string): string | un
     if (colon > 0 && line.slice(0, colon).trim().toLowerCase() === name) return line.slice(colon + 1).trim();
   }
   return undefined;
-}
-
-/** Who holds a session, for the bounds: the administrator, a user, or an address. */
-interface Holder {
-  kind: 'admin' | 'user' | 'anonymous';
-  address: string;
-  user?: string;
-}
-
-function holderOf(caller: FirestoreCaller | undefined, ip: string): Holder {
-  const address = addressKey(ip);
-  if (caller?.kind === 'admin') return { kind: 'admin', address };
-  if (caller?.kind === 'user') return { kind: 'user', address, user: caller.claims.sub };
-  return { kind: 'anonymous', address };
-}
-
-/** One IPv6 host usually has a whole /64; IPv4-mapped addresses count as IPv4. */
-function addressKey(ip: string): string {
-  const v4 = /^(?:::ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (v4) return v4[1]!;
-  if (!ip.includes(':')) return ip;
-  const [head = '', tail = ''] = ip.split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const groups = ip.includes('::') ? [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
-  return `${groups.slice(0, 4).map((group) => group.replace(/^0+(?=.)/, '').toLowerCase()).join(':')}::/64`;
-}
-
-/**
- * The open sessions, bounded so that nobody can fill the table for everyone else: each address
- * and each user has a share, callers that proved no identity may fill only part of the table and
- * signed-in users a larger part, and the rest is kept for the administrator.
- */
-class SessionTable {
-  private readonly sessions = new Map<string, { session: ChannelSession; holder: Holder }>();
-  private readonly perAddress = new Map<string, number>();
-  private readonly perUser = new Map<string, number>();
-  private readonly byKind = { admin: 0, user: 0, anonymous: 0 };
-
-  constructor(private readonly limits: { maxSessions: number; perAddress: number; perUser: number }) {}
-
-  get size(): number {
-    return this.sessions.size;
-  }
-
-  get(id: string): ChannelSession | undefined {
-    return this.sessions.get(id)?.session;
-  }
-
-  *values(): IterableIterator<ChannelSession> {
-    for (const entry of [...this.sessions.values()]) yield entry.session;
-  }
-
-  /** Why this holder may not open another session now; undefined if it may. */
-  refusal(holder: Holder): string | undefined {
-    const { maxSessions } = this.limits;
-    if (this.sessions.size >= maxSessions) return 'Too many open streams.';
-    if (holder.kind === 'admin') return undefined;
-    if ((this.perAddress.get(holder.address) ?? 0) >= this.limits.perAddress) return 'Too many open streams from this address.';
-    if (holder.kind === 'user') {
-      if ((this.perUser.get(holder.user!) ?? 0) >= this.limits.perUser) return 'Too many open streams for this user.';
-      if (this.byKind.user + this.byKind.anonymous >= Math.floor(maxSessions * 0.9)) return 'Too many open streams.';
-      return undefined;
-    }
-    if (this.byKind.anonymous >= Math.floor(maxSessions * 0.5)) return 'Too many open streams.';
-    return undefined;
-  }
-
-  add(session: ChannelSession, holder: Holder): void {
-    this.sessions.set(session.id, { session, holder });
-    this.byKind[holder.kind]++;
-    if (holder.kind !== 'admin') bump(this.perAddress, holder.address, 1);
-    if (holder.user !== undefined) bump(this.perUser, holder.user, 1);
-  }
-
-  delete(session: ChannelSession): void {
-    const entry = this.sessions.get(session.id);
-    if (!entry) return;
-    this.sessions.delete(session.id);
-    const { holder } = entry;
-    this.byKind[holder.kind]--;
-    if (holder.kind !== 'admin') bump(this.perAddress, holder.address, -1);
-    if (holder.user !== undefined) bump(this.perUser, holder.user, -1);
-  }
-
-  clear(): void {
-    for (const session of this.values()) this.delete(session);
-  }
-}
-
-function bump(counts: Map<string, number>, key: string, by: number): void {
-  const next = (counts.get(key) ?? 0) + by;
-  if (next > 0) counts.set(key, next);
-  else counts.delete(key);
 }

@@ -5,7 +5,7 @@ import { builtinFunctions, namespaces } from './library-functions.js';
 import { type CompiledAllow, type CompiledMatch, MatchIndex, methodBits, patternText } from './matching.js';
 import { parseRuleset } from './parser.js';
 import { EvaluationDepths, maxEvaluationDepth } from './evaluation-depth.js';
-import { compileRe2 } from './regex.js';
+import { isValidRe2 } from './regex.js';
 
 /**
  * Parse once, check, and resolve every name to a slot, so evaluating never looks a name up by
@@ -260,11 +260,7 @@ class Checker {
         expr.args.forEach(walk);
         const pattern = expr.args[0];
         if (['matches', 'replace', 'split'].includes(expr.name) && pattern?.kind === 'literal' && typeof pattern.value === 'string') {
-          try {
-            compileRe2(pattern.value, true);
-          } catch {
-            this.error(pattern.pos, `Invalid regular expression pattern. Pattern: ${pattern.value}.`);
-          }
+          if (!isValidRe2(pattern.value)) this.error(pattern.pos, `Invalid regular expression pattern. Pattern: ${pattern.value}.`);
         }
         return;
       }

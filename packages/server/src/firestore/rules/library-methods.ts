@@ -1,5 +1,5 @@
 import { arity, badArgument, durationMethod, functionNotFound, integerArg, latLngMethod, timestampMethod } from './library-time.js';
-import { compileRe2 } from './regex.js';
+import { fullMatch, replaceAll, split } from './regex.js';
 import { symbolicMethod } from './symbolic.js';
 import {
   Constrained,
@@ -60,14 +60,13 @@ function stringMethod(value: string, name: string, args: RulesValue[]): RulesVal
       return Buffer.from(value, 'utf8');
     case 'matches':
       arity('string.matches', args, 1);
-      return compileRe2(stringArg('string.matches', args[0]), true).test(value);
+      return fullMatch(value, stringArg('string.matches', args[0]));
     case 'replace':
       arity('string.replace', args, 2);
-      // RE2's replacement syntax is `\1`; JavaScript's is `$1`.
-      return value.replace(compileRe2(stringArg('string.replace', args[0]), false), stringArg('string.replace', args[1]).replace(/\$/g, '$$$$').replace(/\\(\d)/g, '$$$1'));
+      return replaceAll(value, stringArg('string.replace', args[0]), stringArg('string.replace', args[1]));
     case 'split':
       arity('string.split', args, 1);
-      return value.split(compileRe2(stringArg('string.split', args[0]), false));
+      return split(value, stringArg('string.split', args[0]));
   }
   return functionNotFound(name);
 }

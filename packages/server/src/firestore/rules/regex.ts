@@ -1,176 +1,135 @@
+import { RE2JS } from 're2js';
 import { fault } from './values.js';
 
 /**
- * RE2 patterns (what `string.matches`, `replace` and `split` take) translated to JavaScript
- * RegExps with the `u` flag. RE2 has no backreferences, lookaround, `\C` or possessive and atomic
- * forms; the emulator refuses them ("Invalid regular expression pattern. Pattern: (a)\1."), and
- * so does this translation rather than guess. Translations are cached per pattern.
+ * The patterns of `string.matches`, `replace` and `split`, run by re2js: RE2's syntax and RE2's
+ * linear-time engine (a port of RE2/J, the Java RE2 Google's emulator runs), so no value a client
+ * writes can make a match backtrack. JavaScript's RegExp took 0.4 s for 22 letters against
+ * `^([a-zA-Z]+ ?)*$`, twice as long per letter more; re2js takes 0.06 ms for 1,000 letters and
+ * 6 ms for 100,000 (docs/ARCHITECTURE.md). Constructs RE2 lacks (backreferences, lookaround,
+ * `\C`, possessive repeats, `\Z`) are refused with the emulator's message, at compile time for a
+ * literal pattern (compile.ts) and as an evaluation error otherwise. `replace` and `split` follow
+ * what the emulator answers (probed, emulator 1.19.9): Java's replacement syntax (`$1`, `${name}`,
+ * `\` quoting) and Java's split (a leading empty piece is kept, trailing empty pieces dropped).
  */
 
-const cache = new Map<string, RegExp | string>();
+/** Compiled patterns by text, least recently used out first. */
+const cache = new Map<string, RE2JS | null>();
 const maxCached = 1000;
-
-const posixClasses: Record<string, string> = {
-  alnum: '0-9A-Za-z',
-  alpha: 'A-Za-z',
-  ascii: '\\x00-\\x7F',
-  blank: '\\t ',
-  cntrl: '\\x00-\\x1F\\x7F',
-  digit: '0-9',
-  graph: '!-~',
-  lower: 'a-z',
-  print: ' -~',
-  punct: '!-\\/:-@\\[-`{-~',
-  space: '\\t\\n\\v\\f\\r ',
-  upper: 'A-Z',
-  word: '0-9A-Za-z_',
-  xdigit: '0-9A-Fa-f',
-};
-
-const syntaxChars = new Set('^$\\.*+?()[]{}|/'.split(''));
+/** Longer patterns (only a document's value can be that long) are compiled per use, not kept. */
+const maxCachedPatternChars = 4096;
 
 export function invalidPattern(pattern: string) {
   return fault(`Invalid regular expression pattern. Pattern: ${pattern}.`);
 }
 
-/** The RegExp for an RE2 pattern: `full` anchors it at both ends (matches), else it finds (replace, split). */
-export function compileRe2(pattern: string, full: boolean): RegExp {
-  const key = `${full ? 'F' : 'P'}${pattern}`;
-  let cached = cache.get(key);
-  if (cached === undefined) {
+/** The compiled pattern; throws the emulator's evaluation error for a pattern RE2 refuses. */
+export function compileRe2(pattern: string): RE2JS {
+  let compiled = cache.get(pattern);
+  if (compiled === undefined) {
     try {
-      const { source, flags } = translate(pattern);
-      cached = new RegExp(full ? `^(?:${source})$` : source, `u${flags}${full ? '' : 'g'}`);
+      compiled = RE2JS.compile(pattern);
     } catch {
-      cached = pattern;
+      compiled = null;
     }
-    if (cache.size >= maxCached) cache.clear();
-    cache.set(key, cached);
+    if (pattern.length <= maxCachedPatternChars) {
+      if (cache.size >= maxCached) cache.delete(cache.keys().next().value!);
+      cache.set(pattern, compiled);
+    }
+  } else {
+    // Most recently used last.
+    cache.delete(pattern);
+    cache.set(pattern, compiled);
   }
-  if (typeof cached === 'string') throw invalidPattern(pattern);
-  if (!full) cached.lastIndex = 0;
-  return cached;
+  if (compiled === null) throw invalidPattern(pattern);
+  return compiled;
 }
 
-function translate(pattern: string): { source: string; flags: string } {
-  let i = 0;
-  let flags = '';
-  // Leading flag groups: (?i), (?s), (?m), (?is)...
-  for (let lead = /^\(\?([imsU]+)\)/.exec(pattern); lead; lead = /^\(\?([imsU]+)\)/.exec(pattern.slice(i))) {
-    for (const flag of lead[1]!) {
-      if (flag === 'U') throw new Error('ungreedy');
-      if (!flags.includes(flag)) flags += flag;
-    }
-    i += lead[0].length;
+/** Is the pattern one RE2 accepts? (The compiler's check of literal patterns.) */
+export function isValidRe2(pattern: string): boolean {
+  try {
+    compileRe2(pattern);
+    return true;
+  } catch {
+    return false;
   }
+}
+
+/** `text.matches(pattern)`: the whole text. */
+export function fullMatch(text: string, pattern: string): boolean {
+  return compileRe2(pattern).matches(text);
+}
+
+/** `text.replace(pattern, replacement)`: every match, left to right, as Java's Matcher.replaceAll. */
+export function replaceAll(text: string, pattern: string, replacement: string): string {
+  const matcher = compileRe2(pattern).matcher(text);
   let out = '';
-  while (i < pattern.length) {
-    const char = pattern[i]!;
+  let last = 0;
+  while (matcher.find()) {
+    out += text.slice(last, matcher.start()) + expand(replacement, matcher, pattern);
+    last = matcher.end();
+  }
+  return out + text.slice(last);
+}
+
+/** `text.split(pattern)`: the pieces between matches; trailing empty pieces are dropped, as Java's split. */
+export function split(text: string, pattern: string): string[] {
+  const matcher = compileRe2(pattern).matcher(text);
+  const pieces: string[] = [];
+  let last = 0;
+  while (matcher.find()) {
+    pieces.push(text.slice(last, matcher.start()));
+    last = matcher.end();
+  }
+  if (pieces.length === 0) return [text];
+  pieces.push(text.slice(last));
+  while (pieces.length > 0 && pieces[pieces.length - 1] === '') pieces.pop();
+  return pieces;
+}
+
+type Matcher = ReturnType<RE2JS['matcher']>;
+
+/**
+ * A replacement for one match, as RE2/J's appendReplacement reads it: `\x` is `x`, `$n` the
+ * longest group number that exists, `${name}` a named group; a `$` or `\` that ends the text is
+ * itself. A group that does not exist is an evaluation error (the emulator answers 500 there).
+ */
+function expand(replacement: string, matcher: Matcher, pattern: string): string {
+  const groups = matcher.groupCount();
+  let out = '';
+  let last = 0;
+  for (let i = 0; i < replacement.length - 1; i++) {
+    const char = replacement[i];
     if (char === '\\') {
-      const [text, length] = escape(pattern, i, false);
-      out += text;
-      i += length;
-    } else if (char === '[') {
-      const [text, length] = charClass(pattern, i);
-      out += text;
-      i += length;
-    } else if (char === '(') {
-      if (pattern[i + 1] === '?') {
-        const rest = pattern.slice(i + 2);
-        const named = /^P?<([A-Za-z_][A-Za-z0-9_]*)>/.exec(rest);
-        if (named) {
-          out += `(?<${named[1]}>`;
-          i += 2 + named[0].length;
-        } else if (rest.startsWith(':')) {
-          out += '(?:';
-          i += 3;
-        } else throw new Error('group');
-      } else {
-        out += '(';
-        i++;
+      out += replacement.slice(last, i);
+      last = ++i;
+      continue;
+    }
+    if (char !== '$') continue;
+    const next = replacement[i + 1]!;
+    if (next >= '0' && next <= '9') {
+      out += replacement.slice(last, i);
+      let group = Number(next);
+      for (i += 2; i < replacement.length; i++) {
+        const digit = replacement.charCodeAt(i) - 48;
+        if (digit < 0 || digit > 9 || group * 10 + digit > groups) break;
+        group = group * 10 + digit;
       }
-    } else if ((char === '+' || char === '*' || char === '?' || char === '}') && pattern[i + 1] === '+') {
-      throw new Error('possessive');
-    } else {
-      out += char;
-      i++;
+      if (group > groups) throw fault(`Invalid replacement: the pattern ${pattern} has no group ${group}.`);
+      out += matcher.group(group) ?? '';
+      last = i;
+      i--;
+    } else if (next === '{') {
+      out += replacement.slice(last, i);
+      const close = replacement.indexOf('}', i + 2);
+      const name = close < 0 ? '' : replacement.slice(i + 2, close);
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) || !(name in matcher.getNamedGroups())) {
+        throw fault(`Invalid replacement: the pattern ${pattern} has no group named ${name}.`);
+      }
+      out += matcher.group(name) ?? '';
+      last = close + 1;
+      i = close;
     }
   }
-  return { source: out, flags };
-}
-
-/** One escape at `at` (a backslash): its JavaScript text and how many pattern characters it took. */
-function escape(pattern: string, at: number, inClass: boolean): [string, number] {
-  const next = pattern[at + 1];
-  if (next === undefined) throw new Error('trailing backslash');
-  if ('dDwWsS'.includes(next)) return [`\\${next}`, 2];
-  if (!inClass && 'bB'.includes(next)) return [`\\${next}`, 2];
-  if (!inClass && next === 'A') return ['^', 2];
-  if (!inClass && next === 'z') return ['$', 2];
-  if ('nrtfv'.includes(next)) return [`\\${next}`, 2];
-  if (next === 'a') return ['\\x07', 2];
-  if (next === 'p' || next === 'P') {
-    const braced = /^\{\^?([A-Za-z_]+)\}/.exec(pattern.slice(at + 2));
-    const name = braced ? braced[1]! : pattern[at + 2];
-    if (!name || !/^[A-Za-z_]+$/.test(name)) throw new Error('class');
-    const negate = braced?.[0].startsWith('{^') ? (next === 'p' ? 'P' : 'p') : next;
-    const property = name.length <= 2 ? name : `Script=${name}`;
-    return [`\\${negate}{${property}}`, 2 + (braced ? braced[0].length : 1)];
-  }
-  if (next === 'x') {
-    const braced = /^\{([0-9A-Fa-f]+)\}/.exec(pattern.slice(at + 2));
-    if (braced) return [`\\u{${braced[1]}}`, 2 + braced[0].length];
-    const two = /^[0-9A-Fa-f]{2}/.exec(pattern.slice(at + 2));
-    if (!two) throw new Error('hex');
-    return [`\\x${two[0]}`, 4];
-  }
-  if (next === 'Q') {
-    const end = pattern.indexOf('\\E', at + 2);
-    const literal = pattern.slice(at + 2, end < 0 ? undefined : end);
-    return [[...literal].map((char) => literalChar(char, inClass)).join(''), 2 + literal.length + (end < 0 ? 0 : 2)];
-  }
-  if (/[0-9]/.test(next)) {
-    if (next === '0') return ['\\0', 2];
-    throw new Error('backreference');
-  }
-  if (/[A-Za-z]/.test(next)) throw new Error(`escape \\${next}`);
-  return [literalChar(next, inClass), 2];
-}
-
-/** JavaScript's `u` mode allows escaping only syntax characters (and `-` inside a class). */
-function literalChar(char: string, inClass = false): string {
-  if (syntaxChars.has(char) || (inClass && char === '-')) return `\\${char}`;
-  return char;
-}
-
-function charClass(pattern: string, at: number): [string, number] {
-  let i = at + 1;
-  let out = '[';
-  if (pattern[i] === '^') {
-    out += '^';
-    i++;
-  }
-  let first = true;
-  while (i < pattern.length && (pattern[i] !== ']' || first)) {
-    first = false;
-    const posix = /^\[:(\^?)([a-z]+):\]/.exec(pattern.slice(i));
-    if (posix) {
-      const range = posixClasses[posix[2]!];
-      if (!range || posix[1]) throw new Error('posix');
-      out += range;
-      i += posix[0].length;
-    } else if (pattern[i] === '\\') {
-      const [text, length] = escape(pattern, i, true);
-      out += text;
-      i += length;
-    } else if (pattern[i] === '[' || pattern[i] === ']') {
-      out += `\\${pattern[i]}`;
-      i++;
-    } else {
-      out += pattern[i];
-      i++;
-    }
-  }
-  if (pattern[i] !== ']') throw new Error('unclosed class');
-  return [`${out}]`, i + 1 - at];
+  return out + replacement.slice(last);
 }
