@@ -1,7 +1,6 @@
 /**
  * What counts as one client address for a limit: an IPv4 address (IPv4-mapped IPv6 included), or
  * an IPv6 /64, since one IPv6 host usually holds a whole /64 and could otherwise rotate through it.
- * (firestore/api/webchannel.ts groups its sessions the same way.)
  */
 export function addressKey(ip: string): string {
   const v4 = /^(?:::ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);

@@ -1,3 +1,4 @@
+import { addressKey } from '../../http/address-key.js';
 import type { FirestoreCaller } from './access.js';
 import type { ChannelSession } from './webchannel-session.js';
 
@@ -13,18 +14,6 @@ export function holderOf(caller: FirestoreCaller | undefined, ip: string): Holde
   if (caller?.kind === 'admin') return { kind: 'admin', address };
   if (caller?.kind === 'user') return { kind: 'user', address, user: caller.claims.sub };
   return { kind: 'anonymous', address };
-}
-
-/** One IPv6 host usually has a whole /64; IPv4-mapped addresses count as IPv4. */
-function addressKey(ip: string): string {
-  const v4 = /^(?:::ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (v4) return v4[1]!;
-  if (!ip.includes(':')) return ip;
-  const [head = '', tail = ''] = ip.split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const groups = ip.includes('::') ? [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
-  return `${groups.slice(0, 4).map((group) => group.replace(/^0+(?=.)/, '').toLowerCase()).join(':')}::/64`;
 }
 
 /**
