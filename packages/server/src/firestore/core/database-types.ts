@@ -44,9 +44,15 @@ export interface CommitPlan {
   /** The request time that server timestamps will take. */
   requestTime: number;
   kinds: ReadonlyMap<string, 'create' | 'update' | 'delete'>;
-  /** The documents as stored when planned: the commit is made only if they are still so. */
+  /** The documents as stored when planned (verified ones too): the commit is made only if they are still so. */
   stored: ReadonlyMap<string, Doc | undefined>;
   after: ReadonlyMap<string, Doc | undefined>;
+  /**
+   * Documents the commit only verifies (a precondition and nothing written: client SDKs'
+   * transactions send one per document read and not written). Their outcome tells whether the
+   * document exists and its update time, so each is a read of the stored version.
+   */
+  verified: readonly string[];
 }
 
 /** Throws (PERMISSION_DENIED) to refuse a commit; runs before anything is written. */

@@ -224,11 +224,17 @@ export class DocumentDatabase {
     const current = await this.getDocuments(db, paths);
     const stored = new Map(paths.map((path) => [path, current.get(path)]));
     const requestMicros = Math.floor(Date.now()) * 1000;
-    const times = { db, commitTime: Math.max(requestMicros, ...paths.map((path) => (current.get(path)?.updateTime ?? 0) + 1)), requestTime: timestampFromMicros(requestMicros) };
+    const commitTime = Math.max(requestMicros, ...paths.map((path) => (current.get(path)?.updateTime ?? 0) + 1));
+    const times = { db, commitTime, requestTime: timestampFromMicros(requestMicros), planning: true };
     const after = new Map<string, Doc | undefined>();
     const claimed = new Map<string, 'create' | 'update'>();
+    const verified: string[] = [];
     for (const write of writes) {
-      if (write.kind === 'verify') continue;
+      // A verify is never beside another write of its document (checkWriteSequence).
+      if (write.kind === 'verify') {
+        verified.push(write.key.path);
+        continue;
+      }
       const path = write.key.path;
       if (!after.has(path)) {
         // The first write of a document says what it claims to be: rules judge that claim before
@@ -242,7 +248,7 @@ export class DocumentDatabase {
     }
     const kinds = new Map<string, 'create' | 'update' | 'delete'>();
     for (const [path, doc] of after) kinds.set(path, doc === undefined ? 'delete' : (claimed.get(path) ?? (stored.get(path) === undefined ? 'create' : 'update')));
-    return { requestTime: requestMicros, kinds, stored, after };
+    return { requestTime: requestMicros, kinds, stored, after, verified };
   }
 
   private async commitOnce(db: DatabaseId, writes: readonly Write[], transaction?: ServerTransaction, authorized?: CommitPlan): Promise<CommitOutcome> {

@@ -74,6 +74,8 @@ export function parseWrite(db: DatabaseId, raw: unknown, where: string): Write {
   } else {
     write.key = documentKeyFromName(db, wire[kind]);
     if (wire.updateMask !== undefined) throw firestoreErrors.invalidArgument(`A ${kind} write cannot have an updateMask.`);
+    // Google's emulator's words: a verify is nothing but its precondition.
+    if (kind === 'verify' && !precondition) throw firestoreErrors.invalidArgument('a verify must contain a precondition');
   }
   if (wire.updateTransforms !== undefined) {
     if (kind !== 'update') throw firestoreErrors.invalidArgument('updateTransforms are only allowed on update writes.');
@@ -196,6 +198,11 @@ export interface WriteContext {
   commitTime: number;
   /** REQUEST_TIME: the commit's time at millisecond precision, the same for every field. */
   requestTime: Value;
+  /**
+   * Planning a commit for security rules: the size is checked when the commit is made, after the
+   * rules allowed it, so a refused caller never learns how large a stored document is.
+   */
+  planning?: boolean;
 }
 
 /** Applies one write to the document's state so far in this commit. */
@@ -210,7 +217,8 @@ export function applyWrite(write: Write, current: Doc | undefined, context: Writ
     case 'transform': {
       const fields = baseFields(write, current);
       const transformResults = write.transforms.map((transform) => applyTransform(fields, transform, context.requestTime));
-      checkDocumentSize(write.key.path, fields);
+      // A write merged into stored fields does not say the size: it would tell the stored document's.
+      if (!context.planning) checkDocumentSize(write.key.path, fields, { sayTheSize: !current || (write.kind === 'update' && !write.mask) });
       const changed = !current || !sameFields(current.fields, fields);
       const after: Doc = {
         key: write.key,
@@ -235,9 +243,8 @@ function checkPrecondition(write: Write, current: Doc | undefined, db: DatabaseI
     return;
   }
   if (current?.updateTime !== precondition.updateTime) {
-    throw firestoreErrors.failedPrecondition(
-      `the stored version (${current?.updateTime ?? 0}) does not match the required base version (${precondition.updateTime})`,
-    );
+    // The stored version is not named: a caller allowed to write a document need not be allowed to read it.
+    throw firestoreErrors.failedPrecondition(`the stored version does not match the required base version (${precondition.updateTime})`);
   }
 }
 

@@ -174,6 +174,12 @@ export class RequestJudge {
           ...(after ? { requestResource: after } : {}),
         });
       }
+      // A verify answers whether the document exists and its update time: a `get` of the stored
+      // version, judged before its precondition is (Google's emulator does the same).
+      for (const path of plan.verified) {
+        const stored = plan.stored.get(path);
+        await this.require(regime, { db: this.db, method: 'get', path, auth: this.auth(), time: plan.requestTime, reader, budget, ...(stored ? { resource: stored } : {}) });
+      }
     };
   }
 
