@@ -17,9 +17,9 @@ import { contention, defaultTransactionTimeouts, TransactionManager, type Server
 import { checkWriteSequence } from './write-sequence.js';
 import { applyWrite, type Write, type WriteResult } from './writes.js';
 import { timestampFromMicros } from './value-wire.js';
-import type { ReadConsistency, CommitOutcome, CommitEvent, CommitPlan, CommitAuthorizer } from './database-types.js';
+import type { ReadConsistency, CommitOutcome, CommitEvent, CommitPlan, CommitAuthorizer, FoundDocumentsCheck, QueryAnswerCheck } from './database-types.js';
 
-export type { ReadConsistency, CommitOutcome, CommittedChange, CommitEvent, CommitPlan, CommitAuthorizer } from './database-types.js';
+export type { ReadConsistency, CommitOutcome, CommittedChange, CommitEvent, CommitPlan, CommitAuthorizer, FoundDocumentsCheck, QueryAnswerCheck } from './database-types.js';
 
 /** A commit whose documents changed between its authorization and its write: authorized again. */
 class ChangedSinceAuthorized extends Error {}
@@ -148,17 +148,21 @@ export class DocumentDatabase {
     return pruned;
   }
 
-  async getDocuments(db: DatabaseId, paths: readonly string[], consistency: ReadConsistency = {}): Promise<Map<string, Doc>> {
+  /**
+   * The documents at `paths` (missing ones left out), as the consistency sees them. `check` judges
+   * exactly these versions before a transaction records (or locks) any of them.
+   */
+  async getDocuments(db: DatabaseId, paths: readonly string[], consistency: ReadConsistency = {}, check?: FoundDocumentsCheck): Promise<Map<string, Doc>> {
     const key = await this.ready(db);
     const readTime = readTimeOf(consistency);
     const rows = readTime === undefined ? await this.store.getDocuments(key, paths) : await this.store.getDocumentsAt(key, paths, readTime);
     const docs = new Map<string, Doc>();
     for (const path of paths) {
       const row = rows.get(path);
-      const doc = row ? docFromRow(row) : undefined;
-      if (doc) docs.set(path, doc);
-      if (consistency.transaction) this.transactions.recordRead(consistency.transaction, path, doc?.updateTime);
+      if (row) docs.set(path, docFromRow(row));
     }
+    await check?.(docs);
+    if (consistency.transaction) for (const path of paths) this.transactions.recordRead(consistency.transaction, path, docs.get(path)?.updateTime);
     return docs;
   }
 
@@ -166,7 +170,8 @@ export class DocumentDatabase {
     return parseStructuredQuery(db, parent, structuredQuery, this.options.queryLimits);
   }
 
-  async runQuery(db: DatabaseId, query: Query, consistency: ReadConsistency = {}): Promise<QueryResult> {
+  /** A query's answer; `check` judges the versions it found before a transaction records (or locks) any of them. */
+  async runQuery(db: DatabaseId, query: Query, consistency: ReadConsistency = {}, check?: QueryAnswerCheck): Promise<QueryResult> {
     const dbKey = await this.ready(db);
     const readTime = readTimeOf(consistency);
     if (query.findNearest && !this.options.anyVectorField) requireVectorIndex(this.options.vectorIndexes ?? [], db.projectId, query);
@@ -174,6 +179,7 @@ export class DocumentDatabase {
     const runOn = (store: DocumentStore) => run({ store, dbKey, db, query, composites: this.options.compositeIndexes, ...(readTime !== undefined ? { readTime } : {}) });
     // A query reads in several steps; where commits of other processes could fall between them, one snapshot holds them together.
     const result = hasSnapshotReads(this.store) ? await this.store.inSnapshot(runOn) : await runOn(this.store);
+    await check?.(result.docs);
     if (consistency.transaction) for (const doc of result.docs) this.transactions.recordRead(consistency.transaction, doc.key.path, doc.updateTime);
     return result;
   }
