@@ -281,7 +281,8 @@ export class DocumentDatabase {
         // With rules, server timestamps take the request time the rules saw (`request.time`).
         const requestTime = timestampFromMicros(authorized ? authorized.requestTime : Math.floor(commitTime / 1000) * 1000);
         const writeResults = writes.map((write) => {
-          const { after, result } = applyWrite(write, state.get(write.key.path), { db, commitTime, requestTime });
+          // A caller judged by rules (it has an authorization) is told nothing stored it may not read.
+          const { after, result } = applyWrite(write, state.get(write.key.path), { db, commitTime, requestTime, discreet: authorized !== undefined });
           state.set(write.key.path, after);
           return result;
         });

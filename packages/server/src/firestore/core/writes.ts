@@ -203,11 +203,17 @@ export interface WriteContext {
    * rules allowed it, so a refused caller never learns how large a stored document is.
    */
   planning?: boolean;
+  /**
+   * The caller is judged by security rules, and may be allowed to write a document it may not
+   * read: messages name nothing stored (the stored version, the size of a merged document). The
+   * administrator gets Google's own messages.
+   */
+  discreet?: boolean;
 }
 
 /** Applies one write to the document's state so far in this commit. */
 export function applyWrite(write: Write, current: Doc | undefined, context: WriteContext): { after: Doc | undefined; result: WriteResult } {
-  checkPrecondition(write, current, context.db);
+  checkPrecondition(write, current, context);
   switch (write.kind) {
     case 'delete':
       return { after: undefined, result: {} };
@@ -217,8 +223,8 @@ export function applyWrite(write: Write, current: Doc | undefined, context: Writ
     case 'transform': {
       const fields = baseFields(write, current);
       const transformResults = write.transforms.map((transform) => applyTransform(fields, transform, context.requestTime));
-      // A write merged into stored fields does not say the size: it would tell the stored document's.
-      if (!context.planning) checkDocumentSize(write.key.path, fields, { sayTheSize: !current || (write.kind === 'update' && !write.mask) });
+      // The size of a write merged into stored fields would tell the stored document's.
+      if (!context.planning) checkDocumentSize(write.key.path, fields, { sayTheSize: !context.discreet || !current || (write.kind === 'update' && !write.mask) });
       const changed = !current || !sameFields(current.fields, fields);
       const after: Doc = {
         key: write.key,
@@ -233,7 +239,7 @@ export function applyWrite(write: Write, current: Doc | undefined, context: Writ
   }
 }
 
-function checkPrecondition(write: Write, current: Doc | undefined, db: DatabaseId): void {
+function checkPrecondition(write: Write, current: Doc | undefined, { db, discreet }: WriteContext): void {
   const precondition = write.precondition;
   if (!precondition) return;
   const name = fullName(db, write.key.path);
@@ -243,8 +249,8 @@ function checkPrecondition(write: Write, current: Doc | undefined, db: DatabaseI
     return;
   }
   if (current?.updateTime !== precondition.updateTime) {
-    // The stored version is not named: a caller allowed to write a document need not be allowed to read it.
-    throw firestoreErrors.failedPrecondition(`the stored version does not match the required base version (${precondition.updateTime})`);
+    const stored = discreet ? 'the stored version' : `the stored version (${current?.updateTime ?? 0})`;
+    throw firestoreErrors.failedPrecondition(`${stored} does not match the required base version (${precondition.updateTime})`);
   }
 }
 
