@@ -52,6 +52,7 @@ export const contention = () => firestoreErrors.aborted('Too much contention on 
 const sweepWhileWaitingMs = 1_000;
 
 export class TransactionManager {
+  /** In order of last use (`use` moves a transaction to the end), so the idle ones come first. */
   private readonly live = new Map<string, ServerTransaction>();
   private readonly locks = new Map<string, Set<ServerTransaction>>();
   private readonly waiters = new Map<string, Array<() => void>>();
@@ -92,7 +93,14 @@ export class TransactionManager {
       this.end(transaction);
       throw contention();
     }
-    transaction.lastUsedAt = Date.now();
+    const now = Date.now();
+    if (this.expired(transaction, now)) {
+      this.end(transaction);
+      throw firestoreErrors.invalidArgument('Transaction is invalid or expired.');
+    }
+    transaction.lastUsedAt = now;
+    this.live.delete(this.keyOf(dbKey, transaction.id));
+    this.live.set(this.keyOf(dbKey, transaction.id), transaction);
     return transaction;
   }
 
@@ -123,8 +131,10 @@ export class TransactionManager {
         const key = this.lockKey(dbKey, path);
         const holdersBesidesWriter = () => [...(this.locks.get(key) ?? [])].filter((holder) => holder !== writer);
         if (holdersBesidesWriter().length === 0) break;
-        // An abandoned transaction's locks end with it, even when nobody else begins one.
+        // An abandoned transaction's locks end with it, even when nobody else begins one; so do
+        // those of a transaction past its lifetime, still in use or not.
         this.sweep();
+        for (const holder of holdersBesidesWriter()) if (this.expired(holder, Date.now())) this.end(holder);
         const others = holdersBesidesWriter();
         if (others.length === 0) break;
         if (writer?.concurrency === 'pessimistic') for (const holder of others) if (holder.age > writer.age) this.wound(holder);
@@ -159,7 +169,9 @@ export class TransactionManager {
   private wound(transaction: ServerTransaction): void {
     transaction.wounded = true;
     this.end(transaction);
-    // Keep it findable so its next call answers ABORTED rather than "invalid".
+    // Keep it findable so its next call answers ABORTED rather than "invalid" (as if just used,
+    // keeping `live` in order of use).
+    transaction.lastUsedAt = Date.now();
     this.live.set(this.keyOf(transaction.dbKey, transaction.id), transaction);
     transaction.reads = new Map();
   }
@@ -176,11 +188,21 @@ export class TransactionManager {
     });
   }
 
+  /**
+   * Ends the idle transactions: the first ones of `live`, so a sweep costs what it ends, not every
+   * live transaction (a client beginning thousands made every request pay for all of them).
+   * A transaction past its lifetime but still in use ends at its next use, or as a lock holder.
+   */
   private sweep(): void {
     const now = Date.now();
     for (const transaction of this.live.values()) {
-      if (now - transaction.lastUsedAt > this.timeouts.idleMs || now - transaction.startedAt > this.timeouts.maxLifetimeMs) this.end(transaction);
+      if (now - transaction.lastUsedAt <= this.timeouts.idleMs) break;
+      this.end(transaction);
     }
+  }
+
+  private expired(transaction: ServerTransaction, now: number): boolean {
+    return now - transaction.lastUsedAt > this.timeouts.idleMs || now - transaction.startedAt > this.timeouts.maxLifetimeMs;
   }
 
   private keyOf(dbKey: string, id: string): string {
