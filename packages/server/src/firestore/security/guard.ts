@@ -178,14 +178,15 @@ export class RequestJudge {
 
   /**
    * Commits: each written document once, as the plan's `create`, `update` or `delete`, with
-   * `resource` the stored document and `request.resource` the document as the whole batch leaves it.
+   * `resource` the stored document and `request.resource` the document as the whole batch leaves
+   * it; each verified document as a `get` of the stored one.
    */
   writes(options: { batch: boolean }): CommitAuthorizer | undefined {
     if (this.caller.kind === 'admin') return undefined;
     return async (plan: CommitPlan) => {
       const regime = await this.settled();
       if (!regime) return;
-      const budget = newBudget(options.batch || plan.kinds.size > 1 ? batchLookupLimit : singleLookupLimit);
+      const budget = newBudget(options.batch || plan.kinds.size + plan.verified.length > 1 ? batchLookupLimit : singleLookupLimit);
       const reader = this.guard.reader(this.db, plan.after);
       for (const [path, method] of plan.kinds) {
         const before = plan.stored.get(path);
