@@ -26,3 +26,21 @@ test('a write to a document a live transaction read still times out with ABORTED
   manager.end(holder);
   await manager.acquireForWrite('p/(default)', ['items/a']);
 });
+
+test('an optimistic transaction (a caller judged by rules) records its reads but locks none of them', async () => {
+  const manager = new TransactionManager({ lockWaitMs: 400, idleMs: 60_000, maxLifetimeMs: 60_000 });
+  const reader = manager.begin('p/(default)', false, undefined, undefined, 'optimistic');
+  manager.recordRead(reader, 'items/a', 7);
+  assert.deepEqual([...reader.reads], [['items/a', 7]], 'kept for the commit\'s check');
+  await manager.acquireForWrite('p/(default)', ['items/a']);
+});
+
+test('an optimistic writer waits for a pessimistic holder and never wounds it, however old', async () => {
+  const manager = new TransactionManager({ lockWaitMs: 400, idleMs: 60_000, maxLifetimeMs: 60_000 });
+  const older = manager.begin('p/(default)', false, undefined, undefined, 'optimistic');
+  const holder = manager.begin('p/(default)', false);
+  manager.recordRead(holder, 'items/a', 0);
+  await assert.rejects(manager.acquireForWrite('p/(default)', ['items/a'], older), /lock timeout/);
+  assert.equal(manager.use('p/(default)', holder.id), holder, 'the holder was not wounded');
+  manager.end(holder);
+});

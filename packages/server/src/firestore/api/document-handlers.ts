@@ -43,9 +43,9 @@ export function preconditionFrom(query: QueryParams): Pick<Write, 'precondition'
 
 export async function getDocument(database: DocumentDatabase, judge: RequestJudge, db: DatabaseId, path: string, query: QueryParams): Promise<unknown> {
   const key = documentKey(path);
-  const consistency = await consistencyFrom(database, db, query);
-  const docs = await database.getDocuments(db, [key.path], consistency);
-  await judge.get([key.path], docs);
+  const consistency = await consistencyFrom(database, judge, db, query);
+  // Judged on the version read, before the transaction (if any) records it.
+  const docs = await database.getDocuments(db, [key.path], consistency, (found) => judge.get([key.path], found));
   const doc = docs.get(key.path);
   if (!doc) throw firestoreErrors.notFound(`Document "${fullName(db, key.path)}" not found.`);
   return docToWire(db, doc, queryMask(query));
@@ -74,17 +74,16 @@ export async function listDocuments(database: DocumentDatabase, judge: RequestJu
     // Missing documents have no fields to order by: showMissing lists everything by name.
     if (orderBy.length) throw firestoreErrors.invalidArgument('showMissing cannot be combined with orderBy.');
     const everything = database.parseQuery(db, parent, { from: [{ collectionId }] });
-    await judge.list(everything);
-    const consistency = await consistencyFrom(database, db, query);
-    const { docs } = await database.runQuery(db, everything, consistency);
+    const consistency = await consistencyFrom(database, judge, db, query);
+    const { docs } = await database.runQuery(db, everything, consistency, await judge.query(everything, consistency.readTime));
     const collection = segments.join('/');
     const missing = (await database.missingDocumentIds(db, collection, consistency.readTime)).map((id) => ({ id, wire: { name: fullName(db, `${collection}/${id}`) } as unknown }));
     const present = docs.map((doc) => ({ id: doc.key.id, wire: docToWire(db, doc, mask) as unknown }));
     entries = [...present, ...missing].sort((a, b) => compareSegment(a.id, b.id)).slice(offset, offset + pageSize + 1).map((entry) => entry.wire);
   } else {
     const parsed = database.parseQuery(db, parent, { from: [{ collectionId }], orderBy, offset, limit: pageSize + 1 });
-    await judge.list(parsed);
-    entries = (await database.runQuery(db, parsed, await consistencyFrom(database, db, query))).docs.map((doc) => docToWire(db, doc, mask));
+    const consistency = await consistencyFrom(database, judge, db, query);
+    entries = (await database.runQuery(db, parsed, consistency, await judge.query(parsed, consistency.readTime))).docs.map((doc) => docToWire(db, doc, mask));
   }
   const answer: { documents?: unknown[]; nextPageToken?: string } = {};
   if (entries.length) answer.documents = entries.slice(0, pageSize);
@@ -111,10 +110,10 @@ export async function createDocument(database: DocumentDatabase, judge: RequestJ
 }
 
 /** `transaction` or `readTime` in the URL: which snapshot a GET reads. */
-function consistencyFrom(database: DocumentDatabase, db: DatabaseId, query: QueryParams): Promise<Consistency> {
+function consistencyFrom(database: DocumentDatabase, judge: RequestJudge, db: DatabaseId, query: QueryParams): Promise<Consistency> {
   const transaction = single(query.transaction, 'transaction');
   const readTime = single(query.readTime, 'readTime');
-  return readConsistency(database, db, { ...(transaction !== undefined ? { transaction } : {}), ...(readTime !== undefined ? { readTime } : {}) });
+  return readConsistency(database, db, { ...(transaction !== undefined ? { transaction } : {}), ...(readTime !== undefined ? { readTime } : {}) }, judge.caller);
 }
 
 /** Commits one update and answers with the document exactly as that commit left it. */

@@ -10,7 +10,7 @@ import type { FirestoreAccess, FirestoreCaller } from './access.js';
 import type { RequestJudge } from '../security/guard.js';
 import { createDocument, getDocument, listDocuments, maskFrom, patchDocument, preconditionFrom, type Body, type QueryParams } from './document-handlers.js';
 import { onlyKeys } from '../core/wire-checks.js';
-import { answerTime, beginWith, checkedReadTime, readConsistency } from './read-consistency.js';
+import { answerTime, beginWith, checkedReadTime, concurrencyFor, endIfBegun, readConsistency } from './read-consistency.js';
 import { toApiError } from '../../http/error-handler.js';
 
 /** Firestore allows 10 MiB per request. */
@@ -140,7 +140,7 @@ export async function callVerb(database: DocumentDatabase, access: FirestoreAcce
       return batchGet(database, judge, db, body);
     case 'beginTransaction':
       await judge.ensureAccess();
-      return beginTransaction(database, db, body);
+      return beginTransaction(database, judge, db, body);
     case 'commit':
       return commit(database, judge, db, body);
     case 'rollback': {
@@ -181,9 +181,9 @@ function bodyMask(body: Body): string[][] | undefined {
 
 // ---- transactions in read requests ------------------------------------------------------------
 
-async function beginTransaction(database: DocumentDatabase, db: DatabaseId, body: Body): Promise<{ transaction: string }> {
+async function beginTransaction(database: DocumentDatabase, judge: RequestJudge, db: DatabaseId, body: Body): Promise<{ transaction: string }> {
   onlyFields(body, ['options']);
-  return { transaction: (await beginWith(database, db, body.options)).id };
+  return { transaction: (await beginWith(database, db, body.options, concurrencyFor(judge.caller))).id };
 }
 
 
@@ -194,10 +194,11 @@ async function batchGet(database: DocumentDatabase, judge: RequestJudge, db: Dat
   if (!Array.isArray(body.documents)) throw firestoreErrors.invalidArgument('documents must be a list of document names.');
   const keys = body.documents.map((name, i) => documentKeyFromName(db, name, `documents[${i}]`));
   const mask = bodyMask(body);
-  const consistency = await readConsistency(database, db, body);
+  const consistency = await readConsistency(database, db, body, judge.caller);
   const { transaction, isNew } = consistency;
-  const docs = await database.getDocuments(db, keys.map((key) => key.path), consistency);
-  await judge.get(keys.map((key) => key.path), docs);
+  const paths = keys.map((key) => key.path);
+  // Judged on the versions read, before the transaction (if any) records them.
+  const docs = await endIfBegun(database, consistency, () => database.getDocuments(db, paths, consistency, (found) => judge.get(paths, found)));
   const readTime = await answerTime(database, db, consistency);
   const answers: unknown[] = keys.map((key) => {
     const doc = docs.get(key.path);
@@ -237,10 +238,9 @@ async function runQuery(database: DocumentDatabase, judge: RequestJudge, db: Dat
   if (body.structuredQuery === undefined) throw firestoreErrors.invalidArgument('A query must be set.');
   const query = database.parseQuery(db, parent, body.structuredQuery);
   const explain = parseExplainOptions(body.explainOptions);
-  await judge.list(query);
-  const consistency = await readConsistency(database, db, body);
+  const consistency = await readConsistency(database, db, body, judge.caller);
   const { transaction, isNew } = consistency;
-  const result = await database.runQuery(db, query, consistency);
+  const result = await endIfBegun(database, consistency, async () => database.runQuery(db, query, consistency, await judge.query(query, consistency.readTime)));
   const readTime = await answerTime(database, db, consistency);
   const planSummary = { indexesUsed: result.indexesUsed };
   if (explain && !explain.analyze) return [{ explainMetrics: { planSummary } }];
@@ -273,10 +273,9 @@ async function runAggregationQuery(database: DocumentDatabase, judge: RequestJud
   }
   const query = database.parseQuery(db, parent, aggregationQuery.structuredQuery);
   const aggregations = parseAggregations(aggregationQuery.aggregations);
-  await judge.list(query);
-  const consistency = await readConsistency(database, db, body);
+  const consistency = await readConsistency(database, db, body, judge.caller);
   const { transaction, isNew } = consistency;
-  const { docs } = await database.runQuery(db, query, consistency);
+  const { docs } = await endIfBegun(database, consistency, async () => database.runQuery(db, query, consistency, await judge.query(query, consistency.readTime)));
   const results = aggregate(db, aggregations, docs);
   const aggregateFields: Record<string, unknown> = {};
   for (const [alias, value] of results) Object.defineProperty(aggregateFields, alias, { value: toWire(value), enumerable: true });
@@ -298,8 +297,9 @@ async function partitionQuery(database: DocumentDatabase, judge: RequestJudge, d
   const pageSize = body.pageSize === undefined ? 0 : wholeNumber(body.pageSize, 'page_size', 2 ** 31 - 1);
   const token = body.pageToken === undefined || body.pageToken === '' ? 0 : Number(/^p(\d{1,9})$/.exec(Buffer.from(String(body.pageToken), 'base64url').toString())?.[1] ?? NaN);
   if (!Number.isInteger(token)) throw firestoreErrors.invalidArgument('Invalid page token.');
-  await judge.list(query);
   const readTime = body.readTime === undefined ? undefined : await checkedReadTime(database, db, body.readTime);
+  // Split points are names only, of an unfiltered query: `list` on its scope.
+  await judge.query(query, readTime);
   const points = await database.partitionPoints(db, query, partitionCount, readTime);
   const end = pageSize > 0 ? Math.min(points.length, token + pageSize) : points.length;
   const answer: { partitions: unknown[]; nextPageToken?: string } = {

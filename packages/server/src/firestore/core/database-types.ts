@@ -5,11 +5,20 @@ import type { ServerTransaction } from './transactions.js';
 import type { WriteResult } from './writes.js';
 
 /**
- * How a read sees the data: now, inside a server transaction (a read-write one locks what it
- * reads; a read-only one reads at its snapshot time), or as it was at a past time (µs, checked
- * with `checkReadTime` first).
+ * How a read sees the data: now, inside a server transaction (a read-write one records what it
+ * reads, and locks it when it is pessimistic; a read-only one reads at its snapshot time), or as
+ * it was at a past time (µs, checked with `checkReadTime` first).
  */
 export type ReadConsistency = { transaction?: ServerTransaction; readTime?: number };
+
+/**
+ * Judges the exact versions a read found (security rules); throws PERMISSION_DENIED to refuse.
+ * It runs before the read is answered and before its transaction records or locks anything, so a
+ * refused read leaves no trace.
+ */
+export type FoundDocumentsCheck = (docs: ReadonlyMap<string, Doc>) => Promise<void>;
+/** The same for a query's answer, in its order. */
+export type QueryAnswerCheck = (docs: readonly Doc[]) => Promise<void>;
 
 export interface CommitOutcome {
   writeResults: WriteResult[];
@@ -44,9 +53,15 @@ export interface CommitPlan {
   /** The request time that server timestamps will take. */
   requestTime: number;
   kinds: ReadonlyMap<string, 'create' | 'update' | 'delete'>;
-  /** The documents as stored when planned: the commit is made only if they are still so. */
+  /** The documents as stored when planned (verified ones too): the commit is made only if they are still so. */
   stored: ReadonlyMap<string, Doc | undefined>;
   after: ReadonlyMap<string, Doc | undefined>;
+  /**
+   * Documents the commit only verifies (a precondition and nothing written: client SDKs'
+   * transactions send one per document read and not written). Their outcome tells whether the
+   * document exists and its update time, so each is a read of the stored version.
+   */
+  verified: readonly string[];
 }
 
 /** Throws (PERMISSION_DENIED) to refuse a commit; runs before anything is written. */

@@ -17,9 +17,9 @@ import { contention, defaultTransactionTimeouts, TransactionManager, type Server
 import { checkWriteSequence } from './write-sequence.js';
 import { applyWrite, type Write, type WriteResult } from './writes.js';
 import { timestampFromMicros } from './value-wire.js';
-import type { ReadConsistency, CommitOutcome, CommitEvent, CommitPlan, CommitAuthorizer } from './database-types.js';
+import type { ReadConsistency, CommitOutcome, CommitEvent, CommitPlan, CommitAuthorizer, FoundDocumentsCheck, QueryAnswerCheck } from './database-types.js';
 
-export type { ReadConsistency, CommitOutcome, CommittedChange, CommitEvent, CommitPlan, CommitAuthorizer } from './database-types.js';
+export type { ReadConsistency, CommitOutcome, CommittedChange, CommitEvent, CommitPlan, CommitAuthorizer, FoundDocumentsCheck, QueryAnswerCheck } from './database-types.js';
 
 /** A commit whose documents changed between its authorization and its write: authorized again. */
 class ChangedSinceAuthorized extends Error {}
@@ -148,17 +148,21 @@ export class DocumentDatabase {
     return pruned;
   }
 
-  async getDocuments(db: DatabaseId, paths: readonly string[], consistency: ReadConsistency = {}): Promise<Map<string, Doc>> {
+  /**
+   * The documents at `paths` (missing ones left out), as the consistency sees them. `check` judges
+   * exactly these versions before a transaction records (or locks) any of them.
+   */
+  async getDocuments(db: DatabaseId, paths: readonly string[], consistency: ReadConsistency = {}, check?: FoundDocumentsCheck): Promise<Map<string, Doc>> {
     const key = await this.ready(db);
     const readTime = readTimeOf(consistency);
     const rows = readTime === undefined ? await this.store.getDocuments(key, paths) : await this.store.getDocumentsAt(key, paths, readTime);
     const docs = new Map<string, Doc>();
     for (const path of paths) {
       const row = rows.get(path);
-      const doc = row ? docFromRow(row) : undefined;
-      if (doc) docs.set(path, doc);
-      if (consistency.transaction) this.transactions.recordRead(consistency.transaction, path, doc?.updateTime);
+      if (row) docs.set(path, docFromRow(row));
     }
+    await check?.(docs);
+    if (consistency.transaction) for (const path of paths) this.transactions.recordRead(consistency.transaction, path, docs.get(path)?.updateTime);
     return docs;
   }
 
@@ -166,7 +170,8 @@ export class DocumentDatabase {
     return parseStructuredQuery(db, parent, structuredQuery, this.options.queryLimits);
   }
 
-  async runQuery(db: DatabaseId, query: Query, consistency: ReadConsistency = {}): Promise<QueryResult> {
+  /** A query's answer; `check` judges the versions it found before a transaction records (or locks) any of them. */
+  async runQuery(db: DatabaseId, query: Query, consistency: ReadConsistency = {}, check?: QueryAnswerCheck): Promise<QueryResult> {
     const dbKey = await this.ready(db);
     const readTime = readTimeOf(consistency);
     if (query.findNearest && !this.options.anyVectorField) requireVectorIndex(this.options.vectorIndexes ?? [], db.projectId, query);
@@ -174,6 +179,7 @@ export class DocumentDatabase {
     const runOn = (store: DocumentStore) => run({ store, dbKey, db, query, composites: this.options.compositeIndexes, ...(readTime !== undefined ? { readTime } : {}) });
     // A query reads in several steps; where commits of other processes could fall between them, one snapshot holds them together.
     const result = hasSnapshotReads(this.store) ? await this.store.inSnapshot(runOn) : await runOn(this.store);
+    await check?.(result.docs);
     if (consistency.transaction) for (const doc of result.docs) this.transactions.recordRead(consistency.transaction, doc.key.path, doc.updateTime);
     return result;
   }
@@ -224,11 +230,17 @@ export class DocumentDatabase {
     const current = await this.getDocuments(db, paths);
     const stored = new Map(paths.map((path) => [path, current.get(path)]));
     const requestMicros = Math.floor(Date.now()) * 1000;
-    const times = { db, commitTime: Math.max(requestMicros, ...paths.map((path) => (current.get(path)?.updateTime ?? 0) + 1)), requestTime: timestampFromMicros(requestMicros) };
+    const commitTime = Math.max(requestMicros, ...paths.map((path) => (current.get(path)?.updateTime ?? 0) + 1));
+    const times = { db, commitTime, requestTime: timestampFromMicros(requestMicros), planning: true };
     const after = new Map<string, Doc | undefined>();
     const claimed = new Map<string, 'create' | 'update'>();
+    const verified: string[] = [];
     for (const write of writes) {
-      if (write.kind === 'verify') continue;
+      // A verify is never beside another write of its document (checkWriteSequence).
+      if (write.kind === 'verify') {
+        verified.push(write.key.path);
+        continue;
+      }
       const path = write.key.path;
       if (!after.has(path)) {
         // The first write of a document says what it claims to be: rules judge that claim before
@@ -242,7 +254,7 @@ export class DocumentDatabase {
     }
     const kinds = new Map<string, 'create' | 'update' | 'delete'>();
     for (const [path, doc] of after) kinds.set(path, doc === undefined ? 'delete' : (claimed.get(path) ?? (stored.get(path) === undefined ? 'create' : 'update')));
-    return { requestTime: requestMicros, kinds, stored, after };
+    return { requestTime: requestMicros, kinds, stored, after, verified };
   }
 
   private async commitOnce(db: DatabaseId, writes: readonly Write[], transaction?: ServerTransaction, authorized?: CommitPlan): Promise<CommitOutcome> {
@@ -269,7 +281,8 @@ export class DocumentDatabase {
         // With rules, server timestamps take the request time the rules saw (`request.time`).
         const requestTime = timestampFromMicros(authorized ? authorized.requestTime : Math.floor(commitTime / 1000) * 1000);
         const writeResults = writes.map((write) => {
-          const { after, result } = applyWrite(write, state.get(write.key.path), { db, commitTime, requestTime });
+          // A caller judged by rules (it has an authorization) is told nothing stored it may not read.
+          const { after, result } = applyWrite(write, state.get(write.key.path), { db, commitTime, requestTime, discreet: authorized !== undefined });
           state.set(write.key.path, after);
           return result;
         });

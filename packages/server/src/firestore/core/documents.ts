@@ -186,12 +186,12 @@ function valueSize(value: Value): number {
   }
 }
 
-export function checkDocumentSize(path: string, fields: Fields): void {
+/** `sayTheSize`: the message gives the document's size (only when the caller sent all of it). */
+export function checkDocumentSize(path: string, fields: Fields, { sayTheSize }: { sayTheSize: boolean } = { sayTheSize: true }): void {
   const size = documentSize(path, fields);
   if (size > maxDocumentBytes) {
     const bytes = (n: number) => n.toLocaleString('en-US');
-    throw firestoreErrors.invalidArgument(
-      `Document '${path}' cannot be written because its size (${bytes(size)} bytes) exceeds the maximum allowed size of ${bytes(maxDocumentBytes)} bytes.`,
-    );
+    const its = sayTheSize ? `its size (${bytes(size)} bytes)` : 'it';
+    throw firestoreErrors.invalidArgument(`Document '${path}' cannot be written because ${its} exceeds the maximum allowed size of ${bytes(maxDocumentBytes)} bytes.`);
   }
 }

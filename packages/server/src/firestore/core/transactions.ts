@@ -2,16 +2,25 @@ import { randomBytes } from 'node:crypto';
 import { firestoreErrors } from './errors.js';
 
 /**
- * Server transactions, for admin SDKs (client SDKs commit optimistically with preconditions and
- * never begin one). A read-write transaction holds a shared lock on every document it read; a
- * write to a locked document waits until the lock is released. Conflicts are settled by age
- * (wound-wait): an older transaction that needs a document wounds the younger holder, which
- * fails with ABORTED (the SDKs retry), so two transactions can never wait on each other forever.
+ * Server transactions. Two concurrency modes, chosen by who begins one:
+ * - pessimistic (the administrator: admin SDKs, whose transactions are serializable by locks, as
+ *   on Google's servers): a read-write transaction holds a shared lock on every document it read;
+ *   a write to a locked document waits until the lock is released. Conflicts are settled by age
+ *   (wound-wait): an older transaction that needs a document wounds the younger holder, which
+ *   fails with ABORTED (the SDKs retry), so two transactions can never wait on each other forever.
+ * - optimistic (callers judged by security rules): reads are recorded, never locked, and the
+ *   commit fails ABORTED if any of them changed since (checked atomically with the writes, as the
+ *   client SDKs' own transactions are). Such a transaction holds nobody's writes, and its commit
+ *   waits for locks like any write and wounds no one: a caller the rules let read a document must
+ *   not be able to keep its owner, or the administrator, from writing it.
  */
+export type TransactionConcurrency = 'pessimistic' | 'optimistic';
+
 export interface ServerTransaction {
   id: string;
   dbKey: string;
   readOnly: boolean;
+  concurrency: TransactionConcurrency;
   /** A read-only transaction's snapshot: every read sees the data as of this time (µs). */
   readTime?: number;
   /** Begin order; smaller is older. */
@@ -43,6 +52,7 @@ export const contention = () => firestoreErrors.aborted('Too much contention on 
 const sweepWhileWaitingMs = 1_000;
 
 export class TransactionManager {
+  /** In order of last use (`use` moves a transaction to the end), so the idle ones come first. */
   private readonly live = new Map<string, ServerTransaction>();
   private readonly locks = new Map<string, Set<ServerTransaction>>();
   private readonly waiters = new Map<string, Array<() => void>>();
@@ -59,13 +69,13 @@ export class TransactionManager {
     private readonly instanceTag?: Buffer,
   ) {}
 
-  begin(dbKey: string, readOnly: boolean, retrying?: ServerTransaction, readTime?: number): ServerTransaction {
+  begin(dbKey: string, readOnly: boolean, retrying?: ServerTransaction, readTime?: number, concurrency: TransactionConcurrency = 'pessimistic'): ServerTransaction {
     this.sweep();
     const now = Date.now();
     // A retry keeps its age, so it cannot be starved by younger transactions.
     const age = retrying?.age ?? this.nextAge++;
     const id = (this.instanceTag ? Buffer.concat([this.instanceTag, randomBytes(16)]) : randomBytes(16)).toString('base64');
-    const transaction: ServerTransaction = { id, dbKey, readOnly, age, startedAt: now, lastUsedAt: now, reads: new Map(), wounded: false };
+    const transaction: ServerTransaction = { id, dbKey, readOnly, concurrency, age, startedAt: now, lastUsedAt: now, reads: new Map(), wounded: false };
     if (readOnly && readTime !== undefined) transaction.readTime = readTime;
     this.live.set(this.keyOf(dbKey, transaction.id), transaction);
     return transaction;
@@ -83,7 +93,14 @@ export class TransactionManager {
       this.end(transaction);
       throw contention();
     }
-    transaction.lastUsedAt = Date.now();
+    const now = Date.now();
+    if (this.expired(transaction, now)) {
+      this.end(transaction);
+      throw firestoreErrors.invalidArgument('Transaction is invalid or expired.');
+    }
+    transaction.lastUsedAt = now;
+    this.live.delete(this.keyOf(dbKey, transaction.id));
+    this.live.set(this.keyOf(dbKey, transaction.id), transaction);
     return transaction;
   }
 
@@ -92,9 +109,11 @@ export class TransactionManager {
     return typeof id === 'string' ? this.live.get(this.keyOf(dbKey, id)) : undefined;
   }
 
+  /** A read-write transaction's read: kept for the commit's check, and locked when pessimistic. */
   recordRead(transaction: ServerTransaction, path: string, updateTime: number | undefined): void {
     if (transaction.readOnly) return;
     transaction.reads.set(path, updateTime ?? 0);
+    if (transaction.concurrency !== 'pessimistic') return;
     let holders = this.locks.get(this.lockKey(transaction.dbKey, path));
     if (!holders) {
       holders = new Set();
@@ -103,7 +122,7 @@ export class TransactionManager {
     holders.add(transaction);
   }
 
-  /** Waits until no other transaction holds a lock on these documents (wounding younger ones). */
+  /** Waits until no other transaction holds a lock on these documents (a pessimistic writer wounds younger ones). */
   async acquireForWrite(dbKey: string, paths: readonly string[], writer?: ServerTransaction): Promise<void> {
     const deadline = Date.now() + this.timeouts.lockWaitMs;
     for (const path of new Set(paths)) {
@@ -112,11 +131,13 @@ export class TransactionManager {
         const key = this.lockKey(dbKey, path);
         const holdersBesidesWriter = () => [...(this.locks.get(key) ?? [])].filter((holder) => holder !== writer);
         if (holdersBesidesWriter().length === 0) break;
-        // An abandoned transaction's locks end with it, even when nobody else begins one.
+        // An abandoned transaction's locks end with it, even when nobody else begins one; so do
+        // those of a transaction past its lifetime, still in use or not.
         this.sweep();
+        for (const holder of holdersBesidesWriter()) if (this.expired(holder, Date.now())) this.end(holder);
         const others = holdersBesidesWriter();
         if (others.length === 0) break;
-        if (writer) for (const holder of others) if (holder.age > writer.age) this.wound(holder);
+        if (writer?.concurrency === 'pessimistic') for (const holder of others) if (holder.age > writer.age) this.wound(holder);
         if ([...(this.locks.get(key) ?? [])].every((holder) => holder === writer)) break;
         const remaining = deadline - Date.now();
         if (remaining <= 0) throw firestoreErrors.aborted('Transaction lock timeout.');
@@ -128,6 +149,7 @@ export class TransactionManager {
 
   end(transaction: ServerTransaction): void {
     this.live.delete(this.keyOf(transaction.dbKey, transaction.id));
+    if (transaction.concurrency !== 'pessimistic') return;
     for (const path of transaction.reads.keys()) {
       const key = this.lockKey(transaction.dbKey, path);
       const holders = this.locks.get(key);
@@ -147,7 +169,9 @@ export class TransactionManager {
   private wound(transaction: ServerTransaction): void {
     transaction.wounded = true;
     this.end(transaction);
-    // Keep it findable so its next call answers ABORTED rather than "invalid".
+    // Keep it findable so its next call answers ABORTED rather than "invalid" (as if just used,
+    // keeping `live` in order of use).
+    transaction.lastUsedAt = Date.now();
     this.live.set(this.keyOf(transaction.dbKey, transaction.id), transaction);
     transaction.reads = new Map();
   }
@@ -164,11 +188,21 @@ export class TransactionManager {
     });
   }
 
+  /**
+   * Ends the idle transactions: the first ones of `live`, so a sweep costs what it ends, not every
+   * live transaction (a client beginning thousands made every request pay for all of them).
+   * A transaction past its lifetime but still in use ends at its next use, or as a lock holder.
+   */
   private sweep(): void {
     const now = Date.now();
     for (const transaction of this.live.values()) {
-      if (now - transaction.lastUsedAt > this.timeouts.idleMs || now - transaction.startedAt > this.timeouts.maxLifetimeMs) this.end(transaction);
+      if (now - transaction.lastUsedAt <= this.timeouts.idleMs) break;
+      this.end(transaction);
     }
+  }
+
+  private expired(transaction: ServerTransaction, now: number): boolean {
+    return now - transaction.lastUsedAt > this.timeouts.idleMs || now - transaction.startedAt > this.timeouts.maxLifetimeMs;
   }
 
   private keyOf(dbKey: string, id: string): string {

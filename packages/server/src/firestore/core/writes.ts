@@ -74,6 +74,8 @@ export function parseWrite(db: DatabaseId, raw: unknown, where: string): Write {
   } else {
     write.key = documentKeyFromName(db, wire[kind]);
     if (wire.updateMask !== undefined) throw firestoreErrors.invalidArgument(`A ${kind} write cannot have an updateMask.`);
+    // Google's emulator's words: a verify is nothing but its precondition.
+    if (kind === 'verify' && !precondition) throw firestoreErrors.invalidArgument('a verify must contain a precondition');
   }
   if (wire.updateTransforms !== undefined) {
     if (kind !== 'update') throw firestoreErrors.invalidArgument('updateTransforms are only allowed on update writes.');
@@ -196,11 +198,22 @@ export interface WriteContext {
   commitTime: number;
   /** REQUEST_TIME: the commit's time at millisecond precision, the same for every field. */
   requestTime: Value;
+  /**
+   * Planning a commit for security rules: the size is checked when the commit is made, after the
+   * rules allowed it, so a refused caller never learns how large a stored document is.
+   */
+  planning?: boolean;
+  /**
+   * The caller is judged by security rules, and may be allowed to write a document it may not
+   * read: messages name nothing stored (the stored version, the size of a merged document). The
+   * administrator gets Google's own messages.
+   */
+  discreet?: boolean;
 }
 
 /** Applies one write to the document's state so far in this commit. */
 export function applyWrite(write: Write, current: Doc | undefined, context: WriteContext): { after: Doc | undefined; result: WriteResult } {
-  checkPrecondition(write, current, context.db);
+  checkPrecondition(write, current, context);
   switch (write.kind) {
     case 'delete':
       return { after: undefined, result: {} };
@@ -210,7 +223,8 @@ export function applyWrite(write: Write, current: Doc | undefined, context: Writ
     case 'transform': {
       const fields = baseFields(write, current);
       const transformResults = write.transforms.map((transform) => applyTransform(fields, transform, context.requestTime));
-      checkDocumentSize(write.key.path, fields);
+      // The size of a write merged into stored fields would tell the stored document's.
+      if (!context.planning) checkDocumentSize(write.key.path, fields, { sayTheSize: !context.discreet || !current || (write.kind === 'update' && !write.mask) });
       const changed = !current || !sameFields(current.fields, fields);
       const after: Doc = {
         key: write.key,
@@ -225,7 +239,7 @@ export function applyWrite(write: Write, current: Doc | undefined, context: Writ
   }
 }
 
-function checkPrecondition(write: Write, current: Doc | undefined, db: DatabaseId): void {
+function checkPrecondition(write: Write, current: Doc | undefined, { db, discreet }: WriteContext): void {
   const precondition = write.precondition;
   if (!precondition) return;
   const name = fullName(db, write.key.path);
@@ -235,9 +249,8 @@ function checkPrecondition(write: Write, current: Doc | undefined, db: DatabaseI
     return;
   }
   if (current?.updateTime !== precondition.updateTime) {
-    throw firestoreErrors.failedPrecondition(
-      `the stored version (${current?.updateTime ?? 0}) does not match the required base version (${precondition.updateTime})`,
-    );
+    const stored = discreet ? 'the stored version' : `the stored version (${current?.updateTime ?? 0})`;
+    throw firestoreErrors.failedPrecondition(`${stored} does not match the required base version (${precondition.updateTime})`);
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { IdTokenClaims } from '../../auth/core/tokens.js';
-import type { CommitAuthorizer, CommitPlan, DocumentDatabase } from '../core/database.js';
+import type { CommitAuthorizer, CommitPlan, DocumentDatabase, QueryAnswerCheck } from '../core/database.js';
 import type { Doc } from '../core/documents.js';
 import { firestoreErrors } from '../core/errors.js';
 import { documentsRoot, type DatabaseId } from '../core/paths.js';
@@ -36,7 +36,7 @@ export class FirestoreGuard {
 
   constructor(
     private readonly registry: RulesRegistry,
-    database: DocumentDatabase,
+    private readonly database: DocumentDatabase,
     private readonly options: GuardOptions,
   ) {
     this.lookups = new LookupCache(database);
@@ -66,6 +66,11 @@ export class FirestoreGuard {
       return doc;
     };
     return { get, getAfter: (path) => (after?.has(path) ? Promise.resolve(after.get(path)) : get(path)) };
+  }
+
+  /** A document as it was at a past read time (the version a read at that time answers with). */
+  async documentAt(db: DatabaseId, path: string, readTime: number): Promise<Doc | undefined> {
+    return (await this.database.getDocuments(db, [path], { readTime })).get(path);
   }
 
   async decide(caller: FirestoreCaller, rules: CompiledRules, request: RulesRequest): Promise<boolean> {
@@ -125,16 +130,39 @@ export class RequestJudge {
   }
 
   /**
-   * Queries (runQuery, aggregations, list, query targets): `list`, judged on the query's
-   * constraints; a query that names one document is judged on that document.
+   * Query targets of Listen: `list` on the query's constraints, as now (a query naming one document
+   * is judged on its present version). Reads that answer documents use `query`.
    */
   async list(query: Query): Promise<void> {
+    await this.query(query);
+  }
+
+  /**
+   * Queries (runQuery, aggregations, list calls, partitions, findNearest), before they run: `list`
+   * on the query's constraints, which no version changes. A query that names one document is
+   * judged on that document as the read sees it: at `readTime` when the read is at a past time
+   * (or a read-only transaction's snapshot), else as stored now. The check returned judges the
+   * answer's version of it again should it be another (a commit came between the two reads);
+   * give it to the database, which runs it before anything is answered or locked.
+   */
+  async query(query: Query, readTime?: number): Promise<QueryAnswerCheck> {
     const regime = await this.settled();
-    if (!regime) return;
+    if (!regime) return nothingToCheck;
     const named = namedDocument(this.db, query);
-    const reader = this.guard.reader(this.db);
-    const resource = named === undefined ? undefined : await reader.get(named);
-    await this.require(regime, {
+    if (named === undefined) {
+      await this.require(regime, this.listRequest(query));
+      return nothingToCheck;
+    }
+    const judged = readTime === undefined ? await this.guard.reader(this.db).get(named) : await this.guard.documentAt(this.db, named, readTime);
+    await this.require(regime, this.listRequest(query, named, judged));
+    return async (docs) => {
+      const found = docs.find((doc) => doc.key.path === named);
+      if (found && found.updateTime !== judged?.updateTime) await this.require(regime, this.listRequest(query, named, found));
+    };
+  }
+
+  private listRequest(query: Query, named?: string, resource?: Doc): RulesRequest {
+    return {
       db: this.db,
       method: 'list',
       path: named ?? queryPath(query),
@@ -143,21 +171,22 @@ export class RequestJudge {
       ...(resource ? { resource } : {}),
       auth: this.auth(),
       time: nowMicros(),
-      reader,
+      reader: this.guard.reader(this.db),
       budget: newBudget(singleLookupLimit),
-    });
+    };
   }
 
   /**
    * Commits: each written document once, as the plan's `create`, `update` or `delete`, with
-   * `resource` the stored document and `request.resource` the document as the whole batch leaves it.
+   * `resource` the stored document and `request.resource` the document as the whole batch leaves
+   * it; each verified document as a `get` of the stored one.
    */
   writes(options: { batch: boolean }): CommitAuthorizer | undefined {
     if (this.caller.kind === 'admin') return undefined;
     return async (plan: CommitPlan) => {
       const regime = await this.settled();
       if (!regime) return;
-      const budget = newBudget(options.batch || plan.kinds.size > 1 ? batchLookupLimit : singleLookupLimit);
+      const budget = newBudget(options.batch || plan.kinds.size + plan.verified.length > 1 ? batchLookupLimit : singleLookupLimit);
       const reader = this.guard.reader(this.db, plan.after);
       for (const [path, method] of plan.kinds) {
         const before = plan.stored.get(path);
@@ -173,6 +202,12 @@ export class RequestJudge {
           ...(before ? { resource: before } : {}),
           ...(after ? { requestResource: after } : {}),
         });
+      }
+      // A verify answers whether the document exists and its update time: a `get` of the stored
+      // version, judged before its precondition is (Google's emulator does the same).
+      for (const path of plan.verified) {
+        const stored = plan.stored.get(path);
+        await this.require(regime, { db: this.db, method: 'get', path, auth: this.auth(), time: plan.requestTime, reader, budget, ...(stored ? { resource: stored } : {}) });
       }
     };
   }
@@ -205,6 +240,8 @@ function namedDocument(db: DatabaseId, query: Query): string | undefined {
   }
   return undefined;
 }
+
+const nothingToCheck: QueryAnswerCheck = async () => {};
 
 function denied() {
   return firestoreErrors.permissionDenied();
