@@ -73,6 +73,15 @@ export interface HearthOptions {
   sqliteWriterLatch?: Int32Array;
   /** How often the console's metrics series is sampled (5000 ms; tests shorten it). */
   metricsIntervalMs?: number;
+  /** Cloud Storage (files/): the largest object, a quota per project, uploads in flight per client address. */
+  files: FilesConfig;
+}
+
+export interface FilesConfig {
+  maxObjectBytes: number;
+  /** Undefined: no quota. */
+  projectQuotaBytes?: number;
+  uploadsPerAddress: number;
 }
 
 export const defaultWebRoot = resolve(import.meta.dirname, '../../web/dist');
@@ -99,6 +108,7 @@ export function defaultOptions(overrides: Partial<HearthOptions> = {}): HearthOp
     smsCodes: defaultSmsCodeOptions,
     smsLimits: defaultSmsLimits,
     versionRetentionSeconds: 3600,
+    files: { maxObjectBytes: 5 * 1024 ** 3, uploadsPerAddress: 32 },
     ...overrides,
   };
 }

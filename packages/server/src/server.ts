@@ -73,6 +73,7 @@ import { registerConsoleRulesRoutes } from './console/rules-routes.js';
 import { registerConsoleIndexRoutes } from './console/index-routes.js';
 import { registerMailPreviewRoutes } from './console/mail-preview.js';
 import { firestoreMetrics } from './http/metrics.js';
+import { setUpFiles } from './files/files-setup.js';
 
 const hour = 3600_000;
 /** How long close() lets requests in flight finish before it ends their connections. */
@@ -275,6 +276,12 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   await registerFirestoreRestRoutes(app, database, firestoreAccess);
   const firestoreStreams = new FirestoreStreams(database, firestoreAccess);
   await registerWebChannelRoutes(app, firestoreStreams, firestoreAccess, { isAdminCredential: (authorization) => callers.isAdminAuthorization(authorization) });
+  const files = await setUpFiles(app, { dataDir: options.dataDir, dev: options.dev, defaultProjectId: options.defaultProjectId, ...options.files }, {
+    store: storage.files,
+    resolveCaller: (authorization, projectId, consoleSession) => firestoreAccess.callerOf(authorization, projectId, consoleSession),
+    publicUrl: () => options.publicUrl?.replace(/\/$/, '') ?? '',
+    logger,
+  });
   let grpc: FirestoreGrpc | undefined;
   await registerWebRoutes(app, options.webRoot, projects, () => publicUrl);
 
@@ -329,6 +336,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       const cutOff = setTimeout(() => app.server.closeAllConnections(), shutdownGraceMs);
       await app.close().finally(() => clearTimeout(cutOff));
       await mailer.drain();
+      await files.close();
       // The sign-up counts are written behind the answers; a clean stop keeps every one.
       await signUpLimit.flushed();
       mail.close();
