@@ -58,6 +58,7 @@ interface StartFlags {
   versionRetention: number;
   grpcPort?: number;
   rules?: string;
+  storageRules?: string;
   captchaWork: number;
   smsUrl: string;
   smsAccount?: string;
@@ -105,6 +106,7 @@ program
   .option('--grpc-port <port>', 'also serve gRPC for Node SDKs on this port (it is always served on --port too)', port)
   .option('--max-in-values <n>', 'values allowed in an in / array-contains-any filter (old clients expect 10)', count, 30)
   .option('--rules <file>', "Firestore security rules for the default project (firestore.rules); reloaded when the file changes")
+  .option('--storage-rules <file>', 'Cloud Storage security rules for the default project (storage.rules); reloaded when the file changes')
   .option('--sms-account <sid>', 'send SMS codes through a Twilio-style provider with this account id (token in HEARTH_SMS_TOKEN); otherwise texts go to the SMS outbox in --dev and are refused in production')
   .option('--sms-from <number>', 'the number (or sender id) SMS codes are sent from')
   .option('--sms-url <url>', 'the SMS provider API base URL (Twilio\'s Messages API)', httpBase, 'https://api.twilio.com')
@@ -137,6 +139,7 @@ program
       versionRetentionSeconds: flags.versionRetention,
       ...(flags.grpcPort !== undefined ? { grpcPort: flags.grpcPort } : {}),
       ...(flags.rules ? { rulesFile: resolve(flags.rules) } : {}),
+      ...(flags.storageRules ? { storageRulesFile: resolve(flags.storageRules) } : {}),
       shippedRulesFile: defaultShippedRulesFile,
       ...(flags.demoIdp ? { demoIdpPort: flags.demoIdp === true ? flags.port + 1 : port(flags.demoIdp) } : {}),
       accountThrottle: { ...defaults.accountThrottle, maxFailures: flags.maxFailedSignins },

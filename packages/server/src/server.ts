@@ -276,8 +276,11 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   await registerFirestoreRestRoutes(app, database, firestoreAccess);
   const firestoreStreams = new FirestoreStreams(database, firestoreAccess);
   await registerWebChannelRoutes(app, firestoreStreams, firestoreAccess, { isAdminCredential: (authorization) => callers.isAdminAuthorization(authorization) });
-  const files = await setUpFiles(app, { dataDir: options.dataDir, dev: options.dev, defaultProjectId: options.defaultProjectId, ...options.files }, {
+  const files = await setUpFiles(app, { dataDir: options.dataDir, dev: options.dev, defaultProjectId: options.defaultProjectId, ...options.files, ...(options.storageRulesFile ? { storageRulesFile: options.storageRulesFile } : {}) }, {
     store: storage.files,
+    rules: rulesRegistry,
+    readDocument: (projectId, databaseId, path) => guard.reader({ projectId, databaseId }).get(path),
+    isOwner: isOwnerCredential,
     resolveCaller: (authorization, projectId, consoleSession) => firestoreAccess.callerOf(authorization, projectId, consoleSession),
     publicUrl: () => options.publicUrl?.replace(/\/$/, '') ?? '',
     logger,

@@ -10,6 +10,11 @@ import { DiskByteStore } from './bytes/disk-byte-store.js';
 import { FileService, type FileLimits } from './file-service.js';
 import { FileUploads } from './file-uploads.js';
 import { RegimeGuard, type StorageGuard } from './security/storage-guard.js';
+import { storageRulesJudge } from './security/rules-guard.js';
+import { registerStorageRulesRoutes } from './api/storage-rules-routes.js';
+import type { Doc } from '../firestore/core/documents.js';
+import { followRulesFile } from '../firestore/security/rules-file.js';
+import { storageRelease, type RulesRegistry } from '../firestore/security/rules-registry.js';
 
 /** Headers the browser SDK must read from answers on another origin (the resumable protocol's). */
 const exposedHeaders = [
@@ -35,15 +40,22 @@ export interface FilesOptions {
   projectQuotaBytes?: number;
   /** Uploads one client address may have in flight at once. */
   uploadsPerAddress: number;
+  /** `--storage-rules FILE`: released to the default project as `firebase.storage`, reloaded on change. */
+  storageRulesFile?: string;
 }
 
 export interface FilesSetupDeps {
   store: FilesStore;
+  /** Where storage rules are released (the same rulesets and releases as Firestore's). */
+  rules: RulesRegistry;
+  /** A Firestore document for storage rules' firestore.get()/exists(). */
+  readDocument(projectId: string, databaseId: string, path: string): Promise<Doc | undefined>;
+  /** The administrator, not from a page on another origin (the rules endpoint outside --dev). */
+  isOwner(request: FastifyRequest): boolean;
   resolveCaller: ResolveCaller;
   /** The origin clients reach Hearth at, when one is configured ('' otherwise: the request's own). */
   publicUrl(): string;
   logger: Logger;
-  guard?: StorageGuard;
 }
 
 export interface FilesDomain {
@@ -62,7 +74,11 @@ export async function setUpFiles(app: FastifyInstance, options: FilesOptions, de
   const disk = new DiskByteStore(join(options.dataDir, 'files'));
   await disk.clearTemporary();
   const bytes: ByteStore = disk;
-  const guard = deps.guard ?? new RegimeGuard({ dev: options.dev, logger: deps.logger });
+  const guard = new RegimeGuard({ dev: options.dev, logger: deps.logger }, storageRulesJudge({ registry: deps.rules, readDocument: deps.readDocument, logger: deps.logger }));
+  const stopFollowingRules = options.storageRulesFile
+    ? await followRulesFile(deps.rules, options.defaultProjectId, options.storageRulesFile, deps.logger, storageRelease)
+    : () => undefined;
+  await registerStorageRulesRoutes(app, { registry: deps.rules, defaultProjectId: options.defaultProjectId, dev: options.dev, isOwner: deps.isOwner });
   const files = new FileService({ store: deps.store, bytes, guard, defaultProjectId: options.defaultProjectId, limits: limitsOf(options), logger: deps.logger });
   const uploads = new FileUploads(files);
   const baseUrl = (request: FastifyRequest) => deps.publicUrl() || `${request.protocol}://${request.host}`;
@@ -81,6 +97,7 @@ export async function setUpFiles(app: FastifyInstance, options: FilesOptions, de
     guard,
     async close() {
       clearInterval(sweep);
+      stopFollowingRules();
       await bytes.close();
     },
   };

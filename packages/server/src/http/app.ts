@@ -12,7 +12,7 @@ import { pathOf } from './url-path.js';
 import { handleError } from './error-handler.js';
 
 /** Paths only the admin credential may use: no CORS for them. */
-const adminPathPrefixes = ['/identitytoolkit.googleapis.com/v1/projects/', '/identitytoolkit.googleapis.com/v2/projects/', '/emulator/', '/hearth/', '/metrics'];
+const adminPathPrefixes = ['/identitytoolkit.googleapis.com/v1/projects/', '/identitytoolkit.googleapis.com/v2/projects/', '/emulator/', '/hearth/', '/metrics', '/internal/'];
 
 /** The identity API's hosts (as path prefixes, the way the SDKs reach an emulator host). */
 const identityApiPath = /^\/(identitytoolkit\.googleapis\.com|securetoken\.googleapis\.com|www\.googleapis\.com\/identitytoolkit)\//;
