@@ -68,6 +68,22 @@ export class FileUploads {
     return this.commit(api, caller, request, projectId, blob);
   }
 
+  /** Copies an object's bytes to a new name (read judged on the source, write on the destination). */
+  async copy(api: StorageApi, caller: FilesCaller, source: { bucket: string; name: string }, target: NewObject): Promise<StoredObject> {
+    const from = await this.files.readable(api, caller, source.bucket, source.name);
+    const { mediaContentType: _none, ...rest } = target;
+    const metadata: IncomingMetadata = {
+      contentType: from.contentType ?? null,
+      contentEncoding: from.contentEncoding ?? null,
+      contentDisposition: from.contentDisposition ?? null,
+      contentLanguage: from.contentLanguage ?? null,
+      cacheControl: from.cacheControl ?? null,
+      ...(from.customMetadata ? { metadata: { ...from.customMetadata } } : {}),
+      ...Object.fromEntries(Object.entries(target.metadata).filter(([, value]) => value !== undefined)),
+    };
+    return this.uploadOnce(api, caller, { ...rest, metadata }, await this.files.openBytes(from), from.size);
+  }
+
   async start(api: StorageApi, caller: FilesCaller, request: NewObject, declaredSize?: number): Promise<UploadSession> {
     const { projectId } = this.files.locate(api, request.bucket, request.name);
     const max = this.deps.limits.maxObjectBytes;
@@ -109,7 +125,7 @@ export class FileUploads {
    * finished upload answers the object again; a chunk at any other offset is refused (the client
    * asks where to resume with `query`).
    */
-  async chunk(api: StorageApi, uploadId: string, offset: number | undefined, body: Readable | undefined, finalize: boolean): Promise<{ session: UploadSession; object?: StoredObject }> {
+  async chunk(api: StorageApi, uploadId: string, offset: number | undefined, body: Readable | undefined, finalize: boolean, total?: number): Promise<{ session: UploadSession; object?: StoredObject }> {
     let session = await this.session(api, uploadId);
     if (session.state === 'final' && finalize && session.finalGeneration) return { session, object: await this.finalObject(api, session) };
     if (session.state !== 'active') throw fileErrors.uploadNotActive(api);
@@ -118,6 +134,7 @@ export class FileUploads {
       session = await this.append(api, session, body);
     }
     if (!finalize) return { session };
+    if (total !== undefined && total !== session.received) throw fileErrors.invalid(api, `The upload ended after ${session.received} bytes; ${total} were declared.`);
     return this.finalize(api, session);
   }
 

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { FilesStore } from '../storage/files-store.js';
 import { registerV0Routes } from './api/v0-routes.js';
+import { registerJsonRoutes } from './api/json-routes.js';
 import type { ResolveCaller } from './api/files-caller.js';
 import { UploadsPerAddress } from './api/files-plugin.js';
 import type { ByteStore } from './bytes/byte-store.js';
@@ -82,7 +83,9 @@ export async function setUpFiles(app: FastifyInstance, options: FilesOptions, de
   const files = new FileService({ store: deps.store, bytes, guard, defaultProjectId: options.defaultProjectId, limits: limitsOf(options), logger: deps.logger });
   const uploads = new FileUploads(files);
   const baseUrl = (request: FastifyRequest) => deps.publicUrl() || `${request.protocol}://${request.host}`;
-  await registerV0Routes(app, { files, uploads, resolveCaller: deps.resolveCaller, uploadsPerAddress: new UploadsPerAddress(options.uploadsPerAddress), baseUrl, exposedHeaders });
+  const uploadsPerAddress = new UploadsPerAddress(options.uploadsPerAddress);
+  await registerV0Routes(app, { files, uploads, resolveCaller: deps.resolveCaller, uploadsPerAddress, baseUrl, exposedHeaders });
+  await registerJsonRoutes(app, { files, uploads, resolveCaller: deps.resolveCaller, uploadsPerAddress, baseUrl, dev: options.dev });
   // Orphans of a crash (bytes renamed into place, metadata never committed) go in the background.
   const startedAt = Date.now();
   void bytes

@@ -36,7 +36,8 @@ interface ObjectParams {
  * resumable protocol (X-Goog-Upload-* headers), and download-token management for administrators.
  */
 export async function registerV0Routes(root: FastifyInstance, deps: V0RoutesDeps): Promise<void> {
-  await root.register(async (app) => routes(app, deps), { prefix: '/v0' });
+  // Also under Google's host, for firebase-admin's getDownloadURL forwarded from https://firebasestorage.googleapis.com.
+  for (const prefix of ['/v0', '/firebasestorage.googleapis.com/v0']) await root.register(async (app) => routes(app, deps), { prefix });
 }
 
 function routes(app: FastifyInstance, deps: V0RoutesDeps): void {
