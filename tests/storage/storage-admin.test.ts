@@ -130,6 +130,32 @@ describe('firebase-admin in production (a service-account key, cert())', () => {
     assert.ok(google.seen.some((path) => path.startsWith('/storage.googleapis.com/upload/storage/v1/')));
   });
 
+  test('v4 signed URLs (getSignedUrl) read and write one object for whoever holds them, until they expire', async () => {
+    const atHearth = (signed: string) => signed.replace('https://storage.googleapis.com/', `${server.url}/storage.googleapis.com/`);
+    await bucket().file('signed/photo.jpg').save(pattern(4000, 9), { resumable: false, metadata: { contentType: 'image/jpeg' } });
+    const [readUrl] = await bucket().file('signed/photo.jpg').getSignedUrl({ version: 'v4', action: 'read', expires: Date.now() + 60_000 });
+    assert.match(readUrl, /X-Goog-Algorithm=GOOG4-RSA-SHA256/);
+    const read = await fetch(atHearth(readUrl));
+    assert.equal(read.status, 200);
+    assert.deepEqual(Buffer.from(await read.arrayBuffer()), pattern(4000, 9));
+    const [writeUrl] = await bucket().file('signed/upload.txt').getSignedUrl({ version: 'v4', action: 'write', expires: Date.now() + 60_000, contentType: 'text/plain' });
+    const written = await fetch(atHearth(writeUrl), { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: 'written by a signed URL' });
+    assert.equal(written.status, 200);
+    assert.equal((await bucket().file('signed/upload.txt').download())[0].toString(), 'written by a signed URL');
+    // The signature covers the object, the method and the signed headers: nothing else goes.
+    const otherObject = atHearth(readUrl).replace('signed/photo.jpg', 'signed/upload.txt');
+    assert.equal((await fetch(otherObject)).status, 403);
+    assert.equal((await fetch(atHearth(readUrl), { method: 'PUT', body: 'x' })).status, 403);
+    const tampered = atHearth(readUrl).replace(/X-Goog-Signature=([0-9a-f])/, (_, c: string) => `X-Goog-Signature=${c === '0' ? '1' : '0'}`);
+    assert.equal((await fetch(tampered)).status, 403);
+    assert.equal((await fetch(atHearth(writeUrl), { method: 'PUT', headers: { 'content-type': 'text/html' }, body: '<script>' })).status, 403);
+    const [shortUrl] = await bucket().file('signed/photo.jpg').getSignedUrl({ version: 'v4', action: 'read', accessibleAt: Date.now() - 3600_000, expires: Date.now() + 1000 });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const expired = await fetch(atHearth(shortUrl));
+    assert.equal(expired.status, 403);
+    assert.match(((await expired.json()) as { error: { message: string } }).error.message, /expired/);
+  });
+
   test('the JSON API without a credential, or with a wrong one, is refused (no rules released: closed)', async () => {
     const anonymous = await fetch(`${server.url}/storage/v1/b/${testBucket}/o/${encodeURIComponent('prod/b.bin')}?alt=media`);
     assert.equal(anonymous.status, 403);

@@ -281,6 +281,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     rules: rulesRegistry,
     readDocument: (projectId, databaseId, path) => guard.reader({ projectId, databaseId }).get(path),
     isOwner: isOwnerCredential,
+    serviceAccountKeysOf: (clientEmail) => serviceAccounts.keysOf(clientEmail),
     resolveCaller: (authorization, projectId, consoleSession) => firestoreAccess.callerOf(authorization, projectId, consoleSession),
     publicUrl: () => options.publicUrl?.replace(/\/$/, '') ?? '',
     logger,

@@ -1,9 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { KeyObject } from 'node:crypto';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { FilesStore } from '../storage/files-store.js';
 import { registerV0Routes } from './api/v0-routes.js';
 import { registerJsonRoutes } from './api/json-routes.js';
+import { registerSignedUrls } from './api/signed-urls.js';
 import type { ResolveCaller } from './api/files-caller.js';
 import { UploadsPerAddress } from './api/files-plugin.js';
 import type { ByteStore } from './bytes/byte-store.js';
@@ -51,6 +53,8 @@ export interface FilesSetupDeps {
   rules: RulesRegistry;
   /** A Firestore document for storage rules' firestore.get()/exists(). */
   readDocument(projectId: string, databaseId: string, path: string): Promise<Doc | undefined>;
+  /** A service account's public keys and project (v4 signed URLs are signed with them). */
+  serviceAccountKeysOf(clientEmail: string): Promise<{ projectId: string; keys: KeyObject[] } | undefined>;
   /** The administrator, not from a page on another origin (the rules endpoint outside --dev). */
   isOwner(request: FastifyRequest): boolean;
   resolveCaller: ResolveCaller;
@@ -85,6 +89,7 @@ export async function setUpFiles(app: FastifyInstance, options: FilesOptions, de
   const baseUrl = (request: FastifyRequest) => deps.publicUrl() || `${request.protocol}://${request.host}`;
   const uploadsPerAddress = new UploadsPerAddress(options.uploadsPerAddress);
   await registerV0Routes(app, { files, uploads, resolveCaller: deps.resolveCaller, uploadsPerAddress, baseUrl, exposedHeaders });
+  registerSignedUrls(app, { files, uploads, keysOf: deps.serviceAccountKeysOf });
   await registerJsonRoutes(app, { files, uploads, resolveCaller: deps.resolveCaller, uploadsPerAddress, baseUrl, dev: options.dev });
   // Orphans of a crash (bytes renamed into place, metadata never committed) go in the background.
   const startedAt = Date.now();
