@@ -73,6 +73,8 @@ export interface HearthOptions {
   sqliteWriterLatch?: Int32Array;
   /** How often the console's metrics series is sampled (5000 ms; tests shorten it). */
   metricsIntervalMs?: number;
+  /** `--storage-url s3://bucket?endpoint=...` (or HEARTH_STORAGE_URL): Cloud Storage bytes in an S3 service, credentials from AWS_* variables. */
+  storageUrl?: string;
   /** `--storage-rules FILE`: the default project's storage security rules (`firebase.storage`), reloaded on change. */
   storageRulesFile?: string;
   /** Cloud Storage (files/): the largest object, a quota per project, uploads in flight per client address. */

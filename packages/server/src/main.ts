@@ -59,6 +59,7 @@ interface StartFlags {
   grpcPort?: number;
   rules?: string;
   storageRules?: string;
+  storageUrl?: string;
   captchaWork: number;
   smsUrl: string;
   smsAccount?: string;
@@ -106,6 +107,7 @@ program
   .option('--grpc-port <port>', 'also serve gRPC for Node SDKs on this port (it is always served on --port too)', port)
   .option('--max-in-values <n>', 'values allowed in an in / array-contains-any filter (old clients expect 10)', count, 30)
   .option('--rules <file>', "Firestore security rules for the default project (firestore.rules); reloaded when the file changes")
+  .option('--storage-url <url>', 'keep Cloud Storage bytes in an S3 service: s3://bucket[/prefix]?endpoint=https://s3.example&region=us-east-1 (or HEARTH_STORAGE_URL; keys in AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY); default: the data folder')
   .option('--storage-rules <file>', 'Cloud Storage security rules for the default project (storage.rules); reloaded when the file changes')
   .option('--sms-account <sid>', 'send SMS codes through a Twilio-style provider with this account id (token in HEARTH_SMS_TOKEN); otherwise texts go to the SMS outbox in --dev and are refused in production')
   .option('--sms-from <number>', 'the number (or sender id) SMS codes are sent from')
@@ -140,6 +142,7 @@ program
       ...(flags.grpcPort !== undefined ? { grpcPort: flags.grpcPort } : {}),
       ...(flags.rules ? { rulesFile: resolve(flags.rules) } : {}),
       ...(flags.storageRules ? { storageRulesFile: resolve(flags.storageRules) } : {}),
+      ...(flags.storageUrl || process.env.HEARTH_STORAGE_URL ? { storageUrl: flags.storageUrl ?? process.env.HEARTH_STORAGE_URL } : {}),
       shippedRulesFile: defaultShippedRulesFile,
       ...(flags.demoIdp ? { demoIdpPort: flags.demoIdp === true ? flags.port + 1 : port(flags.demoIdp) } : {}),
       accountThrottle: { ...defaults.accountThrottle, maxFailures: flags.maxFailedSignins },

@@ -276,7 +276,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   await registerFirestoreRestRoutes(app, database, firestoreAccess);
   const firestoreStreams = new FirestoreStreams(database, firestoreAccess);
   await registerWebChannelRoutes(app, firestoreStreams, firestoreAccess, { isAdminCredential: (authorization) => callers.isAdminAuthorization(authorization) });
-  const files = await setUpFiles(app, { dataDir: options.dataDir, dev: options.dev, defaultProjectId: options.defaultProjectId, ...options.files, ...(options.storageRulesFile ? { storageRulesFile: options.storageRulesFile } : {}) }, {
+  const files = await setUpFiles(app, { dataDir: options.dataDir, dev: options.dev, defaultProjectId: options.defaultProjectId, ...options.files, ...(options.storageRulesFile ? { storageRulesFile: options.storageRulesFile } : {}), ...(options.storageUrl ? { storageUrl: options.storageUrl } : {}) }, {
     store: storage.files,
     rules: rulesRegistry,
     readDocument: (projectId, databaseId, path) => guard.reader({ projectId, databaseId }).get(path),

@@ -190,8 +190,11 @@ export class FileUploads {
     const request = JSON.parse(session.metadata) as NewObject;
     const caller = JSON.parse(session.caller) as FilesCaller;
     try {
-      const md5Hash = md5Base64(await this.md5Of(session));
       const blobKey = await this.deps.bytes.stageFinish(session.staging, session.received);
+      const md5Hash = md5Base64(await this.md5Of(session, blobKey).catch(async (error: unknown) => {
+        this.files.discardBlob(blobKey);
+        throw error;
+      }));
       const object = await this.commit(api, caller, request, session.projectId, { blobKey, size: session.received, md5Hash, crc32c: crc32cBase64(session.crc32c) });
       await this.deps.store.advanceUpload(session.uploadId, claimed, { state: 'final', finalGeneration: object.generation });
       return { session: { ...claimed, state: 'final', finalGeneration: object.generation }, object };
@@ -205,12 +208,12 @@ export class FileUploads {
     }
   }
 
-  /** The MD5 of the staged bytes: kept while chunks came here, else read back once. */
-  private async md5Of(session: UploadSession): Promise<Buffer> {
+  /** The MD5 of the upload: kept while its chunks came to this process, else read back once from the finished blob. */
+  private async md5Of(session: UploadSession, blobKey: string): Promise<Buffer> {
     const local = this.md5s.get(session.uploadId);
     if (local && local.received === session.received) return local.hash.digest();
     const hash = createHash('md5');
-    for await (const chunk of await this.deps.bytes.stageRead(session.staging, session.received)) hash.update(chunk as Buffer);
+    for await (const chunk of await this.deps.bytes.read(blobKey)) hash.update(chunk as Buffer);
     return hash.digest();
   }
 

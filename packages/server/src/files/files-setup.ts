@@ -10,6 +10,7 @@ import type { ResolveCaller } from './api/files-caller.js';
 import { UploadsPerAddress } from './api/files-plugin.js';
 import type { ByteStore } from './bytes/byte-store.js';
 import { DiskByteStore } from './bytes/disk-byte-store.js';
+import { parseS3Url, S3ByteStore } from './bytes/s3-byte-store.js';
 import { FileService, type FileLimits } from './file-service.js';
 import { FileUploads } from './file-uploads.js';
 import { RegimeGuard, type StorageGuard } from './security/storage-guard.js';
@@ -43,6 +44,8 @@ export interface FilesOptions {
   projectQuotaBytes?: number;
   /** Uploads one client address may have in flight at once. */
   uploadsPerAddress: number;
+  /** `--storage-url s3://bucket?endpoint=...`: bytes in an S3 service instead of the data folder. */
+  storageUrl?: string;
   /** `--storage-rules FILE`: released to the default project as `firebase.storage`, reloaded on change. */
   storageRulesFile?: string;
 }
@@ -76,9 +79,14 @@ export interface FilesDomain {
  * and the routes of the v0 API. One call from the composition root.
  */
 export async function setUpFiles(app: FastifyInstance, options: FilesOptions, deps: FilesSetupDeps): Promise<FilesDomain> {
-  const disk = new DiskByteStore(join(options.dataDir, 'files'));
-  await disk.clearTemporary();
-  const bytes: ByteStore = disk;
+  let bytes: ByteStore;
+  if (options.storageUrl) {
+    bytes = new S3ByteStore(parseS3Url(options.storageUrl));
+  } else {
+    const disk = new DiskByteStore(join(options.dataDir, 'files'));
+    await disk.clearTemporary();
+    bytes = disk;
+  }
   const guard = new RegimeGuard({ dev: options.dev, logger: deps.logger }, storageRulesJudge({ registry: deps.rules, readDocument: deps.readDocument, logger: deps.logger }));
   const stopFollowingRules = options.storageRulesFile
     ? await followRulesFile(deps.rules, options.defaultProjectId, options.storageRulesFile, deps.logger, storageRelease)

@@ -21,8 +21,6 @@ export interface ByteStore {
   stageBegin(): Promise<string>;
   /** Appends a chunk at `offset` (the bytes acknowledged so far; anything staged past it is dropped); the new state once durable. */
   stageAppend(staging: string, offset: number, source: Readable): Promise<string>;
-  /** The staged bytes so far (to hash them again when the hash state was in another process). */
-  stageRead(staging: string, size: number): Promise<Readable>;
   /** Turns the staged bytes into a blob; its key. */
   stageFinish(staging: string, size: number): Promise<string>;
   stageDiscard(staging: string): Promise<void>;

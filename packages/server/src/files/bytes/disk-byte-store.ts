@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createReadStream, mkdirSync } from 'node:fs';
 import { open, readdir, rename, rm, stat, truncate, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { ByteStore } from './byte-store.js';
 
 /** Keys are 32 hex characters; anything else never reaches the file system. */
@@ -78,11 +78,6 @@ export class DiskByteStore implements ByteStore {
     return staging;
   }
 
-  async stageRead(staging: string, size: number): Promise<Readable> {
-    if (size === 0) return createEmpty();
-    return createReadStream(this.stagingPath(staging), { start: 0, end: size - 1 });
-  }
-
   async stageFinish(staging: string, size: number): Promise<string> {
     const path = this.stagingPath(staging);
     if ((await stat(path)).size !== size) await truncate(path, size);
@@ -154,6 +149,3 @@ async function syncFolder(folder: string): Promise<void> {
   }
 }
 
-function createEmpty(): Readable {
-  return Readable.from([]);
-}
