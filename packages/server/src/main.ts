@@ -60,6 +60,9 @@ interface StartFlags {
   rules?: string;
   storageRules?: string;
   storageUrl?: string;
+  maxObjectSize?: number;
+  storageQuota?: number;
+  maxUploadsPerAddress: number;
   captchaWork: number;
   smsUrl: string;
   smsAccount?: string;
@@ -108,6 +111,9 @@ program
   .option('--max-in-values <n>', 'values allowed in an in / array-contains-any filter (old clients expect 10)', count, 30)
   .option('--rules <file>', "Firestore security rules for the default project (firestore.rules); reloaded when the file changes")
   .option('--storage-url <url>', 'keep Cloud Storage bytes in an S3 service: s3://bucket[/prefix]?endpoint=https://s3.example&region=us-east-1 (or HEARTH_STORAGE_URL; keys in AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY); default: the data folder')
+  .option('--max-object-size <bytes>', 'Cloud Storage: the largest object in bytes (default 5 GiB)', count)
+  .option('--storage-quota <bytes>', 'Cloud Storage: the bytes one project\'s objects may take (default: no quota)', count)
+  .option('--max-uploads-per-address <n>', 'Cloud Storage: uploads one client address may have in flight at once', count, 32)
   .option('--storage-rules <file>', 'Cloud Storage security rules for the default project (storage.rules); reloaded when the file changes')
   .option('--sms-account <sid>', 'send SMS codes through a Twilio-style provider with this account id (token in HEARTH_SMS_TOKEN); otherwise texts go to the SMS outbox in --dev and are refused in production')
   .option('--sms-from <number>', 'the number (or sender id) SMS codes are sent from')
@@ -142,6 +148,11 @@ program
       ...(flags.grpcPort !== undefined ? { grpcPort: flags.grpcPort } : {}),
       ...(flags.rules ? { rulesFile: resolve(flags.rules) } : {}),
       ...(flags.storageRules ? { storageRulesFile: resolve(flags.storageRules) } : {}),
+      files: {
+        maxObjectBytes: flags.maxObjectSize ?? defaults.files.maxObjectBytes,
+        ...(flags.storageQuota !== undefined ? { projectQuotaBytes: flags.storageQuota } : {}),
+        uploadsPerAddress: flags.maxUploadsPerAddress,
+      },
       ...(flags.storageUrl || process.env.HEARTH_STORAGE_URL ? { storageUrl: flags.storageUrl ?? process.env.HEARTH_STORAGE_URL } : {}),
       shippedRulesFile: defaultShippedRulesFile,
       ...(flags.demoIdp ? { demoIdpPort: flags.demoIdp === true ? flags.port + 1 : port(flags.demoIdp) } : {}),
