@@ -7,7 +7,7 @@
 import http from 'node:http';
 import https from 'node:https';
 
-const googleHosts = new Set(['oauth2.googleapis.com', 'identitytoolkit.googleapis.com', 'www.googleapis.com', 'securetoken.googleapis.com']);
+const googleHosts = new Set(['oauth2.googleapis.com', 'identitytoolkit.googleapis.com', 'www.googleapis.com', 'securetoken.googleapis.com', 'storage.googleapis.com', 'firebasestorage.googleapis.com']);
 
 type RequestFn = (...args: unknown[]) => http.ClientRequest;
 

@@ -24,6 +24,19 @@ export interface HearthOptions extends AuthOptions, FirestoreOptions {
   trustProxy?: string[];
   /** How often the console's metrics series is sampled (5000 ms; tests shorten it). */
   metricsIntervalMs?: number;
+  /** `--storage-url s3://bucket?endpoint=...` (or HEARTH_STORAGE_URL): Cloud Storage bytes in an S3 service, credentials from AWS_* variables. */
+  storageUrl?: string;
+  /** `--storage-rules FILE`: the default project's storage security rules (`firebase.storage`), reloaded on change. */
+  storageRulesFile?: string;
+  /** Cloud Storage (files/): the largest object, a quota per project, uploads in flight per client address. */
+  files: FilesConfig;
+}
+
+export interface FilesConfig {
+  maxObjectBytes: number;
+  /** Undefined: no quota. */
+  projectQuotaBytes?: number;
+  uploadsPerAddress: number;
 }
 
 export const defaultWebRoot = resolve(import.meta.dirname, '../../web/dist');
@@ -40,6 +53,7 @@ export function defaultOptions(overrides: Partial<HearthOptions> = {}): HearthOp
     logLevel: 'info',
     ...defaultAuthOptions,
     ...defaultFirestoreOptions,
+    files: { maxObjectBytes: 5 * 1024 ** 3, uploadsPerAddress: 32 },
     ...overrides,
   };
 }

@@ -59,6 +59,11 @@ interface StartFlags {
   versionRetention: number;
   grpcPort?: number;
   rules?: string;
+  storageRules?: string;
+  storageUrl?: string;
+  maxObjectSize?: number;
+  storageQuota?: number;
+  maxUploadsPerAddress: number;
   captchaWork: number;
   smsUrl: string;
   smsAccount?: string;
@@ -107,6 +112,11 @@ program
   .option('--grpc-port <port>', 'also serve gRPC for Node SDKs on this port (it is always served on --port too)', port)
   .option('--max-in-values <n>', 'values allowed in an in / array-contains-any filter (old clients expect 10)', count, 30)
   .option('--rules <file>', "Firestore security rules for the default project (firestore.rules); reloaded when the file changes")
+  .option('--storage-url <url>', 'keep Cloud Storage bytes in an S3 service: s3://bucket[/prefix]?endpoint=https://s3.example&region=us-east-1 (or HEARTH_STORAGE_URL; keys in AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY); default: the data folder')
+  .option('--max-object-size <bytes>', 'Cloud Storage: the largest object in bytes (default 5 GiB)', count)
+  .option('--storage-quota <bytes>', 'Cloud Storage: the bytes one project\'s objects may take (default: no quota)', count)
+  .option('--max-uploads-per-address <n>', 'Cloud Storage: uploads one client address may have in flight at once', count, 32)
+  .option('--storage-rules <file>', 'Cloud Storage security rules for the default project (storage.rules); reloaded when the file changes')
   .option('--sms-account <sid>', 'send SMS codes through a Twilio-style provider with this account id (token in HEARTH_SMS_TOKEN); otherwise texts go to the SMS outbox in --dev and are refused in production')
   .option('--sms-from <number>', 'the number (or sender id) SMS codes are sent from')
   .option('--sms-url <url>', 'the SMS provider API base URL (Twilio\'s Messages API)', httpBase, 'https://api.twilio.com')
@@ -143,6 +153,13 @@ program
       versionRetentionSeconds: flags.versionRetention,
       ...(flags.grpcPort !== undefined ? { grpcPort: flags.grpcPort } : {}),
       ...(flags.rules ? { rulesFile: resolve(flags.rules) } : {}),
+      ...(flags.storageRules ? { storageRulesFile: resolve(flags.storageRules) } : {}),
+      files: {
+        maxObjectBytes: flags.maxObjectSize ?? defaults.files.maxObjectBytes,
+        ...(flags.storageQuota !== undefined ? { projectQuotaBytes: flags.storageQuota } : {}),
+        uploadsPerAddress: flags.maxUploadsPerAddress,
+      },
+      ...(flags.storageUrl || process.env.HEARTH_STORAGE_URL ? { storageUrl: flags.storageUrl ?? process.env.HEARTH_STORAGE_URL } : {}),
       shippedRulesFile: defaultShippedRulesFile,
       ...(flags.demoIdp ? { demoIdpPort: flags.demoIdp === true ? flags.port + 1 : port(flags.demoIdp) } : {}),
       accountThrottle: { ...defaults.accountThrottle, maxFailures: flags.maxFailedSignins },

@@ -7,6 +7,7 @@ import type { HumanChecks } from './auth/captcha/human-check.js';
 import type { SmsDeliveryMode } from './auth/phone/sms-delivery.js';
 import type { HearthOptions } from './config.js';
 import { registerConsoleTools, setUpConsole } from './console/console-setup.js';
+import { setUpFiles } from './files/files-setup.js';
 import { assembleFirestore } from './firestore/firestore-setup.js';
 import { createHttpApp } from './http/app.js';
 import { ownOriginsOf } from './http/browser-origin.js';
@@ -80,6 +81,16 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   });
   await registerConsoleTools(app, { auth, firestore, dev: options.dev, publicUrl: urls.publicUrl });
   await firestore.register(app);
+  const files = await setUpFiles(app, { dataDir: options.dataDir, dev: options.dev, defaultProjectId: options.defaultProjectId, ...options.files, ...(options.storageRulesFile ? { storageRulesFile: options.storageRulesFile } : {}), ...(options.storageUrl ? { storageUrl: options.storageUrl } : {}) }, {
+    store: storage.files,
+    rules: firestore.rulesRegistry,
+    readDocument: (projectId, databaseId, path) => firestore.guard.reader({ projectId, databaseId }).get(path),
+    isOwner: isOwnerCredential,
+    serviceAccountKeysOf: (clientEmail) => auth.serviceAccounts.keysOf(clientEmail),
+    resolveCaller: (authorization, projectId, consoleSession) => firestore.access.callerOf(authorization, projectId, consoleSession),
+    publicUrl: () => options.publicUrl?.replace(/\/$/, '') ?? '',
+    logger,
+  });
   await registerWebRoutes(app, options.webRoot, auth.projects, urls.publicUrl);
 
   const defaultApiKey = (await auth.projects.config(options.defaultProjectId)).apiKeys[0]!;
@@ -115,6 +126,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       const cutOff = setTimeout(() => app.server.closeAllConnections(), shutdownGraceMs);
       await app.close().finally(() => clearTimeout(cutOff));
       await auth.drain();
+      await files.close();
       await storage.close();
       await pgPool?.end();
     },

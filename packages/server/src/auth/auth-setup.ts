@@ -75,6 +75,8 @@ export interface AuthAssembly {
   humanCheck: HumanChecks;
   smsDelivery: SmsDeliveryMode;
   sessionCookieKeys: SigningKeyRing;
+  /** Service accounts' public keys (file storage's signed URLs are signed with them). */
+  serviceAccounts: ServiceAccounts;
   /** An ID token of the project (or any of its tenants), verified. */
   verifyIdToken(projectId: string, idToken: string, options?: { anyTenant?: boolean }): Promise<IdTokenClaims>;
   register(app: FastifyInstance): Promise<void>;
@@ -191,6 +193,7 @@ export async function assembleAuth(options: AuthOptions, storage: IdentityStorag
     humanCheck,
     smsDelivery: sms.mode,
     sessionCookieKeys,
+    serviceAccounts,
     verifyIdToken: (projectId, idToken, verifyOptions) => deps.tokens.verifyIdToken(projectId, idToken, verifyOptions),
     async register(app) {
       const customTokens = new CustomTokenSignIn(deps, sessions, new CustomTokenVerifier(serviceAccounts, { acceptUnsigned: options.dev }));

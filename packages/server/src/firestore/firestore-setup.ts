@@ -37,6 +37,8 @@ export interface FirestoreAssembly {
   database: DocumentDatabase;
   rulesRegistry: RulesRegistry;
   guard: FirestoreGuard;
+  /** Who calls: the admin, a verified user, or nobody (file storage resolves callers the same way). */
+  access: FirestoreAccess;
   compositeIndexes: CompositeIndex[];
   vectorIndexes: VectorIndex[];
   /** One line for the start banner: which security rules guard the document database. */
@@ -79,6 +81,7 @@ export async function assembleFirestore(options: FirestoreOptions, storage: Iden
     database,
     rulesRegistry,
     guard,
+    access,
     compositeIndexes,
     vectorIndexes,
     rulesSummary,

@@ -11,7 +11,7 @@ import { pathOf } from './url-path.js';
 import { handleError } from './error-handler.js';
 
 /** Paths only the admin credential may use: no CORS for them. */
-const adminPathPrefixes = ['/identitytoolkit.googleapis.com/v1/projects/', '/identitytoolkit.googleapis.com/v2/projects/', '/emulator/', '/hearth/', '/metrics'];
+const adminPathPrefixes = ['/identitytoolkit.googleapis.com/v1/projects/', '/identitytoolkit.googleapis.com/v2/projects/', '/emulator/', '/hearth/', '/metrics', '/internal/'];
 
 /**
  * A protocol's own error shapes on the paths it serves, where Google's generic ones would mislead

@@ -7,6 +7,8 @@ import type { ChangeFeed } from './change-feed.js';
 import type { DocumentStore } from './document-store.js';
 import type { KeyRingStore } from './key-ring-store.js';
 import { PgAuditLog } from './postgres/pg-audit-log.js';
+import { PgFilesStore } from './postgres/pg-files-store.js';
+import type { FilesStore } from './files-store.js';
 import type { PgPool } from './postgres/pg-connection.js';
 import { openPgDocumentStore } from './postgres/pg-document-store.js';
 import { PgKeyRing, PgSharedSecrets } from './postgres/pg-shared-keys.js';
@@ -34,6 +36,8 @@ export interface IdentityStorage {
   /** Every instance's commits (PostgreSQL); undefined: one process, its own commits are all there are. */
   changeFeed?: ChangeFeed & { close(): Promise<void> };
   auditLog: AuditLog;
+  /** Cloud Storage objects' metadata and upload sessions (files/); the bytes are in a byte store. */
+  files: FilesStore;
   /** The store's size in bytes as last seen (the SQLite file and its log, or the PostgreSQL database). */
   sizeBytes: () => number;
   /** Closes what was opened here (the pool is the caller's). */
@@ -51,6 +55,7 @@ export async function openStorage(dataDir: string, pgPool: PgPool | undefined, w
       captchaKey: loadOrCreateKeyFile(dataDir, 'captcha-key'),
       documents: sqlite.documents(),
       auditLog: sqlite.auditLog(),
+      files: sqlite.files(),
       sizeBytes: () => sqliteFileBytes(dataDir),
       close: () => sqlite.close(),
     };
@@ -70,6 +75,7 @@ export async function openStorage(dataDir: string, pgPool: PgPool | undefined, w
     documents: documents.store,
     changeFeed: documents.feed,
     auditLog: await PgAuditLog.open(pgPool),
+    files: await PgFilesStore.open(pgPool),
     sizeBytes: () => databaseSize.bytes,
     close: async () => {
       clearInterval(databaseSize.timer);

@@ -5,6 +5,9 @@ import { OAuthGrantError, ServiceAccounts, tokenPath, UnknownServiceAccountKey, 
 import { bearerToken, type CallerResolver } from './caller.js';
 import { projectPathParams } from './schemas.js';
 
+/** google-auth-library's JWT client's token endpoint (the audience of its assertions). */
+const legacyGoogleTokenUrl = 'https://www.googleapis.com/oauth2/v4/token';
+
 export interface ServiceAccountRouteDeps {
   accounts: ServiceAccounts;
   callers: CallerResolver;
@@ -44,9 +47,11 @@ export function registerServiceAccountRoutes(app: FastifyInstance, deps: Service
     }, done);
   });
 
-  app.post(tokenPath, { schema: { body: tokenBody } }, async (request, reply) => {
+  // google-auth-library's JWT client (what @google-cloud/storage signs in with) still uses the older
+  // www.googleapis.com/oauth2/v4/token endpoint: the same exchange, its URL as the audience.
+  const exchange = async (request: FastifyRequest, reply: FastifyReply) => {
     const body = (request.body ?? {}) as { grant_type?: string; assertion?: string };
-    const audiences = [googleTokenUrl, `${deps.publicUrl()}${tokenPath}`, `${deps.listeningUrl()}${tokenPath}`];
+    const audiences = [googleTokenUrl, legacyGoogleTokenUrl, `${deps.publicUrl()}${tokenPath}`, `${deps.listeningUrl()}${tokenPath}`];
     try {
       reply.header('cache-control', 'no-store');
       return await accounts.exchangeAssertion(body.grant_type, body.assertion, audiences);
@@ -54,7 +59,9 @@ export function registerServiceAccountRoutes(app: FastifyInstance, deps: Service
       if (error instanceof OAuthGrantError) return oauthError(reply, error);
       throw error;
     }
-  });
+  };
+  app.post(tokenPath, { schema: { body: tokenBody } }, exchange);
+  app.post('/www.googleapis.com/oauth2/v4/token', { schema: { body: tokenBody } }, exchange);
 
   const keysPath = '/hearth/v1/projects/:projectId/serviceAccountKeys';
   const owner = (request: FastifyRequest) => {

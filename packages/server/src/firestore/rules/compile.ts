@@ -35,7 +35,16 @@ export class RulesCompileError extends Error {
   }
 }
 
+/** Which product a ruleset guards: `service cloud.firestore` or `service firebase.storage`. */
+export type RulesService = 'cloud.firestore' | 'firebase.storage';
+
+/** The service a rules source declares (Firestore's when it names none Hearth serves, so the compiler says what is wrong). */
+export function serviceOf(source: string): RulesService {
+  return /service\s+firebase\.storage\b/.test(source) && !/service\s+cloud\.firestore\b/.test(source) ? 'firebase.storage' : 'cloud.firestore';
+}
+
 export interface CompiledRules {
+  readonly service: RulesService;
   readonly fileName: string;
   readonly source: string;
   readonly version: '1' | '2';
@@ -47,7 +56,7 @@ export interface CompiledRules {
 
 export const maxSourceBytes = 256 * 1024;
 
-export function compileRules(source: string, fileName = 'firestore.rules'): CompiledRules {
+export function compileRules(source: string, fileName = 'firestore.rules', service: RulesService = 'cloud.firestore'): CompiledRules {
   if (Buffer.byteLength(source) > maxSourceBytes) {
     throw new RulesCompileError([{ line: 0, column: 0, message: `Ruleset is larger than ${maxSourceBytes / 1024} KiB.`, severity: 'ERROR' }], fileName);
   }
@@ -58,11 +67,11 @@ export function compileRules(source: string, fileName = 'firestore.rules'): Comp
     if (!(error instanceof RulesSyntaxError)) throw error;
     throw new RulesCompileError([{ ...error.position, message: error.message, severity: 'ERROR' }], fileName);
   }
-  const checker = new Checker(ruleset.version);
+  const checker = new Checker(ruleset.version, service);
   const matches = checker.ruleset(ruleset);
   checker.issues.sort((a, b) => a.line - b.line || a.column - b.column);
   if (checker.issues.some((issue) => issue.severity === 'ERROR')) throw new RulesCompileError(checker.issues, fileName);
-  return { fileName, source, version: ruleset.version, issues: checker.issues, index: new MatchIndex(matches, ruleset.version) };
+  return { service, fileName, source, version: ruleset.version, issues: checker.issues, index: new MatchIndex(matches, ruleset.version) };
 }
 
 interface Scope {
@@ -87,13 +96,16 @@ class Checker {
   private readonly conditions: { pos: Position; condition: Expr }[] = [];
   private currentFunction: FunctionDecl | undefined;
 
-  constructor(private readonly version: '1' | '2') {}
+  constructor(
+    private readonly version: '1' | '2',
+    private readonly service: RulesService,
+  ) {}
 
   ruleset(ruleset: Ruleset): CompiledMatch[] {
-    if (ruleset.serviceName !== 'cloud.firestore') {
+    if (ruleset.serviceName !== this.service) {
       // The emulator accepts (and ignores) other services; Hearth refuses them, so a storage
-      // ruleset deployed by mistake does not silently deny every Firestore request.
-      this.error(ruleset.servicePos, `Unsupported service '${ruleset.serviceName}'. Hearth serves 'service cloud.firestore' only.`);
+      // ruleset deployed by mistake does not silently deny every Firestore request (or the reverse).
+      this.error(ruleset.servicePos, `Unsupported service '${ruleset.serviceName}'. Expected 'service ${this.service}'.`);
     }
     if (ruleset.version === '1') {
       this.issues.push({ line: 0, column: 0, message: 'Ruleset uses old version (version [1]). Please update to the latest version (version [2]).', severity: 'WARNING' });
@@ -255,7 +267,8 @@ class Checker {
       }
       case 'method': {
         const object = expr.object;
-        if (object.kind === 'ident' && namespaces.has(object.name) && !this.isVariable(object.name, scope, locals)) expr.namespace = object.name;
+        const namespace = object.kind === 'ident' && (namespaces.has(object.name) || (object.name === 'firestore' && this.service === 'firebase.storage'));
+        if (namespace && object.kind === 'ident' && !this.isVariable(object.name, scope, locals)) expr.namespace = object.name;
         else walk(object);
         expr.args.forEach(walk);
         const pattern = expr.args[0];

@@ -34,7 +34,7 @@ export async function evaluateRules(rules: CompiledRules, request: RulesRequest,
   }
 }
 
-class NeedLookup {
+export class NeedLookup {
   constructor(
     readonly key: string,
     readonly path: string,
@@ -42,7 +42,7 @@ class NeedLookup {
   ) {}
 }
 
-interface Target {
+export interface Target {
   /** Wildcard values of each applicable match block. */
   matches: { match: CompiledMatch; wildcards: RulesValue[] }[];
   resource: RulesValue;
@@ -83,8 +83,14 @@ function decide(rules: CompiledRules, request: RulesRequest, lookups: Map<string
   return { allowed: true, reason: `allowed by '${request.method}' @ L${allowedBy.line}`, decidedBy: allowedBy.explanation };
 }
 
+/** What judging sets per target: the resource and the matched wildcards (one object reused, so nothing is allocated). */
+export interface JudgeContext extends EvalContext {
+  resource: RulesValue;
+  wildcards: readonly RulesValue[];
+}
+
 /** The first allow that grants the target, or undefined (failures explain why). */
-function judge(target: Target, request: RulesRequest, ctx: RequestContext, failures: string[]): CompiledAllow | undefined {
+export function judge(target: Target, request: Pick<RulesRequest, 'method'>, ctx: JudgeContext, failures: string[]): CompiledAllow | undefined {
   const bit = methodBit(request.method);
   ctx.resource = target.resource;
   for (const { match, wildcards } of target.matches) {

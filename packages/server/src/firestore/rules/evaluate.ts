@@ -76,6 +76,7 @@ export function evaluate(expr: Expr, ctx: EvalContext, frame?: Frame, depth = 0)
       return call(expr, ctx, frame, depth);
     case 'method': {
       const args = expr.args.map((arg) => known(evaluate(arg, ctx, frame, depth)));
+      if (expr.namespace === 'firestore') return crossServiceLookup(expr.name, args, ctx);
       if (expr.namespace !== undefined) return callNamespace(expr.namespace, expr.name, args);
       return callMethod(known(evaluate(expr.object, ctx, frame, depth)), expr.name, args);
     }
@@ -118,6 +119,13 @@ export function evaluate(expr: Expr, ctx: EvalContext, frame?: Frame, depth = 0)
         ),
       );
   }
+}
+
+/** Storage rules' `firestore.get(path)` and `firestore.exists(path)`: the project's documents, as get()/exists() read them. */
+function crossServiceLookup(name: string, args: RulesValue[], ctx: EvalContext): RulesValue {
+  if (name !== 'get' && name !== 'exists') return functionNotFound(`firestore.${name}`);
+  if (args.length !== 1) throw fault(`Incorrect number of arguments. Received: ${args.length}. Expected: firestore.${name}(path).`);
+  return ctx.lookup(name, args[0]!);
 }
 
 function known(value: RulesValue): RulesValue {

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ReleaseRecord, RulesetRecord, RulesSourceFile, RulesStore } from '../../storage/rules-store.js';
 import type { DatabaseId } from '../core/paths.js';
-import { compileRules, type CompiledRules } from '../rules/index.js';
+import { firestoreErrors } from '../core/errors.js';
+import { compileRules, serviceOf, type CompiledRules } from '../rules/index.js';
 
 /** The release Firebase names for a database's Firestore rules (`firebase-admin`'s CLOUD_FIRESTORE). */
 export function releaseNameFor(databaseId: string): string {
@@ -10,6 +11,19 @@ export function releaseNameFor(databaseId: string): string {
 }
 
 export const firestoreRelease = 'cloud.firestore';
+
+/** Storage rules: `firebase.storage/<bucket>` for one bucket, `firebase.storage` for every bucket of the project. */
+export const storageRelease = 'firebase.storage';
+
+/** A storage ruleset's file (the one declaring `service firebase.storage`). */
+export function storageFile(files: readonly RulesSourceFile[]): RulesSourceFile | undefined {
+  return files.find((file) => serviceOf(file.content) === 'firebase.storage');
+}
+
+/** Compiled as the service its source declares. */
+function compileFile(file: RulesSourceFile): CompiledRules {
+  return compileRules(file.content, file.name, serviceOf(file.content));
+}
 
 /** A ruleset holds one or more files; the one declaring `service cloud.firestore` is the Firestore rules. */
 export function firestoreFile(files: readonly RulesSourceFile[]): RulesSourceFile | undefined {
@@ -44,16 +58,36 @@ export class RulesRegistry {
       const ruleset = await this.store.getRuleset(db.projectId, release.rulesetId);
       const file = ruleset && firestoreFile(ruleset.files);
       if (!file) return undefined;
-      rules = compileRules(file.content, file.name);
+      rules = compileFile(file);
       this.compiled.set(key, rules);
     }
     return rules;
   }
 
+  /**
+   * The storage rules for a bucket: its own release, else the project's `firebase.storage` (what
+   * the emulator endpoint and --storage-rules deploy); undefined when none.
+   */
+  async storageRulesFor(projectId: string, bucket: string): Promise<CompiledRules | undefined> {
+    const releases = await this.releasesOf(projectId);
+    const release = releases.get(`${storageRelease}/${bucket}`) ?? releases.get(storageRelease);
+    if (!release) return undefined;
+    const key = `${projectId}/${release.rulesetId}`;
+    let rules = this.compiled.get(key);
+    if (!rules) {
+      const ruleset = await this.store.getRuleset(projectId, release.rulesetId);
+      const file = ruleset && storageFile(ruleset.files);
+      if (!file) return undefined;
+      rules = compileFile(file);
+      this.compiled.set(key, rules);
+    }
+    return rules.service === 'firebase.storage' ? rules : undefined;
+  }
+
   /** Compiles (throwing RulesCompileError with every issue) and keeps a new ruleset. */
   async createRuleset(projectId: string, files: RulesSourceFile[]): Promise<RulesetRecord> {
     const file = firestoreFile(files);
-    const compiled = file ? compileRules(file.content, file.name) : undefined;
+    const compiled = file ? compileFile(file) : undefined;
     const ruleset: RulesetRecord = { projectId, rulesetId: randomUUID(), files, createTime: Date.now() };
     await this.store.createRuleset(ruleset);
     if (compiled) this.compiled.set(`${projectId}/${ruleset.rulesetId}`, compiled);
@@ -62,6 +96,14 @@ export class RulesRegistry {
 
   /** Points a release at a ruleset; false when the ruleset does not exist. */
   async release(projectId: string, name: string, rulesetId: string): Promise<ReleaseRecord | undefined> {
+    const ruleset = await this.store.getRuleset(projectId, rulesetId);
+    const forStorage = name === storageRelease || name.startsWith(`${storageRelease}/`);
+    const forFirestore = name === firestoreRelease || name.startsWith(`${firestoreRelease}/`);
+    const holdsStorage = ruleset !== undefined && storageFile(ruleset.files) !== undefined;
+    // A ruleset guards one service: storage rules never become a database's, nor the reverse.
+    if (ruleset && ((forStorage && !holdsStorage) || (forFirestore && holdsStorage))) {
+      throw firestoreErrors.invalidArgument(`Ruleset projects/${projectId}/rulesets/${rulesetId} does not declare the service release ${name} is for.`);
+    }
     const now = Date.now();
     const existing = await this.store.getRelease(projectId, name);
     const release: ReleaseRecord = { projectId, name, rulesetId, createTime: existing?.createTime ?? now, updateTime: now };

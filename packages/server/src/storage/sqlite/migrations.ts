@@ -20,6 +20,44 @@ export const indexPrefixMigration = `
   DELETE FROM fs_index WHERE length(value) > 1000;
 `;
 
+/**
+ * Cloud Storage objects (files/): metadata rows (the bytes live in the byte store under blob_key),
+ * bytes in use per project, resumable upload sessions, and the events functions will deliver.
+ */
+const filesMigration = `
+  CREATE TABLE files_objects (
+    bucket TEXT NOT NULL,
+    name TEXT NOT NULL,
+    project_id TEXT NOT NULL,
+    generation TEXT NOT NULL,
+    metageneration INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    blob_key TEXT NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (bucket, name)
+  ) WITHOUT ROWID;
+  CREATE INDEX files_objects_blob ON files_objects (blob_key);
+  CREATE TABLE files_usage (
+    project_id TEXT PRIMARY KEY,
+    bytes INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE TABLE files_uploads (
+    upload_id TEXT PRIMARY KEY,
+    expires_at INTEGER NOT NULL,
+    record TEXT NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX files_uploads_expiry ON files_uploads (expires_at);
+  CREATE TABLE files_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    project_id TEXT NOT NULL,
+    bucket TEXT NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    object TEXT NOT NULL
+  );
+`;
+
 /** Schema steps, applied in order once each; `PRAGMA user_version` records how far a file is. */
 const migrations: string[] = [
   `
@@ -279,6 +317,7 @@ const migrations: string[] = [
   );
   `,
   indexPrefixMigration,
+  filesMigration,
 ];
 
 export function migrate(db: Database): void {

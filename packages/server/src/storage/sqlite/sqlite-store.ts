@@ -23,6 +23,7 @@ import { SqliteDocumentStore } from './sqlite-document-store.js';
 import { isPhoneMutation, SqlitePhoneRows } from './sqlite-phone-rows.js';
 import { isOutboxMutation } from '../outbox-mutation.js';
 import { SqliteOutboxRows } from './sqlite-outbox-rows.js';
+import { SqliteFilesStore } from './sqlite-files-store.js';
 import { SqliteAuditLog } from './sqlite-audit-log.js';
 import { SqliteRulesStore } from './sqlite-rules-store.js';
 import { SqliteHumanChecks } from './sqlite-human-checks.js';
@@ -359,6 +360,11 @@ export class SqliteStore implements Store {
   /** Security rulesets and releases, in the same file and connection. */
   rules(): SqliteRulesStore {
     return new SqliteRulesStore(this.db, () => this.writeTurn());
+  }
+
+  /** Cloud Storage objects' metadata and upload sessions, in the same file and connection. */
+  files(): SqliteFilesStore {
+    return new SqliteFilesStore(this.db, () => this.writeTurn());
   }
 
   /** The operator console's audit log, in the same file and connection. */

@@ -1,0 +1,124 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { KeyObject } from 'node:crypto';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { FilesStore } from '../storage/files-store.js';
+import { registerV0Routes } from './api/v0-routes.js';
+import { registerJsonRoutes } from './api/json-routes.js';
+import { registerSignedUrls } from './api/signed-urls.js';
+import type { ResolveCaller } from './api/files-caller.js';
+import { UploadsPerAddress } from './api/files-plugin.js';
+import type { ByteStore } from './bytes/byte-store.js';
+import { DiskByteStore } from './bytes/disk-byte-store.js';
+import { parseS3Url, S3ByteStore } from './bytes/s3-byte-store.js';
+import { FileService, type FileLimits } from './file-service.js';
+import { FileUploads } from './file-uploads.js';
+import { RegimeGuard, type StorageGuard } from './security/storage-guard.js';
+import { storageRulesJudge } from './security/rules-guard.js';
+import { registerStorageRulesRoutes } from './api/storage-rules-routes.js';
+import type { Doc } from '../firestore/core/documents.js';
+import { followRulesFile } from '../firestore/security/rules-file.js';
+import { storageRelease, type RulesRegistry } from '../firestore/security/rules-registry.js';
+
+/** Headers the browser SDK must read from answers on another origin (the resumable protocol's). */
+const exposedHeaders = [
+  'X-Goog-Upload-URL',
+  'X-Goog-Upload-Status',
+  'X-Goog-Upload-Size-Received',
+  'X-Goog-Upload-Chunk-Granularity',
+  'X-Goog-Upload-Control-URL',
+  'X-GUploader-UploadID',
+  'X-Goog-Generation',
+  'X-Goog-Metageneration',
+  'X-Goog-Hash',
+  'Content-Range',
+  'Content-Disposition',
+  'ETag',
+].join(', ');
+
+export interface FilesOptions {
+  dataDir: string;
+  dev: boolean;
+  defaultProjectId: string;
+  maxObjectBytes: number;
+  projectQuotaBytes?: number;
+  /** Uploads one client address may have in flight at once. */
+  uploadsPerAddress: number;
+  /** `--storage-url s3://bucket?endpoint=...`: bytes in an S3 service instead of the data folder. */
+  storageUrl?: string;
+  /** `--storage-rules FILE`: released to the default project as `firebase.storage`, reloaded on change. */
+  storageRulesFile?: string;
+}
+
+export interface FilesSetupDeps {
+  store: FilesStore;
+  /** Where storage rules are released (the same rulesets and releases as Firestore's). */
+  rules: RulesRegistry;
+  /** A Firestore document for storage rules' firestore.get()/exists(). */
+  readDocument(projectId: string, databaseId: string, path: string): Promise<Doc | undefined>;
+  /** A service account's public keys and project (v4 signed URLs are signed with them). */
+  serviceAccountKeysOf(clientEmail: string): Promise<{ projectId: string; keys: KeyObject[] } | undefined>;
+  /** The administrator, not from a page on another origin (the rules endpoint outside --dev). */
+  isOwner(request: FastifyRequest): boolean;
+  resolveCaller: ResolveCaller;
+  /** The origin clients reach Hearth at, when one is configured ('' otherwise: the request's own). */
+  publicUrl(): string;
+  logger: Logger;
+}
+
+export interface FilesDomain {
+  files: FileService;
+  uploads: FileUploads;
+  guard: StorageGuard;
+  close(): Promise<void>;
+}
+
+
+/**
+ * Cloud Storage for Firebase (issue 31): the byte store, the metadata in Hearth's store, the guard,
+ * and the routes of the v0 API. One call from the composition root.
+ */
+export async function setUpFiles(app: FastifyInstance, options: FilesOptions, deps: FilesSetupDeps): Promise<FilesDomain> {
+  let bytes: ByteStore;
+  if (options.storageUrl) {
+    bytes = new S3ByteStore(parseS3Url(options.storageUrl));
+  } else {
+    const disk = new DiskByteStore(join(options.dataDir, 'files'));
+    await disk.clearTemporary();
+    bytes = disk;
+  }
+  const guard = new RegimeGuard({ dev: options.dev, logger: deps.logger }, storageRulesJudge({ registry: deps.rules, readDocument: deps.readDocument, logger: deps.logger }));
+  const stopFollowingRules = options.storageRulesFile
+    ? await followRulesFile(deps.rules, options.defaultProjectId, options.storageRulesFile, deps.logger, storageRelease)
+    : () => undefined;
+  await registerStorageRulesRoutes(app, { registry: deps.rules, defaultProjectId: options.defaultProjectId, dev: options.dev, isOwner: deps.isOwner });
+  const files = new FileService({ store: deps.store, bytes, guard, defaultProjectId: options.defaultProjectId, limits: limitsOf(options), logger: deps.logger });
+  const uploads = new FileUploads(files);
+  const baseUrl = (request: FastifyRequest) => deps.publicUrl() || `${request.protocol}://${request.host}`;
+  const uploadsPerAddress = new UploadsPerAddress(options.uploadsPerAddress);
+  await registerV0Routes(app, { files, uploads, resolveCaller: deps.resolveCaller, uploadsPerAddress, baseUrl, exposedHeaders });
+  registerSignedUrls(app, { files, uploads, keysOf: deps.serviceAccountKeysOf });
+  await registerJsonRoutes(app, { files, uploads, resolveCaller: deps.resolveCaller, uploadsPerAddress, baseUrl, dev: options.dev });
+  // Orphans of a crash (bytes renamed into place, metadata never committed) go in the background.
+  const startedAt = Date.now();
+  void bytes
+    .sweep?.((key) => deps.store.hasBlob(key), startedAt)
+    .then((removed) => removed && deps.logger.info({ removed }, 'removed stored bytes that no object pointed at'))
+    .catch((err: unknown) => deps.logger.error({ err }, 'sweeping unreferenced bytes failed'));
+  const sweep = setInterval(() => void uploads.sweep().catch((err: unknown) => deps.logger.error({ err }, 'sweeping expired uploads failed')), 3600_000);
+  sweep.unref();
+  return {
+    files,
+    uploads,
+    guard,
+    async close() {
+      clearInterval(sweep);
+      stopFollowingRules();
+      await bytes.close();
+    },
+  };
+}
+
+function limitsOf(options: FilesOptions): FileLimits {
+  return { maxObjectBytes: options.maxObjectBytes, ...(options.projectQuotaBytes !== undefined ? { projectQuotaBytes: options.projectQuotaBytes } : {}) };
+}
