@@ -68,7 +68,8 @@ export class FirestoreGuard {
     return { get, getAfter: (path) => (after?.has(path) ? Promise.resolve(after.get(path)) : get(path)) };
   }
 
-  async decide(caller: FirestoreCaller, rules: CompiledRules, request: RulesRequest): Promise<boolean> {
+  /** `quiet`: a decision that refuses nothing (what a Listen stream may send with a removal), so not logged as a denial. */
+  async decide(caller: FirestoreCaller, rules: CompiledRules, request: RulesRequest, quiet = false): Promise<boolean> {
     let allowed: boolean;
     let reason: string;
     try {
@@ -78,7 +79,7 @@ export class FirestoreGuard {
       this.options.logger.error({ err: error }, 'security rules evaluation failed');
       ({ allowed, reason } = { allowed: false, reason: 'evaluation failed' });
     }
-    if (!allowed) {
+    if (!allowed && !quiet) {
       this.options.logger.info(
         {
           project: request.db.projectId,
@@ -125,21 +126,34 @@ export class RequestJudge {
   }
 
   /**
-   * Queries (runQuery, aggregations, list, query targets): `list`, judged on the query's
-   * constraints; a query that names one document is judged on that document.
+   * Whether `get` allows this version of a document (undefined: absent) for the caller. Refuses
+   * nothing and logs no denial: a Listen stream asks it to decide whether a document leaving a
+   * target may go with its new content or only as a removal.
    */
-  async list(query: Query): Promise<void> {
+  async mayGet(path: string, doc: Doc | undefined): Promise<boolean> {
+    const regime = await this.guard.regime(this.caller, this.db);
+    if (regime.kind !== 'rules') return regime.kind !== 'closed';
+    const request: RulesRequest = { db: this.db, method: 'get', path, auth: this.auth(), time: nowMicros(), reader: this.guard.reader(this.db), budget: newBudget(singleLookupLimit) };
+    return this.guard.decide(this.caller, regime.rules, doc ? { ...request, resource: doc } : request, true);
+  }
+
+  /**
+   * Queries (runQuery, aggregations, list, query targets): `list`, judged on the query's
+   * constraints; a query that names one document is judged on that document: the stored one, or
+   * `named.version` (a Listen target judges each version it would send).
+   */
+  async list(query: Query, named?: { version: Doc | undefined }): Promise<void> {
     const regime = await this.settled();
     if (!regime) return;
-    const named = namedDocument(this.db, query);
+    const namedPath = namedDocument(this.db, query);
     const reader = this.guard.reader(this.db);
-    const resource = named === undefined ? undefined : await reader.get(named);
+    const resource = namedPath === undefined ? undefined : named ? named.version : await reader.get(namedPath);
     await this.require(regime, {
       db: this.db,
       method: 'list',
-      path: named ?? queryPath(query),
+      path: namedPath ?? queryPath(query),
       query,
-      ...(named === undefined ? {} : { namedDocument: true }),
+      ...(namedPath === undefined ? {} : { namedDocument: true }),
       ...(resource ? { resource } : {}),
       auth: this.auth(),
       time: nowMicros(),
@@ -195,7 +209,7 @@ export class RequestJudge {
 }
 
 /** The one document a query names by `__name__ ==` (or `in` with one name) among its conjuncts, if any. */
-function namedDocument(db: DatabaseId, query: Query): string | undefined {
+export function namedDocument(db: DatabaseId, query: Query): string | undefined {
   for (const filter of conjuncts(query.filter)) {
     if (filter.kind !== 'field' || !filter.field.isKey) continue;
     const value = filter.op === 'EQUAL' ? filter.value : filter.op === 'IN' && filter.value.type === 'array' && filter.value.values.length === 1 ? filter.value.values[0]! : undefined;

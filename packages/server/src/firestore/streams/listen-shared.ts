@@ -1,5 +1,4 @@
 /** What one commit sends every listener of a query alike, built once; and the tick that sends it. */
-import type { CommittedChange } from '../core/database.js';
 import { docToWire, type Doc, type WireDocument } from '../core/documents.js';
 import { formatMicros, parseMicros } from '../core/value-wire.js';
 import type { StreamContext } from './stream.js';
@@ -24,16 +23,16 @@ function flushDueSessions(): void {
 }
 
 /**
- * A commit's change reaches every listener of its scope as the same object (listen-hub.ts): whether
- * it matches a query is worked out once per distinct query (queryKey), not once per listener. A
- * match depends on the query and the document only; security rules judged each target when it was
- * added, per caller, and are not consulted here.
+ * A committed document reaches every listener of its scope as the same Doc object (listen-hub.ts):
+ * whether it matches a query is worked out once per distinct query (queryKey), not once per
+ * listener. A match depends on the query and the document only. It is also what lets a version go
+ * to a query target allowed on its constraints (listen-gate.ts), which asks the same question.
  */
-const matchesByChange = new WeakMap<CommittedChange, Map<string, boolean>>();
+const matchesByDoc = new WeakMap<Doc, Map<string, boolean>>();
 
-export function sharedMatch(change: CommittedChange, queryKey: string, match: () => boolean): boolean {
-  let known = matchesByChange.get(change);
-  if (!known) matchesByChange.set(change, (known = new Map()));
+export function sharedMatch(doc: Doc, queryKey: string, match: () => boolean): boolean {
+  let known = matchesByDoc.get(doc);
+  if (!known) matchesByDoc.set(doc, (known = new Map()));
   let answer = known.get(queryKey);
   if (answer === undefined) {
     answer = match();

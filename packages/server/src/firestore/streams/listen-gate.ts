@@ -1,0 +1,142 @@
+import type { ApiError } from '../../http/api-error.js';
+import { toApiError } from '../../http/error-handler.js';
+import type { Doc } from '../core/documents.js';
+import { fullName } from '../core/paths.js';
+import { matchesQuery, type Query } from '../core/query.js';
+import { formatMicros } from '../core/value-wire.js';
+import type { RequestJudge } from '../security/guard.js';
+import { sharedMatch, sharedWire } from './listen-shared.js';
+import type { StreamContext, StreamSink } from './stream.js';
+
+/**
+ * How a target was allowed, which says what may be sent on it:
+ * - `constraints`: `list` was allowed on the query's constraints, so every version that matches the
+ *   query is readable by this caller, and nothing else is without a judgement of its own;
+ * - `named`: the query names one document (`__name__ ==`) and `list` was judged on that document:
+ *   each of its versions is judged again before it goes;
+ * - `documents`: `get` was judged on each document: each version is judged again before it goes.
+ */
+export type TargetGrant = 'constraints' | 'named' | 'documents';
+
+/** What the gate needs to know of a target. */
+export interface GatedTarget {
+  readonly id: number;
+  readonly grant: TargetGrant;
+  readonly query?: Query;
+  /** Equal for targets whose queries are equal as sent (same database): they match a version alike. */
+  readonly queryKey?: string;
+  /** What the client holds: each document's path and the update time of the version sent. */
+  readonly sent: Map<string, number>;
+  /** `named` and `documents` targets: the versions judged for this target, and the verdicts. */
+  verdicts?: WeakMap<Doc, boolean>;
+}
+
+/**
+ * The one door document content takes to a Listen stream. A session hands its sink to the gate and
+ * keeps none, so every documentChange goes through `sendIn` or `sendOut`, which put a version on
+ * the wire only if it is allowed to this caller on this target, judged on that very version:
+ * it matches a query allowed on its constraints, or the rules allowed it (`judgeVersion` for named
+ * and documents targets, `judgeLeaving` for a version leaving a target). A version nobody judged is
+ * never sent: entering, it is a fault of the session (the stream ends); leaving, it goes as a
+ * removal without content (documentRemove), which the SDK resolves by asking for the document.
+ *
+ * Only what differs per listener is worked out per listener: a match is shared by every listener
+ * of an equal query (`sharedMatch`), and rules run only for versions leaving a target that the
+ * query no longer proves readable, and for every version of named and documents targets.
+ */
+export class ListenGate {
+  /** `get` verdicts on versions leaving a target, once per version for this caller. */
+  private readonly readable = new WeakMap<Doc, boolean>();
+
+  constructor(
+    private readonly context: StreamContext,
+    private readonly judge: () => RequestJudge,
+    private readonly sink: StreamSink,
+  ) {}
+
+  /** Whether a version is in a query target: scope, filters, ordered fields and cursors. */
+  matches(target: GatedTarget, doc: Doc): boolean {
+    return sharedMatch(doc, target.queryKey!, () => matchesQuery(this.context.db, target.query!, doc));
+  }
+
+  /**
+   * Named and documents targets: judges a version before anything is sent for it (undefined: the
+   * document is gone). False means the caller may no longer read it, and the target must end.
+   */
+  async judgeVersion(target: GatedTarget, path: string, doc: Doc | undefined): Promise<boolean> {
+    if (target.grant === 'constraints') return true;
+    const known = doc && target.verdicts?.get(doc);
+    if (known !== undefined) return known;
+    let allowed: boolean;
+    try {
+      const judge = this.judge();
+      if (target.grant === 'named') await judge.list(target.query!, { version: doc });
+      else await judge.get([path], doc ? new Map([[path, doc]]) : new Map());
+      allowed = true;
+    } catch (error) {
+      if (toApiError(error).status !== 'PERMISSION_DENIED') throw error;
+      allowed = false;
+    }
+    if (doc) (target.verdicts ??= new WeakMap()).set(doc, allowed);
+    return allowed;
+  }
+
+  /** Marks versions judged elsewhere as allowed for a target (a documents target's first `get`, on these very versions). */
+  allowVersions(target: GatedTarget, docs: Iterable<Doc>): void {
+    const verdicts = (target.verdicts ??= new WeakMap());
+    for (const doc of docs) verdicts.set(doc, true);
+  }
+
+  /** Whether a version leaving a target needs `judgeLeaving` before `sendOut` can decide what goes with it. */
+  needsJudging(target: GatedTarget, doc: Doc): boolean {
+    return !this.shows(target, doc) && !this.readable.has(doc);
+  }
+
+  /** A version leaving a target: whether its content may go with the removal, by `get`, when the target does not already allow it. */
+  async judgeLeaving(target: GatedTarget, doc: Doc): Promise<void> {
+    if (!this.needsJudging(target, doc)) return;
+    this.readable.set(doc, await this.judge().mayGet(doc.key.path, doc));
+  }
+
+  /** A version in the target. Only an allowed one: anything else is a fault of the caller, and ends the stream. */
+  sendIn(target: GatedTarget, doc: Doc): void {
+    if (!this.shows(target, doc)) throw new Error(`Listen: a version of ${doc.key.path} not judged for target ${target.id} was about to be sent`);
+    target.sent.set(doc.key.path, doc.updateTime);
+    this.sink.send({ documentChange: { document: sharedWire(this.context, doc), targetIds: [target.id] } });
+  }
+
+  /**
+   * A document that left the target. One that still exists goes with its new version when the
+   * caller may read it (the SDK would otherwise keep its old copy, which may still match locally,
+   * and ask for it again), else as a removal without content; a deleted one as a delete.
+   */
+  sendOut(target: GatedTarget, path: string, now: Doc | undefined, readTime: number): void {
+    target.sent.delete(path);
+    if (!now) {
+      this.sink.send({ documentDelete: { document: fullName(this.context.db, path), removedTargetIds: [target.id], readTime: formatMicros(readTime) } });
+    } else if (this.shows(target, now) || this.readable.get(now) === true) {
+      this.sink.send({ documentChange: { document: sharedWire(this.context, now), removedTargetIds: [target.id] } });
+    } else {
+      this.sink.send({ documentRemove: { document: fullName(this.context.db, path), removedTargetIds: [target.id], readTime: formatMicros(readTime) } });
+    }
+  }
+
+  /** Target changes (ADD, CURRENT, REMOVE, RESET, the global NO_CHANGE) and existence filters: no document content. */
+  targetChange(change: Record<string, unknown>): void {
+    this.sink.send({ targetChange: change });
+  }
+
+  filter(filter: { targetId: number; count: number; unchangedNames?: unknown }): void {
+    this.sink.send({ filter });
+  }
+
+  fail(error: ApiError): void {
+    this.sink.fail(error);
+  }
+
+  /** Whether the target already allows this version: a match of a query allowed on its constraints, or a verdict of its own. */
+  private shows(target: GatedTarget, doc: Doc): boolean {
+    if (target.grant === 'constraints') return this.matches(target, doc);
+    return target.verdicts?.get(doc) === true;
+  }
+}
