@@ -3,9 +3,8 @@ import { toApiError } from '../../http/error-handler.js';
 import type { Doc } from '../core/documents.js';
 import { fullName } from '../core/paths.js';
 import { matchesQuery, type Query } from '../core/query.js';
-import { formatMicros } from '../core/value-wire.js';
 import type { RequestJudge } from '../security/guard.js';
-import { sharedMatch, sharedWire } from './listen-shared.js';
+import { knownVerdict, sharedMatch, sharedVerdict, sharedWire, timeText } from './listen-shared.js';
 import type { StreamContext, StreamSink } from './stream.js';
 
 /**
@@ -45,14 +44,19 @@ export interface GatedTarget {
  * query no longer proves readable, and for every version of named and documents targets.
  */
 export class ListenGate {
-  /** `get` verdicts on versions leaving a target, once per version for this caller. */
-  private readonly readable = new WeakMap<Doc, boolean>();
+
+  /** Who the rules see: listeners with the same identity share `get` verdicts (listen-shared.ts). */
+  private readonly identity: unknown;
 
   constructor(
     private readonly context: StreamContext,
-    private readonly judge: () => RequestJudge,
+    /** The caller's judge on the stream's database (it holds no state of its own: the rules in force are looked up on each call). */
+    private readonly judge: RequestJudge,
     private readonly sink: StreamSink,
-  ) {}
+  ) {
+    const caller = context.caller;
+    this.identity = caller.kind === 'user' ? caller.claims : caller.kind;
+  }
 
   /** Whether a version is in a query target: scope, filters, ordered fields and cursors. */
   matches(target: GatedTarget, doc: Doc): boolean {
@@ -69,9 +73,8 @@ export class ListenGate {
     if (known !== undefined) return known;
     let allowed: boolean;
     try {
-      const judge = this.judge();
-      if (target.grant === 'named') await judge.list(target.query!, { version: doc });
-      else await judge.get([path], doc ? new Map([[path, doc]]) : new Map());
+            if (target.grant === 'named') await this.judge.list(target.query!, { version: doc });
+      else await this.judge.get([path], doc ? new Map([[path, doc]]) : new Map());
       allowed = true;
     } catch (error) {
       if (toApiError(error).status !== 'PERMISSION_DENIED') throw error;
@@ -89,20 +92,40 @@ export class ListenGate {
 
   /** Whether a version leaving a target needs `judgeLeaving` before `sendOut` can decide what goes with it. */
   needsJudging(target: GatedTarget, doc: Doc): boolean {
-    return !this.shows(target, doc) && !this.readable.has(doc);
+    return !this.shows(target, doc) && knownVerdict(doc, this.identity) === undefined;
   }
 
-  /** A version leaving a target: whether its content may go with the removal, by `get`, when the target does not already allow it. */
-  async judgeLeaving(target: GatedTarget, doc: Doc): Promise<void> {
-    if (!this.needsJudging(target, doc)) return;
-    this.readable.set(doc, await this.judge().mayGet(doc.key.path, doc));
+  /**
+   * A version leaving a target: whether its content may go with the removal, by `get`, when the
+   * target does not already allow it. Judged once per caller identity and version (listen-shared.ts).
+   */
+  judgeLeaving(target: GatedTarget, doc: Doc): Promise<unknown> | undefined {
+    if (!this.needsJudging(target, doc)) return undefined;
+    return sharedVerdict(doc, this.identity, () => this.judge.mayGet(doc.key.path, doc));
+  }
+
+  /**
+   * A change to a query target allowed on its constraints, matched once: its version goes in (it
+   * matches; true), out (it left; true), or nothing changes for the client (false); or, when it
+   * leaves with a version not judged yet, nothing is sent and the judgement, started, is returned.
+   */
+  offerMatched(target: GatedTarget, path: string, after: Doc | undefined, readTime: number): boolean | Promise<unknown> {
+    if (after !== undefined && this.matches(target, after)) {
+      if (target.sent.get(path) === after.updateTime) return false;
+      this.send(target, after);
+      return true;
+    }
+    if (!target.sent.has(path)) return false;
+    const judging = after && this.judgeLeaving(target, after);
+    if (judging) return judging;
+    this.sendOut(target, path, after, readTime);
+    return true;
   }
 
   /** A version in the target. Only an allowed one: anything else is a fault of the caller, and ends the stream. */
   sendIn(target: GatedTarget, doc: Doc): void {
     if (!this.shows(target, doc)) throw new Error(`Listen: a version of ${doc.key.path} not judged for target ${target.id} was about to be sent`);
-    target.sent.set(doc.key.path, doc.updateTime);
-    this.sink.send({ documentChange: { document: sharedWire(this.context, doc), targetIds: [target.id] } });
+    this.send(target, doc);
   }
 
   /**
@@ -113,11 +136,11 @@ export class ListenGate {
   sendOut(target: GatedTarget, path: string, now: Doc | undefined, readTime: number): void {
     target.sent.delete(path);
     if (!now) {
-      this.sink.send({ documentDelete: { document: fullName(this.context.db, path), removedTargetIds: [target.id], readTime: formatMicros(readTime) } });
-    } else if (this.shows(target, now) || this.readable.get(now) === true) {
+      this.sink.send({ documentDelete: { document: fullName(this.context.db, path), removedTargetIds: [target.id], readTime: timeText(readTime) } });
+    } else if (this.shows(target, now) || knownVerdict(now, this.identity) === true) {
       this.sink.send({ documentChange: { document: sharedWire(this.context, now), removedTargetIds: [target.id] } });
     } else {
-      this.sink.send({ documentRemove: { document: fullName(this.context.db, path), removedTargetIds: [target.id], readTime: formatMicros(readTime) } });
+      this.sink.send({ documentRemove: { document: fullName(this.context.db, path), removedTargetIds: [target.id], readTime: timeText(readTime) } });
     }
   }
 
@@ -132,6 +155,12 @@ export class ListenGate {
 
   fail(error: ApiError): void {
     this.sink.fail(error);
+  }
+
+  /** Only after `shows` (or a match) said yes. */
+  private send(target: GatedTarget, doc: Doc): void {
+    target.sent.set(doc.key.path, doc.updateTime);
+    this.sink.send({ documentChange: { document: sharedWire(this.context, doc), targetIds: [target.id] } });
   }
 
   /** Whether the target already allows this version: a match of a query allowed on its constraints, or a verdict of its own. */

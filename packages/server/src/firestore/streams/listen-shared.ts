@@ -4,7 +4,12 @@ import { formatMicros, parseMicros } from '../core/value-wire.js';
 import type { StreamContext } from './stream.js';
 
 export interface DueSession {
-  flushDue(): void;
+  /**
+   * Sends the commits noted while its queue was idle. With `mayWait`, a session that meets a version
+   * leaving a target before it is judged stops there, stays due and returns that judgement, to be
+   * flushed again once it is made; otherwise it goes on, on its queue.
+   */
+  flushDue(mayWait?: boolean): Promise<unknown> | undefined;
 }
 
 /** Sessions with commits noted while idle: sent together once this turn's commits are all in. */
@@ -19,7 +24,22 @@ export function scheduleDue(session: DueSession): void {
 function flushDueSessions(): void {
   const due = dueSessions;
   dueSessions = [];
-  for (const session of due) session.flushDue();
+  let waiting: DueSession[] | undefined;
+  const judging = new Set<Promise<unknown>>();
+  for (const session of due) {
+    const judged = session.flushDue(true);
+    if (!judged) continue;
+    (waiting ??= []).push(session);
+    judging.add(judged);
+  }
+  // A version leaving the targets of many sessions is judged once per caller identity (sharedVerdict):
+  // the sessions that met it wait for those few judgements together, then go on without waiting.
+  if (waiting) {
+    const resume = waiting;
+    void Promise.allSettled(judging).then(() => {
+      for (const session of resume) session.flushDue(false);
+    });
+  }
 }
 
 /**
@@ -39,6 +59,41 @@ export function sharedMatch(doc: Doc, queryKey: string, match: () => boolean): b
     known.set(queryKey, answer);
   }
   return answer;
+}
+
+/**
+ * Whether `get` allows a version leaving a query target, per caller identity: every listener with the
+ * same identity (every anonymous one; every stream of one ID token, whose verified claims are one
+ * object) gets the same answer for the same version, so the rules run once per identity and
+ * version, not once per listener. The answer lives as long as the version's Doc object (one commit's
+ * delivery), so it is judged under the rules in force when that commit is sent.
+ */
+interface Verdict {
+  promise: Promise<boolean>;
+  /** Once judged. */
+  allowed?: boolean;
+}
+
+const verdictsByDoc = new WeakMap<Doc, Map<unknown, Verdict>>();
+
+/** The judgement of a version for an identity: started once, then shared (a failed one is asked again). */
+export function sharedVerdict(doc: Doc, identity: unknown, judge: () => Promise<boolean>): Promise<boolean> {
+  let known = verdictsByDoc.get(doc);
+  if (!known) verdictsByDoc.set(doc, (known = new Map()));
+  const existing = known.get(identity);
+  if (existing) return existing.promise;
+  const verdict: Verdict = { promise: judge() };
+  known.set(identity, verdict);
+  verdict.promise.then(
+    (allowed) => (verdict.allowed = allowed),
+    () => known.delete(identity),
+  );
+  return verdict.promise;
+}
+
+/** The verdict on a version for an identity, once judged; undefined before. */
+export function knownVerdict(doc: Doc, identity: unknown): boolean | undefined {
+  return verdictsByDoc.get(doc)?.get(identity)?.allowed;
 }
 
 /**
@@ -63,6 +118,14 @@ let lastReadTimeChange: { readTime: number; change: { resumeToken: string; readT
 export function readTimeChange(readTime: number): { resumeToken: string; readTime: string } {
   if (lastReadTimeChange?.readTime !== readTime) lastReadTimeChange = { readTime, change: { resumeToken: resumeToken(readTime), readTime: formatMicros(readTime) } };
   return lastReadTimeChange.change;
+}
+
+/** A commit's time as text, for the removals and deletes every listener of it is sent: formatted once. */
+let lastTimeText: { micros: number; text: string } | undefined;
+
+export function timeText(micros: number): string {
+  if (lastTimeText?.micros !== micros) lastTimeText = { micros, text: formatMicros(micros) };
+  return lastTimeText.text;
 }
 
 /** Opaque to clients; it carries the read time it stands for. */

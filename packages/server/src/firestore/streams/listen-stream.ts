@@ -60,7 +60,7 @@ export class ListenSession implements StreamSession, ResumingSession {
     sink: StreamSink,
   ) {
     // The gate holds the sink: nothing else here can put a document on the wire.
-    this.gate = new ListenGate(context, () => access.judge(context.caller, context.db), sink);
+    this.gate = new ListenGate(context, access.judge(context.caller, context.db), sink);
   }
 
   receive(request: unknown): void {
@@ -221,36 +221,57 @@ export class ListenSession implements StreamSession, ResumingSession {
     scheduleDue(this);
   }
 
-  /** Sends the commits noted while the queue was idle, at once when no target needs to read or judge. */
-  flushDue(): void {
-    if (!this.due) return;
+  /**
+   * Sends the commits noted while the queue was idle, at once when no target needs to read or
+   * judge. A version leaving a target that must be judged first stops it there: with `mayWait` it
+   * stays due and returns the judgement (listen-shared.ts flushes it again once made), else the rest
+   * goes on the queue.
+   */
+  flushDue(mayWait = false): Promise<unknown> | undefined {
+    if (!this.due) return undefined;
     this.due = false;
-    if (this.pending.some(({ target }) => target.rerun || target.grant !== 'constraints')) return this.enqueue(() => this.flush());
+    if (this.pending.some(({ target }) => target.rerun || target.grant !== 'constraints')) {
+      this.enqueue(() => this.flush());
+      return undefined;
+    }
     try {
-      this.flushPlain();
+      const judging = this.flushPlain();
+      if (!judging) return undefined;
+      if (mayWait) {
+        this.due = true;
+        return judging;
+      }
+      this.enqueue(() => this.flush());
     } catch (error) {
       this.end(error);
     }
+    return undefined;
   }
 
-  /** `flush` for query targets allowed on their constraints, without a limit: matching a change needs no read. */
-  private flushPlain(): void {
-    this.flushScheduled = false;
+  /**
+   * `flush` for query targets allowed on their constraints, without a limit: matching a change
+   * needs no read. Stops at a version leaving a target that must be judged first, and returns that
+   * judgement; the rest of the batch stays pending, in order (what was sent is not sent again).
+   */
+  private flushPlain(): Promise<unknown> | undefined {
     const batch = this.pending;
     this.pending = [];
     for (let i = 0; i < batch.length; i++) {
       const { target, commitTime, changes } = batch[i]!;
       this.batchLatest = Math.max(this.batchLatest, commitTime);
       if (this.targets.get(target.id) !== target) continue;
-      if (!this.applyMatched(target, changes, commitTime)) {
-        // A document left the target and its new version needs a judgement: the rest of the batch
-        // waits for it on the queue, in order (what was already sent is not sent again).
-        this.pending = batch.slice(i).concat(this.pending);
-        this.flushScheduled = true;
-        return this.enqueue(() => this.flush());
+      for (const change of changes) {
+        const offered = this.gate.offerMatched(target, change.path, change.after, commitTime);
+        if (offered === true) this.batchSent = true;
+        else if (offered !== false) {
+          this.pending = batch.slice(i).concat(this.pending);
+          return offered;
+        }
       }
     }
+    this.flushScheduled = false;
     this.endBatch();
+    return undefined;
   }
 
   private async flush(): Promise<void> {
@@ -278,28 +299,7 @@ export class ListenSession implements StreamSession, ResumingSession {
     this.batchLatest = 0;
   }
 
-  /**
-   * Matches each changed document against a query target (enter, change, leave or delete) without
-   * waiting: false, before anything is sent for it, at the first document that leaves with a
-   * version the query does not prove readable.
-   */
-  private applyMatched(target: ActiveTarget, changes: CommittedChange[], commitTime: number): boolean {
-    for (const change of changes) {
-      const after = change.after;
-      if (after !== undefined && this.gate.matches(target, after)) {
-        if (target.sent.get(change.path) === after.updateTime) continue;
-        this.gate.sendIn(target, after);
-        this.batchSent = true;
-      } else if (target.sent.has(change.path)) {
-        if (after && this.gate.needsJudging(target, after)) return false;
-        this.gate.sendOut(target, change.path, after, commitTime);
-        this.batchSent = true;
-      }
-    }
-    return true;
-  }
-
-  /** `applyMatched` for any target, judging what needs it: named and documents targets' versions, versions leaving a target. */
+  /** Each change to a target, judging what needs it: named and documents targets' versions, versions leaving a target. */
   private async applyChanges(target: ActiveTarget, changes: CommittedChange[], commitTime: number): Promise<void> {
     for (const change of changes) {
       const after = change.after;
