@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type * as FirestoreSdk from 'firebase/firestore';
 import { findCloudSdkWithFirestoreEmulator } from './firestore-emulator.js';
-import { closeClients, setPost, startEmulatorWithRules, startHearthWithRules, type RulesServer, type Sdk } from './listen-rules-servers.js';
+import { closeClients, listenRules, setPost, startEmulatorWithRules, startHearthWithRules, type RulesServer, type Sdk } from './listen-rules-servers.js';
 
 type Row = { id: string; data: Record<string, unknown> };
 
@@ -177,6 +177,24 @@ export function listenRulesSdkSuite(transport: 'grpc' | 'webchannel', loadSdk: (
         assert.equal(await listener.untilError(), 'permission-denied');
         assert.deepEqual(listener.secretsSeen(), []);
         await assertNothingSecretCached(sdk, db, [`posts/${tag}-p1`]);
+      });
+
+      test('a listener whose query the rules released since no longer allow ends with permission-denied, and gets nothing more', async () => {
+        const tag = randomUUID().slice(0, 8);
+        await server().commit([post(tag, 'p1', { visibility: 'public', title: 'a' })]);
+        const { db } = await server().newClient(sdk, 'anonymous', settings);
+        const listener = new Recorder(sdk, publicListing(db, tag));
+        await listener.until([`${tag}-p1`]);
+        try {
+          await server().setRules(listenRules.replace("resource.data.visibility == 'public' || ", ''));
+          await server().commit([post(tag, 'p2', { visibility: 'public', title: 'b' })]);
+          assert.equal(await listener.untilError(), 'permission-denied');
+          assert.deepEqual(listener.snapshots.flat().filter((row) => row.id === `${tag}-p2`), [], 'p2 was published after the rules stopped allowing the listing');
+          await assertNothingSecretCached(sdk, db, []);
+          assert.equal(await cached(sdk, db, `posts/${tag}-p2`), undefined);
+        } finally {
+          await server().setRules(listenRules);
+        }
       });
     });
   }

@@ -36,6 +36,8 @@ export interface RulesServer {
   hostPort: string;
   /** `projects/{p}/databases/(default)` */
   database: string;
+  /** Releases other rules (`listenRules` again to restore them). */
+  setRules(source: string): Promise<void>;
   /** A commit as the administrator (proto3 JSON writes); its commit time. */
   commit(writes: unknown[]): Promise<string>;
   /** An ID token of a new signed-in user, for raw requests: Hearth's real ones, the emulator's unsigned ones. */
@@ -47,11 +49,11 @@ export interface RulesServer {
 
 const apps: FirebaseApp[] = [];
 
-async function putRules(url: string, projectId: string, authorization: string | undefined): Promise<void> {
+async function putRules(url: string, projectId: string, authorization: string | undefined, content = listenRules): Promise<void> {
   const response = await fetch(`${url}/emulator/v1/projects/${projectId}:securityRules`, {
     method: 'PUT',
     headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
-    body: JSON.stringify({ rules: { files: [{ name: 'firestore.rules', content: listenRules }] } }),
+    body: JSON.stringify({ rules: { files: [{ name: 'firestore.rules', content }] } }),
   });
   if (!response.ok) throw new Error(`rules not loaded: ${response.status} ${await response.text()}`);
 }
@@ -85,6 +87,7 @@ export async function startHearthWithRules(): Promise<RulesServer> {
     port: Number(url.port),
     hostPort: server.hostPort,
     database,
+    setRules: (source) => putRules(server.url, server.projectId, admin, source),
     commit: (writes) => adminCommit(server.url, database, admin, writes),
     async newUserToken() {
       const response = await fetch(`${server.url}/identitytoolkit.googleapis.com/v1/accounts:signUp?key=${server.apiKey}`, {
@@ -128,6 +131,7 @@ export async function startEmulatorWithRules(): Promise<RulesServer | undefined>
     port: Number(port),
     hostPort: emulator.hostPort,
     database,
+    setRules: (source) => putRules(emulator.url, projectId, undefined, source),
     commit: (writes) => adminCommit(emulator.url, database, 'Bearer owner', writes),
     async newUserToken() {
       const uid = `u-${randomUUID()}`;

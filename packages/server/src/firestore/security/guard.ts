@@ -42,6 +42,11 @@ export class FirestoreGuard {
     this.lookups = new LookupCache(database);
   }
 
+  /** Grows when rules are released: a decision made at an older value may not hold under the rules in force. */
+  get rulesGeneration(): number {
+    return this.registry.generation;
+  }
+
   /** The judge of one caller's requests on one database. */
   judge(caller: FirestoreCaller, db: DatabaseId): RequestJudge {
     return new RequestJudge(this, caller, db);
@@ -106,6 +111,11 @@ export class RequestJudge {
     readonly caller: FirestoreCaller,
     readonly db: DatabaseId,
   ) {}
+
+  /** See FirestoreGuard.rulesGeneration. */
+  get rulesGeneration(): number {
+    return this.guard.rulesGeneration;
+  }
 
   /** Requests that read or write nothing by themselves (begin/rollback, opening streams). */
   async ensureAccess(): Promise<void> {

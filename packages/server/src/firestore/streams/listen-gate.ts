@@ -27,7 +27,9 @@ export interface GatedTarget {
   /** What the client holds: each document's path and the update time of the version sent. */
   readonly sent: Map<string, number>;
   /** `named` and `documents` targets: the versions judged for this target, and the verdicts. */
-  verdicts?: WeakMap<Doc, boolean>;
+  verdicts?: WeakMap<Doc, boolean> | undefined;
+  /** The rules generation the target (and its verdicts) were judged at: a release since means judging it again. */
+  judgedAt: number;
 }
 
 /**
@@ -84,15 +86,28 @@ export class ListenGate {
     return allowed;
   }
 
-  /** Marks versions judged elsewhere as allowed for a target (a documents target's first `get`, on these very versions). */
-  allowVersions(target: GatedTarget, docs: Iterable<Doc>): void {
-    const verdicts = (target.verdicts ??= new WeakMap());
-    for (const doc of docs) verdicts.set(doc, true);
+  /** Grows with every release of rules (security/rules-registry.ts). */
+  get rulesGeneration(): number {
+    return this.judge.rulesGeneration;
+  }
+
+  /**
+   * A query target allowed on its constraints, judged again (`list`) under the rules in force now;
+   * false when they deny it.
+   */
+  async stillAllowed(target: GatedTarget): Promise<boolean> {
+    try {
+      await this.judge.list(target.query!);
+      return true;
+    } catch (error) {
+      if (toApiError(error).status !== 'PERMISSION_DENIED') throw error;
+      return false;
+    }
   }
 
   /** Whether a version leaving a target needs `judgeLeaving` before `sendOut` can decide what goes with it. */
   needsJudging(target: GatedTarget, doc: Doc): boolean {
-    return !this.shows(target, doc) && knownVerdict(doc, this.identity) === undefined;
+    return !this.shows(target, doc) && knownVerdict(doc, this.identity, this.judge.rulesGeneration) === undefined;
   }
 
   /**
@@ -101,7 +116,7 @@ export class ListenGate {
    */
   judgeLeaving(target: GatedTarget, doc: Doc): Promise<unknown> | undefined {
     if (!this.needsJudging(target, doc)) return undefined;
-    return sharedVerdict(doc, this.identity, () => this.judge.mayGet(doc.key.path, doc));
+    return sharedVerdict(doc, this.identity, this.judge.rulesGeneration, () => this.judge.mayGet(doc.key.path, doc));
   }
 
   /**
@@ -137,7 +152,7 @@ export class ListenGate {
     target.sent.delete(path);
     if (!now) {
       this.sink.send({ documentDelete: { document: fullName(this.context.db, path), removedTargetIds: [target.id], readTime: timeText(readTime) } });
-    } else if (this.shows(target, now) || knownVerdict(now, this.identity) === true) {
+    } else if (this.shows(target, now) || knownVerdict(now, this.identity, this.judge.rulesGeneration) === true) {
       this.sink.send({ documentChange: { document: sharedWire(this.context, now), removedTargetIds: [target.id] } });
     } else {
       this.sink.send({ documentRemove: { document: fullName(this.context.db, path), removedTargetIds: [target.id], readTime: timeText(readTime) } });

@@ -69,6 +69,8 @@ export function sharedMatch(doc: Doc, queryKey: string, match: () => boolean): b
  * delivery), so it is judged under the rules in force when that commit is sent.
  */
 interface Verdict {
+  /** The rules generation it was judged at (security/rules-registry.ts): a release makes it stale. */
+  generation: number;
   promise: Promise<boolean>;
   /** Once judged. */
   allowed?: boolean;
@@ -77,23 +79,24 @@ interface Verdict {
 const verdictsByDoc = new WeakMap<Doc, Map<unknown, Verdict>>();
 
 /** The judgement of a version for an identity: started once, then shared (a failed one is asked again). */
-export function sharedVerdict(doc: Doc, identity: unknown, judge: () => Promise<boolean>): Promise<boolean> {
+export function sharedVerdict(doc: Doc, identity: unknown, generation: number, judge: () => Promise<boolean>): Promise<boolean> {
   let known = verdictsByDoc.get(doc);
   if (!known) verdictsByDoc.set(doc, (known = new Map()));
   const existing = known.get(identity);
-  if (existing) return existing.promise;
-  const verdict: Verdict = { promise: judge() };
+  if (existing?.generation === generation) return existing.promise;
+  const verdict: Verdict = { generation, promise: judge() };
   known.set(identity, verdict);
   verdict.promise.then(
     (allowed) => (verdict.allowed = allowed),
-    () => known.delete(identity),
+    () => known.get(identity) === verdict && known.delete(identity),
   );
   return verdict.promise;
 }
 
-/** The verdict on a version for an identity, once judged; undefined before. */
-export function knownVerdict(doc: Doc, identity: unknown): boolean | undefined {
-  return verdictsByDoc.get(doc)?.get(identity)?.allowed;
+/** The verdict on a version for an identity under the rules of that generation, once judged; undefined before. */
+export function knownVerdict(doc: Doc, identity: unknown, generation: number): boolean | undefined {
+  const verdict = verdictsByDoc.get(doc)?.get(identity);
+  return verdict?.generation === generation ? verdict.allowed : undefined;
 }
 
 /**

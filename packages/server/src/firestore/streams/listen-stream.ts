@@ -102,7 +102,8 @@ export class ListenSession implements StreamSession, ResumingSession {
     const id = spec.targetId;
     if (typeof id !== 'number' || !Number.isInteger(id) || id < 0) throw firestoreErrors.invalidArgument('targetId must be a non-negative integer.');
     if (this.targets.has(id)) throw firestoreErrors.invalidArgument(`Target ID ${id} is already in use.`);
-    const target: ActiveTarget = { id, grant: 'constraints', rerun: false, sent: new Map(), unregister: () => undefined };
+    // The rules generation before judging: a release during the judgement makes it judged again.
+    const target: ActiveTarget = { id, grant: 'constraints', rerun: false, sent: new Map(), judgedAt: this.gate.rulesGeneration, unregister: () => undefined };
     try {
       this.defineTarget(target, spec);
       // A query allowed on its constraints is judged now; named and documents targets on the versions they will send, below.
@@ -184,10 +185,35 @@ export class ListenSession implements StreamSession, ResumingSession {
   /** Named and documents targets: a version is judged before anything is sent for it; a denied one ends the target. */
   async admit(target: ActiveTarget, path: string, doc: Doc | undefined): Promise<boolean> {
     if (await this.gate.judgeVersion(target, path, doc)) return true;
+    this.removeDenied(target);
+    return false;
+  }
+
+  /**
+   * Rules were released since the target was judged: it is judged again under the rules in force
+   * (a query on its constraints; named and documents targets on their documents as they are now)
+   * before anything more is sent for it. False when it was removed as denied.
+   */
+  private async judgeAgain(target: ActiveTarget): Promise<boolean> {
+    const generation = this.gate.rulesGeneration;
+    target.verdicts = undefined;
+    if (target.grant === 'constraints') {
+      if (!(await this.gate.stillAllowed(target))) {
+        this.removeDenied(target);
+        return false;
+      }
+    } else if (!(await this.currentResult(target))) {
+      return false;
+    }
+    target.judgedAt = generation;
+    return true;
+  }
+
+  /** A target the caller may no longer read ends with PERMISSION_DENIED, as one denied when added. */
+  private removeDenied(target: ActiveTarget): void {
     target.unregister();
     this.targets.delete(target.id);
     this.gate.targetChange({ targetChangeType: 'REMOVE', targetIds: [target.id], cause: firestoreErrors.permissionDenied().toRpcStatus() });
-    return false;
   }
 
   /** Whether an existing version is in the target (a named target's result is its document when it matches). */
@@ -230,7 +256,8 @@ export class ListenSession implements StreamSession, ResumingSession {
   flushDue(mayWait = false): Promise<unknown> | undefined {
     if (!this.due) return undefined;
     this.due = false;
-    if (this.pending.some(({ target }) => target.rerun || target.grant !== 'constraints')) {
+    const generation = this.gate.rulesGeneration;
+    if (this.pending.some(({ target }) => target.rerun || target.grant !== 'constraints' || target.judgedAt !== generation)) {
       this.enqueue(() => this.flush());
       return undefined;
     }
@@ -282,6 +309,7 @@ export class ListenSession implements StreamSession, ResumingSession {
     for (const { target, commitTime, changes } of batch) {
       this.batchLatest = Math.max(this.batchLatest, commitTime);
       if (this.targets.get(target.id) !== target) continue;
+      if (target.judgedAt !== this.gate.rulesGeneration && !(await this.judgeAgain(target))) continue;
       // A re-run reads the current result, which already holds every later commit of the batch.
       if (target.rerun) {
         if (!rerun.has(target)) await this.rerun(target, commitTime);
