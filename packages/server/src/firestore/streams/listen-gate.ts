@@ -1,10 +1,10 @@
 import type { ApiError } from '../../http/api-error.js';
 import { toApiError } from '../../http/error-handler.js';
-import type { Doc } from '../core/documents.js';
+import { docToWire, type Doc, type WireDocument } from '../core/documents.js';
 import { fullName } from '../core/paths.js';
 import { matchesQuery, type Query } from '../core/query.js';
 import type { RequestJudge } from '../security/guard.js';
-import { knownVerdict, sharedMatch, sharedVerdict, sharedWire, timeText } from './listen-shared.js';
+import { knownVerdict, sharedMatch, sharedVerdict, timeText } from './listen-shared.js';
 import type { StreamContext, StreamSink } from './stream.js';
 
 /**
@@ -46,7 +46,6 @@ export interface GatedTarget {
  * query no longer proves readable, and for every version of named and documents targets.
  */
 export class ListenGate {
-
   /** Who the rules see: listeners with the same identity share `get` verdicts (listen-shared.ts). */
   private readonly identity: unknown;
 
@@ -75,7 +74,7 @@ export class ListenGate {
     if (known !== undefined) return known;
     let allowed: boolean;
     try {
-            if (target.grant === 'named') await this.judge.list(target.query!, { version: doc });
+      if (target.grant === 'named') await this.judge.list(target.query!, { version: doc });
       else await this.judge.get([path], doc ? new Map([[path, doc]]) : new Map());
       allowed = true;
     } catch (error) {
@@ -183,4 +182,21 @@ export class ListenGate {
     if (target.grant === 'constraints') return this.matches(target, doc);
     return target.verdicts?.get(doc) === true;
   }
+}
+
+/**
+ * A committed document reaches every listener of its scope as the same Doc object: its wire form
+ * (and, in the gRPC codec, its protobuf form) is built once for all of them. A Doc belongs to one
+ * database, so the cache needs no other key. Nobody changes a wire object once built. Kept in this
+ * module: a document's wire form is made nowhere else on the Listen path.
+ */
+const wireForms = new WeakMap<Doc, WireDocument>();
+
+function sharedWire(context: StreamContext, doc: Doc): WireDocument {
+  let wire = wireForms.get(doc);
+  if (!wire) {
+    wire = docToWire(context.db, doc);
+    wireForms.set(doc, wire);
+  }
+  return wire;
 }

@@ -1,7 +1,6 @@
 /** What one commit sends every listener of a query alike, built once; and the tick that sends it. */
-import { docToWire, type Doc, type WireDocument } from '../core/documents.js';
+import type { Doc } from '../core/documents.js';
 import { formatMicros, parseMicros } from '../core/value-wire.js';
-import type { StreamContext } from './stream.js';
 
 export interface DueSession {
   /**
@@ -97,22 +96,6 @@ export function sharedVerdict(doc: Doc, identity: unknown, generation: number, j
 export function knownVerdict(doc: Doc, identity: unknown, generation: number): boolean | undefined {
   const verdict = verdictsByDoc.get(doc)?.get(identity);
   return verdict?.generation === generation ? verdict.allowed : undefined;
-}
-
-/**
- * A committed document reaches every listener of its scope as the same Doc object: its wire form
- * (and, in the gRPC codec, its protobuf form) is built once for all of them. A Doc belongs to one
- * database, so the cache needs no other key. Nobody changes a wire object once built.
- */
-const wireForms = new WeakMap<Doc, WireDocument>();
-
-export function sharedWire(context: StreamContext, doc: Doc): WireDocument {
-  let wire = wireForms.get(doc);
-  if (!wire) {
-    wire = docToWire(context.db, doc);
-    wireForms.set(doc, wire);
-  }
-  return wire;
 }
 
 /** The global NO_CHANGE of a read time: every listener sends the same one after a commit, built once. */
