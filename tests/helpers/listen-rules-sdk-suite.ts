@@ -179,6 +179,20 @@ export function listenRulesSdkSuite(transport: 'grpc' | 'webchannel', loadSdk: (
         await assertNothingSecretCached(sdk, db, [`posts/${tag}-p1`]);
       });
 
+      test("a listener allowed by a role the rules look up (exists) ends with permission-denied once the role is taken away", async () => {
+        const tag = randomUUID().slice(0, 8);
+        const { db, uid } = await server().newClient(sdk, 'user', settings);
+        const role = setPost(server().database, `admins/${uid!}`, { tag });
+        await server().commit([role, setPost(server().database, `secrets/${tag}-s1`, { tag })]);
+        const listener = new Recorder(sdk, sdk.query(sdk.collection(db, 'secrets'), sdk.where('tag', '==', tag)));
+        await listener.until([`${tag}-s1`]);
+        await server().commit([{ delete: `${server().database}/documents/admins/${uid!}` }]);
+        await server().commit([setPost(server().database, `secrets/${tag}-s2`, { tag, secret: 'after the role went' })]);
+        assert.equal(await listener.untilError(), 'permission-denied');
+        assert.deepEqual(listener.secretsSeen(), []);
+        await assertNothingSecretCached(sdk, db, [`secrets/${tag}-s2`]);
+      });
+
       test('a listener whose query the rules released since no longer allow ends with permission-denied, and gets nothing more', async () => {
         const tag = randomUUID().slice(0, 8);
         await server().commit([post(tag, 'p1', { visibility: 'public', title: 'a' })]);

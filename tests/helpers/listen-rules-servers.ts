@@ -1,7 +1,8 @@
 /**
  * The servers the Listen-and-rules suites (tests/firestore/listen-rules-*.test.ts) run against: Hearth in
  * production mode (no --dev) and, when gcloud has its Firestore emulator, Google's emulator as the oracle, both
- * with the same rules: owner-only notes in any collection group, and posts readable when public or by their owner.
+ * with the same rules: owner-only notes in any collection group, posts readable when public or by their owner, and
+ * secrets readable by users with an admins document.
  * Data is written by the administrator over REST; callers are anonymous or signed-in users.
  */
 import { randomUUID } from 'node:crypto';
@@ -22,6 +23,9 @@ service cloud.firestore {
     }
     match /{path=**}/notes/{note} {
       allow read: if request.auth != null && resource.data.owner == request.auth.uid;
+    }
+    match /secrets/{id} {
+      allow read: if request.auth != null && exists(/databases/$(database)/documents/admins/$(request.auth.uid));
     }
   }
 }

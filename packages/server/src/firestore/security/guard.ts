@@ -122,10 +122,14 @@ export class RequestJudge {
     if ((await this.guard.regime(this.caller, this.db)).kind === 'closed') throw denied();
   }
 
-  /** Document reads (get, batchGet, documents targets): `get` on each, missing ones too. */
-  async get(paths: readonly string[], docs: ReadonlyMap<string, Doc>): Promise<void> {
+  /**
+   * Document reads (get, batchGet, documents targets): `get` on each, missing ones too. Resolves
+   * to the documents the rules looked up (get()/exists()): a Listen target judged so is judged
+   * again when one of them changes.
+   */
+  async get(paths: readonly string[], docs: ReadonlyMap<string, Doc>): Promise<ReadonlySet<string>> {
     const regime = await this.settled();
-    if (!regime) return;
+    if (!regime) return noLookups;
     const budget = newBudget(paths.length > 1 ? batchLookupLimit : singleLookupLimit);
     const reader = this.guard.reader(this.db);
     const time = nowMicros();
@@ -133,6 +137,7 @@ export class RequestJudge {
       const doc = docs.get(path);
       await this.require(regime, { db: this.db, method: 'get', path, auth: this.auth(), time, reader, budget, ...(doc ? { resource: doc } : {}) });
     }
+    return budget.seen;
   }
 
   /**
@@ -150,14 +155,16 @@ export class RequestJudge {
   /**
    * Queries (runQuery, aggregations, list, query targets): `list`, judged on the query's
    * constraints; a query that names one document is judged on that document: the stored one, or
-   * `named.version` (a Listen target judges each version it would send).
+   * `named.version` (a Listen target judges each version it would send). Resolves to the
+   * documents the rules looked up, as `get`.
    */
-  async list(query: Query, named?: { version: Doc | undefined }): Promise<void> {
+  async list(query: Query, named?: { version: Doc | undefined }): Promise<ReadonlySet<string>> {
     const regime = await this.settled();
-    if (!regime) return;
+    if (!regime) return noLookups;
     const namedPath = namedDocument(this.db, query);
     const reader = this.guard.reader(this.db);
     const resource = namedPath === undefined ? undefined : named ? named.version : await reader.get(namedPath);
+    const budget = newBudget(singleLookupLimit);
     await this.require(regime, {
       db: this.db,
       method: 'list',
@@ -168,8 +175,9 @@ export class RequestJudge {
       auth: this.auth(),
       time: nowMicros(),
       reader,
-      budget: newBudget(singleLookupLimit),
+      budget,
     });
+    return budget.seen;
   }
 
   /**
@@ -233,6 +241,9 @@ export function namedDocument(db: DatabaseId, query: Query): string | undefined 
 function denied() {
   return firestoreErrors.permissionDenied();
 }
+
+/** Reads judge get()/exists() only (getAfter is for writes), so a budget's keys are document paths. */
+const noLookups: ReadonlySet<string> = new Set();
 
 function newBudget(limit: number): RulesLookupBudget {
   return { limit, seen: new Set() };

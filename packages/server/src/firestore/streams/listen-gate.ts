@@ -30,6 +30,8 @@ export interface GatedTarget {
   verdicts?: WeakMap<Doc, boolean> | undefined;
   /** The rules generation the target (and its verdicts) were judged at: a release since means judging it again. */
   judgedAt: number;
+  /** The documents its judgements looked up (rules' get()/exists()): a change to one means judging it again. */
+  lookups?: Set<string>;
 }
 
 /**
@@ -74,8 +76,8 @@ export class ListenGate {
     if (known !== undefined) return known;
     let allowed: boolean;
     try {
-      if (target.grant === 'named') await this.judge.list(target.query!, { version: doc });
-      else await this.judge.get([path], doc ? new Map([[path, doc]]) : new Map());
+      const lookups = target.grant === 'named' ? await this.judge.list(target.query!, { version: doc }) : await this.judge.get([path], doc ? new Map([[path, doc]]) : new Map());
+      noteLookups(target, lookups);
       allowed = true;
     } catch (error) {
       if (toApiError(error).status !== 'PERMISSION_DENIED') throw error;
@@ -96,7 +98,7 @@ export class ListenGate {
    */
   async stillAllowed(target: GatedTarget): Promise<boolean> {
     try {
-      await this.judge.list(target.query!);
+      noteLookups(target, await this.judge.list(target.query!));
       return true;
     } catch (error) {
       if (toApiError(error).status !== 'PERMISSION_DENIED') throw error;
@@ -182,6 +184,13 @@ export class ListenGate {
     if (target.grant === 'constraints') return this.matches(target, doc);
     return target.verdicts?.get(doc) === true;
   }
+}
+
+/** Adds what a judgement of the target looked up to its `lookups`. */
+export function noteLookups(target: GatedTarget, lookups: ReadonlySet<string>): void {
+  if (!lookups.size) return;
+  target.lookups ??= new Set();
+  for (const path of lookups) target.lookups.add(path);
 }
 
 /**

@@ -5,7 +5,7 @@ import { keyOfPath, type Doc } from '../core/documents.js';
 import { fullName } from '../core/paths.js';
 import { inScope } from '../core/query.js';
 import type { ListenGate } from './listen-gate.js';
-import type { ActiveTarget } from './listen-stream.js';
+import type { ActiveTarget } from './listen-target.js';
 import type { StreamContext } from './stream.js';
 
 /** What a new target's first answer needs of its session. */

@@ -3,29 +3,15 @@ import type { FirestoreAccess } from '../api/access.js';
 import type { CommittedChange, DocumentDatabase } from '../core/database.js';
 import type { Doc } from '../core/documents.js';
 import { firestoreErrors } from '../core/errors.js';
-import { databaseName, documentKeyFromName, relativeName } from '../core/paths.js';
-import type { Query } from '../core/query.js';
+import { databaseName } from '../core/paths.js';
 import { formatMicros } from '../core/value-wire.js';
 import { onlyKeys, wireObject } from '../core/wire-checks.js';
-import { namedDocument } from '../security/guard.js';
 import type { ListenHub } from './listen-hub.js';
-import { ListenGate, type GatedTarget, type TargetGrant } from './listen-gate.js';
+import { ListenGate, noteLookups } from './listen-gate.js';
+import { defineTarget, inTarget, type ActiveTarget } from './listen-target.js';
 import { sendFirstAnswer, type ResumingSession } from './listen-resume.js';
 import { readTimeChange, resumeToken, resumeTimeOf, scheduleDue } from './listen-shared.js';
 import type { StreamContext, StreamSession, StreamSink } from './stream.js';
-
-/** What the client holds for a target, and how the target was allowed (listen-gate.ts). */
-export interface ActiveTarget extends GatedTarget {
-  grant: TargetGrant;
-  query?: Query;
-  queryKey?: string;
-  documents?: Set<string>;
-  /** `named` targets: the document the query names. */
-  namedPath?: string;
-  /** Limits and offsets depend on documents outside the result: such targets re-run on change. */
-  rerun: boolean;
-  unregister: () => void;
-}
 
 /**
  * The Listen stream. Each addTarget is answered ADD, the matching documents, CURRENT, then a
@@ -105,9 +91,9 @@ export class ListenSession implements StreamSession, ResumingSession {
     // The rules generation before judging: a release during the judgement makes it judged again.
     const target: ActiveTarget = { id, grant: 'constraints', rerun: false, sent: new Map(), judgedAt: this.gate.rulesGeneration, unregister: () => undefined };
     try {
-      this.defineTarget(target, spec);
+      defineTarget(this.database, this.context.db, target, spec);
       // A query allowed on its constraints is judged now; named and documents targets on the versions they will send, below.
-      if (target.grant === 'constraints') await this.access.judge(this.context.caller, this.context.db).list(target.query!);
+      if (target.grant === 'constraints') noteLookups(target, await this.access.judge(this.context.caller, this.context.db).list(target.query!));
     } catch (error) {
       const apiError = toApiError(error);
       if (apiError.status !== 'PERMISSION_DENIED' && apiError.status !== 'INVALID_ARGUMENT' && apiError.status !== 'FAILED_PRECONDITION') throw error;
@@ -119,54 +105,28 @@ export class ListenSession implements StreamSession, ResumingSession {
     if (this.closed) return;
     // Registered before the first read, so no commit falls between the two.
     this.targets.set(id, target);
-    target.unregister = this.hub.register({
+    const unregisterScope = this.hub.register({
       dbKey: this.database.dbKey(this.context.db),
       ...(target.query ? { query: target.query } : {}),
       ...(target.documents ? { documents: target.documents } : {}),
       deliver: (commitTime, changes) => this.noteCommit(target, commitTime, changes),
     });
+    target.unregister = () => {
+      unregisterScope();
+      target.unwatchLookups?.();
+    };
     this.gate.targetChange({ targetChangeType: 'ADD', targetIds: [id] });
     const resumeFrom = resumeTimeOf(spec);
     const changed = resumeFrom === undefined || target.rerun ? undefined : this.hub.changedSince(this.database.dbKey(this.context.db), resumeFrom);
     const docs = await this.currentResult(target);
     if (!docs) return;
+    this.watchLookups(target);
     const now = await this.database.readTime(this.context.db);
     const resuming = spec.resumeToken !== undefined || spec.readTime !== undefined;
     if (!(await sendFirstAnswer(this, target, { docs, now, resuming, ...(resumeFrom === undefined ? {} : { resumeFrom }), ...(changed ? { changed } : {}) }))) return;
     const readTime = this.nextReadTime(now);
     this.gate.targetChange({ targetChangeType: 'CURRENT', targetIds: [id], resumeToken: resumeToken(readTime), readTime: formatMicros(readTime) });
     this.sendGlobal(readTime);
-  }
-
-  private defineTarget(target: ActiveTarget, spec: Record<string, unknown>): void {
-    const db = this.context.db;
-    if (spec.query !== undefined && spec.documents === undefined) {
-      const query = wireObject(spec.query, 'addTarget.query');
-      onlyKeys(query, ['parent', 'structuredQuery'], 'addTarget.query');
-      const parent = relativeName(db, String(query.parent ?? ''), 'Parent');
-      target.query = this.database.parseQuery(db, parent, query.structuredQuery);
-      target.queryKey = JSON.stringify([this.database.dbKey(db), parent, query.structuredQuery ?? null]);
-      if (target.query.findNearest) throw firestoreErrors.invalidArgument('FindNearest is not supported for real-time queries.');
-      if (target.query.select) throw firestoreErrors.invalidArgument("'select' clauses are not supported for real-time queries.");
-      const named = namedDocument(db, target.query);
-      if (named !== undefined) {
-        // Judged on its one document, as the rules judge such a query: its result is that document when it matches.
-        target.grant = 'named';
-        target.namedPath = named;
-      } else {
-        target.rerun = target.query.limit !== undefined || target.query.offset > 0;
-      }
-      return;
-    }
-    if (spec.documents !== undefined && spec.query === undefined) {
-      const documents = wireObject(spec.documents, 'addTarget.documents');
-      onlyKeys(documents, ['documents'], 'addTarget.documents');
-      if (!Array.isArray(documents.documents)) throw firestoreErrors.invalidArgument('A documents target needs a list of document names.');
-      target.grant = 'documents';
-      target.documents = new Set(documents.documents.map((name, i) => documentKeyFromName(db, name, `documents[${i}]`).path));
-      return;
-    }
-    throw firestoreErrors.invalidArgument('A target must be either a query or documents.');
   }
 
   /**
@@ -179,12 +139,15 @@ export class ListenSession implements StreamSession, ResumingSession {
     const paths = target.documents ? [...target.documents] : [target.namedPath!];
     const versions = await this.database.getDocuments(this.context.db, paths);
     for (const path of paths) if (!(await this.admit(target, path, versions.get(path)))) return undefined;
-    return [...versions.values()].filter((doc) => this.inTarget(target, doc));
+    return [...versions.values()].filter((doc) => inTarget(this.gate, target, doc));
   }
 
   /** Named and documents targets: a version is judged before anything is sent for it; a denied one ends the target. */
   async admit(target: ActiveTarget, path: string, doc: Doc | undefined): Promise<boolean> {
-    if (await this.gate.judgeVersion(target, path, doc)) return true;
+    if (await this.gate.judgeVersion(target, path, doc)) {
+      this.watchLookups(target);
+      return true;
+    }
     this.removeDenied(target);
     return false;
   }
@@ -197,6 +160,8 @@ export class ListenSession implements StreamSession, ResumingSession {
   private async judgeAgain(target: ActiveTarget): Promise<boolean> {
     const generation = this.gate.rulesGeneration;
     target.verdicts = undefined;
+    // A lookup changing while this judgement runs marks it stale again.
+    target.stale = false;
     if (target.grant === 'constraints') {
       if (!(await this.gate.stillAllowed(target))) {
         this.removeDenied(target);
@@ -206,7 +171,28 @@ export class ListenSession implements StreamSession, ResumingSession {
       return false;
     }
     target.judgedAt = generation;
+    this.watchLookups(target);
     return true;
+  }
+
+  /**
+   * Rules that read other documents (roles by get()/exists()): the hub watches those documents for
+   * the target, and a change to one makes it judged again at its next commit, before anything more
+   * is sent (a role taken away ends the listener, as a release of rules denying it would).
+   */
+  private watchLookups(target: ActiveTarget): void {
+    const lookups = target.lookups;
+    if (!lookups?.size || target.watchedLookups === lookups.size || this.targets.get(target.id) !== target) return;
+    target.unwatchLookups?.();
+    target.watchedLookups = lookups.size;
+    target.unwatchLookups = this.hub.register({
+      dbKey: this.database.dbKey(this.context.db),
+      documents: new Set(lookups),
+      counted: false,
+      deliver: () => {
+        target.stale = true;
+      },
+    });
   }
 
   /** A target the caller may no longer read ends with PERMISSION_DENIED, as one denied when added. */
@@ -214,13 +200,6 @@ export class ListenSession implements StreamSession, ResumingSession {
     target.unregister();
     this.targets.delete(target.id);
     this.gate.targetChange({ targetChangeType: 'REMOVE', targetIds: [target.id], cause: firestoreErrors.permissionDenied().toRpcStatus() });
-  }
-
-  /** Whether an existing version is in the target (a named target's result is its document when it matches). */
-  inTarget(target: ActiveTarget, doc: Doc): boolean {
-    if (target.documents) return true;
-    if (target.grant === 'named') return this.gate.matches(target, doc) && target.query!.offset === 0 && target.query!.limit !== 0;
-    return this.gate.matches(target, doc);
   }
 
   private removeTarget(raw: unknown): void {
@@ -257,7 +236,7 @@ export class ListenSession implements StreamSession, ResumingSession {
     if (!this.due) return undefined;
     this.due = false;
     const generation = this.gate.rulesGeneration;
-    if (this.pending.some(({ target }) => target.rerun || target.grant !== 'constraints' || target.judgedAt !== generation)) {
+    if (this.pending.some(({ target }) => target.rerun || target.grant !== 'constraints' || target.judgedAt !== generation || target.stale)) {
       this.enqueue(() => this.flush());
       return undefined;
     }
@@ -309,7 +288,7 @@ export class ListenSession implements StreamSession, ResumingSession {
     for (const { target, commitTime, changes } of batch) {
       this.batchLatest = Math.max(this.batchLatest, commitTime);
       if (this.targets.get(target.id) !== target) continue;
-      if (target.judgedAt !== this.gate.rulesGeneration && !(await this.judgeAgain(target))) continue;
+      if ((target.judgedAt !== this.gate.rulesGeneration || target.stale) && !(await this.judgeAgain(target))) continue;
       // A re-run reads the current result, which already holds every later commit of the batch.
       if (target.rerun) {
         if (!rerun.has(target)) await this.rerun(target, commitTime);
@@ -335,7 +314,7 @@ export class ListenSession implements StreamSession, ResumingSession {
         if (target.documents ? !target.documents.has(change.path) : change.path !== target.namedPath) continue;
         if (!(await this.admit(target, change.path, after))) return;
       }
-      if (after !== undefined && this.inTarget(target, after)) {
+      if (after !== undefined && inTarget(this.gate, target, after)) {
         if (target.sent.get(change.path) === after.updateTime) continue;
         this.gate.sendIn(target, after);
         this.batchSent = true;
