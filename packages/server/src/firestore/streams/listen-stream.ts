@@ -115,12 +115,12 @@ export class ListenSession implements StreamSession, ResumingSession {
       unregisterScope();
       target.unwatchLookups?.();
     };
+    this.watchLookups(target);
     this.gate.targetChange({ targetChangeType: 'ADD', targetIds: [id] });
     const resumeFrom = resumeTimeOf(spec);
     const changed = resumeFrom === undefined || target.rerun ? undefined : this.hub.changedSince(this.database.dbKey(this.context.db), resumeFrom);
     const docs = await this.currentResult(target);
     if (!docs) return;
-    this.watchLookups(target);
     const now = await this.database.readTime(this.context.db);
     const resuming = spec.resumeToken !== undefined || spec.readTime !== undefined;
     if (!(await sendFirstAnswer(this, target, { docs, now, resuming, ...(resumeFrom === undefined ? {} : { resumeFrom }), ...(changed ? { changed } : {}) }))) return;
@@ -153,9 +153,10 @@ export class ListenSession implements StreamSession, ResumingSession {
   }
 
   /**
-   * Rules were released since the target was judged: it is judged again under the rules in force
-   * (a query on its constraints; named and documents targets on their documents as they are now)
-   * before anything more is sent for it. False when it was removed as denied.
+   * Rules were released, or a document they looked up changed, since the target was judged: it is
+   * judged again under the rules in force (a query on its constraints; named and documents targets
+   * on their documents as they are now) before anything more is sent for it. False when it was
+   * removed as denied.
    */
   private async judgeAgain(target: ActiveTarget): Promise<boolean> {
     const generation = this.gate.rulesGeneration;
