@@ -4,7 +4,7 @@ import { messageFromJson } from './grpc-codec.js';
 /**
  * Listen fan-out, encoded once. A commit seen by N listeners of one query sends each of them the
  * same document and the same global NO_CHANGE; only the target id differs. The stream layer hands
- * every listener the same wire objects (listen-stream.ts `sharedWire`, `readTimeChange`), so the
+ * every listener the same wire objects (listen-gate.ts `sharedWire`, listen-shared.ts `readTimeChange`), so the
  * transports key their encodings by object identity: a document is turned into protobuf bytes (gRPC)
  * or JSON text (WebChannel) once, and each listener's message is that shared part with its own
  * target id written around it. Everything else takes the general path. Wire objects are never

@@ -16,7 +16,7 @@ export type ReadConsistency = { transaction?: ServerTransaction; readTime?: numb
  * It runs before the read is answered and before its transaction records or locks anything, so a
  * refused read leaves no trace.
  */
-export type FoundDocumentsCheck = (docs: ReadonlyMap<string, Doc>) => Promise<void>;
+export type FoundDocumentsCheck = (docs: ReadonlyMap<string, Doc>) => Promise<unknown>;
 /** The same for a query's answer, in its order. */
 export type QueryAnswerCheck = (docs: readonly Doc[]) => Promise<void>;
 

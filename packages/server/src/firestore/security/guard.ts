@@ -42,6 +42,11 @@ export class FirestoreGuard {
     this.lookups = new LookupCache(database);
   }
 
+  /** Grows when rules are released: a decision made at an older value may not hold under the rules in force. */
+  get rulesGeneration(): number {
+    return this.registry.generation;
+  }
+
   /** The judge of one caller's requests on one database. */
   judge(caller: FirestoreCaller, db: DatabaseId): RequestJudge {
     return new RequestJudge(this, caller, db);
@@ -73,7 +78,8 @@ export class FirestoreGuard {
     return (await this.database.getDocuments(db, [path], { readTime })).get(path);
   }
 
-  async decide(caller: FirestoreCaller, rules: CompiledRules, request: RulesRequest): Promise<boolean> {
+  /** `quiet`: a decision that refuses nothing (what a Listen stream may send with a removal), so not logged as a denial. */
+  async decide(caller: FirestoreCaller, rules: CompiledRules, request: RulesRequest, quiet = false): Promise<boolean> {
     let allowed: boolean;
     let reason: string;
     try {
@@ -83,7 +89,7 @@ export class FirestoreGuard {
       this.options.logger.error({ err: error }, 'security rules evaluation failed');
       ({ allowed, reason } = { allowed: false, reason: 'evaluation failed' });
     }
-    if (!allowed) {
+    if (!allowed && !quiet) {
       this.options.logger.info(
         {
           project: request.db.projectId,
@@ -111,15 +117,24 @@ export class RequestJudge {
     readonly db: DatabaseId,
   ) {}
 
+  /** See FirestoreGuard.rulesGeneration. */
+  get rulesGeneration(): number {
+    return this.guard.rulesGeneration;
+  }
+
   /** Requests that read or write nothing by themselves (begin/rollback, opening streams). */
   async ensureAccess(): Promise<void> {
     if ((await this.guard.regime(this.caller, this.db)).kind === 'closed') throw denied();
   }
 
-  /** Document reads (get, batchGet, documents targets): `get` on each, missing ones too. */
-  async get(paths: readonly string[], docs: ReadonlyMap<string, Doc>): Promise<void> {
+  /**
+   * Document reads (get, batchGet, documents targets): `get` on each, missing ones too. Resolves
+   * to the documents the rules looked up (get()/exists()): a Listen target judged so is judged
+   * again when one of them changes.
+   */
+  async get(paths: readonly string[], docs: ReadonlyMap<string, Doc>): Promise<ReadonlySet<string>> {
     const regime = await this.settled();
-    if (!regime) return;
+    if (!regime) return noLookups;
     const budget = newBudget(paths.length > 1 ? batchLookupLimit : singleLookupLimit);
     const reader = this.guard.reader(this.db);
     const time = nowMicros();
@@ -127,14 +142,35 @@ export class RequestJudge {
       const doc = docs.get(path);
       await this.require(regime, { db: this.db, method: 'get', path, auth: this.auth(), time, reader, budget, ...(doc ? { resource: doc } : {}) });
     }
+    return budget.seen;
   }
 
   /**
-   * Query targets of Listen: `list` on the query's constraints, as now (a query naming one document
-   * is judged on its present version). Reads that answer documents use `query`.
+   * Whether `get` allows this version of a document (undefined: absent) for the caller. Refuses
+   * nothing and logs no denial: a Listen stream asks it to decide whether a document leaving a
+   * target may go with its new content or only as a removal.
    */
-  async list(query: Query): Promise<void> {
-    await this.query(query);
+  async mayGet(path: string, doc: Doc | undefined): Promise<boolean> {
+    const regime = await this.guard.regime(this.caller, this.db);
+    if (regime.kind !== 'rules') return regime.kind !== 'closed';
+    const request: RulesRequest = { db: this.db, method: 'get', path, auth: this.auth(), time: nowMicros(), reader: this.guard.reader(this.db), budget: newBudget(singleLookupLimit) };
+    return this.guard.decide(this.caller, regime.rules, doc ? { ...request, resource: doc } : request, true);
+  }
+
+  /**
+   * Query targets of Listen: `list` on the query's constraints, as now; a query that names one
+   * document is judged on that document: the stored one, or `named.version` (a Listen target
+   * judges each version it would send). Resolves to the documents the rules looked up, as `get`.
+   * Reads that answer documents use `query`.
+   */
+  async list(query: Query, named?: { version: Doc | undefined }): Promise<ReadonlySet<string>> {
+    const regime = await this.settled();
+    if (!regime) return noLookups;
+    const namedPath = namedDocument(this.db, query);
+    const resource = namedPath === undefined ? undefined : named ? named.version : await this.guard.reader(this.db).get(namedPath);
+    const request = this.listRequest(query, namedPath, resource);
+    await this.require(regime, request);
+    return request.budget.seen;
   }
 
   /**
@@ -161,7 +197,7 @@ export class RequestJudge {
     };
   }
 
-  private listRequest(query: Query, named?: string, resource?: Doc): RulesRequest {
+  private listRequest(query: Query, named?: string, resource?: Doc): RulesRequest & { budget: ReturnType<typeof newBudget> } {
     return {
       db: this.db,
       method: 'list',
@@ -230,7 +266,7 @@ export class RequestJudge {
 }
 
 /** The one document a query names by `__name__ ==` (or `in` with one name) among its conjuncts, if any. */
-function namedDocument(db: DatabaseId, query: Query): string | undefined {
+export function namedDocument(db: DatabaseId, query: Query): string | undefined {
   for (const filter of conjuncts(query.filter)) {
     if (filter.kind !== 'field' || !filter.field.isKey) continue;
     const value = filter.op === 'EQUAL' ? filter.value : filter.op === 'IN' && filter.value.type === 'array' && filter.value.values.length === 1 ? filter.value.values[0]! : undefined;
@@ -246,6 +282,9 @@ const nothingToCheck: QueryAnswerCheck = async () => {};
 function denied() {
   return firestoreErrors.permissionDenied();
 }
+
+/** Reads judge get()/exists() only (getAfter is for writes), so a budget's keys are document paths. */
+const noLookups: ReadonlySet<string> = new Set();
 
 function newBudget(limit: number): RulesLookupBudget {
   return { limit, seen: new Set() };

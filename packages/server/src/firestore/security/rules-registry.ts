@@ -38,6 +38,8 @@ export function firestoreFile(files: readonly RulesSourceFile[]): RulesSourceFil
 export class RulesRegistry {
   private readonly compiled = new Map<string, CompiledRules>();
   private readonly releases = new Map<string, Promise<Map<string, ReleaseRecord>>>();
+  /** Grows whenever this process releases rules or deletes a release: what was judged before may no longer hold. */
+  private releasedGeneration = 0;
 
   constructor(
     readonly store: RulesStore,
@@ -84,6 +86,11 @@ export class RulesRegistry {
     return rules.service === 'firebase.storage' ? rules : undefined;
   }
 
+  /** Counts this process's releases; Listen targets judged at an older count are judged again (streams/listen-stream.ts). */
+  get generation(): number {
+    return this.releasedGeneration;
+  }
+
   /** Compiles (throwing RulesCompileError with every issue) and keeps a new ruleset. */
   async createRuleset(projectId: string, files: RulesSourceFile[]): Promise<RulesetRecord> {
     const file = firestoreFile(files);
@@ -109,6 +116,7 @@ export class RulesRegistry {
     const release: ReleaseRecord = { projectId, name, rulesetId, createTime: existing?.createTime ?? now, updateTime: now };
     const done = await this.store.putRelease(release);
     this.releases.delete(projectId);
+    this.releasedGeneration++;
     if (!done) return undefined;
     this.logger.info({ projectId, release: name, rulesetId }, 'security rules released');
     return release;
@@ -117,6 +125,7 @@ export class RulesRegistry {
   async deleteRelease(projectId: string, name: string): Promise<boolean> {
     const done = await this.store.deleteRelease(projectId, name);
     this.releases.delete(projectId);
+    this.releasedGeneration++;
     return done;
   }
 

@@ -14,6 +14,8 @@ export interface WatchedTarget {
   documents?: ReadonlySet<string>;
   /** Receives every commit that touches the target's scope, in commit order. */
   deliver(commitTime: number, changes: CommittedChange[]): void;
+  /** Counted as a Listen target in the metrics (not the documents a target's rules looked up). */
+  counted?: boolean;
 }
 
 /** How far back the hub remembers which documents changed, so resumed targets get only deltas. */
@@ -78,7 +80,7 @@ export class ListenHub {
   register(target: WatchedTarget): () => void {
     const keys = this.keysOf(target);
     for (const [index, key] of keys) add(index, key, target);
-    const uncount = firestoreMetrics.targetAdded();
+    const uncount = target.counted === false ? () => undefined : firestoreMetrics.targetAdded();
     return () => {
       for (const [index, key] of keys) remove(index, key, target);
       uncount();

@@ -1,11 +1,14 @@
 /** What one commit sends every listener of a query alike, built once; and the tick that sends it. */
-import type { CommittedChange } from '../core/database.js';
-import { docToWire, type Doc, type WireDocument } from '../core/documents.js';
+import type { Doc } from '../core/documents.js';
 import { formatMicros, parseMicros } from '../core/value-wire.js';
-import type { StreamContext } from './stream.js';
 
 export interface DueSession {
-  flushDue(): void;
+  /**
+   * Sends the commits noted while its queue was idle. With `mayWait`, a session that meets a version
+   * leaving a target before it is judged stops there, stays due and returns that judgement, to be
+   * flushed again once it is made; otherwise it goes on, on its queue.
+   */
+  flushDue(mayWait?: boolean): Promise<unknown> | undefined;
 }
 
 /** Sessions with commits noted while idle: sent together once this turn's commits are all in. */
@@ -20,20 +23,35 @@ export function scheduleDue(session: DueSession): void {
 function flushDueSessions(): void {
   const due = dueSessions;
   dueSessions = [];
-  for (const session of due) session.flushDue();
+  let waiting: DueSession[] | undefined;
+  const judging = new Set<Promise<unknown>>();
+  for (const session of due) {
+    const judged = session.flushDue(true);
+    if (!judged) continue;
+    (waiting ??= []).push(session);
+    judging.add(judged);
+  }
+  // A version leaving the targets of many sessions is judged once per caller identity (sharedVerdict):
+  // the sessions that met it wait for those few judgements together, then go on without waiting.
+  if (waiting) {
+    const resume = waiting;
+    void Promise.allSettled(judging).then(() => {
+      for (const session of resume) session.flushDue(false);
+    });
+  }
 }
 
 /**
- * A commit's change reaches every listener of its scope as the same object (listen-hub.ts): whether
- * it matches a query is worked out once per distinct query (queryKey), not once per listener. A
- * match depends on the query and the document only; security rules judged each target when it was
- * added, per caller, and are not consulted here.
+ * A committed document reaches every listener of its scope as the same Doc object (listen-hub.ts):
+ * whether it matches a query is worked out once per distinct query (queryKey), not once per
+ * listener. A match depends on the query and the document only. It is also what lets a version go
+ * to a query target allowed on its constraints (listen-gate.ts), which asks the same question.
  */
-const matchesByChange = new WeakMap<CommittedChange, Map<string, boolean>>();
+const matchesByDoc = new WeakMap<Doc, Map<string, boolean>>();
 
-export function sharedMatch(change: CommittedChange, queryKey: string, match: () => boolean): boolean {
-  let known = matchesByChange.get(change);
-  if (!known) matchesByChange.set(change, (known = new Map()));
+export function sharedMatch(doc: Doc, queryKey: string, match: () => boolean): boolean {
+  let known = matchesByDoc.get(doc);
+  if (!known) matchesByDoc.set(doc, (known = new Map()));
   let answer = known.get(queryKey);
   if (answer === undefined) {
     answer = match();
@@ -43,19 +61,41 @@ export function sharedMatch(change: CommittedChange, queryKey: string, match: ()
 }
 
 /**
- * A committed document reaches every listener of its scope as the same Doc object: its wire form
- * (and, in the gRPC codec, its protobuf form) is built once for all of them. A Doc belongs to one
- * database, so the cache needs no other key. Nobody changes a wire object once built.
+ * Whether `get` allows a version leaving a query target, per caller identity: every listener with the
+ * same identity (every anonymous one; every stream of one ID token, whose verified claims are one
+ * object) gets the same answer for the same version, so the rules run once per identity and
+ * version, not once per listener. The answer lives as long as the version's Doc object (one commit's
+ * delivery), so it is judged under the rules in force when that commit is sent.
  */
-const wireForms = new WeakMap<Doc, WireDocument>();
+interface Verdict {
+  /** The rules generation it was judged at (security/rules-registry.ts): a release makes it stale. */
+  generation: number;
+  promise: Promise<boolean>;
+  /** Once judged. */
+  allowed?: boolean;
+}
 
-export function sharedWire(context: StreamContext, doc: Doc): WireDocument {
-  let wire = wireForms.get(doc);
-  if (!wire) {
-    wire = docToWire(context.db, doc);
-    wireForms.set(doc, wire);
-  }
-  return wire;
+const verdictsByDoc = new WeakMap<Doc, Map<unknown, Verdict>>();
+
+/** The judgement of a version for an identity: started once, then shared (a failed one is asked again). */
+export function sharedVerdict(doc: Doc, identity: unknown, generation: number, judge: () => Promise<boolean>): Promise<boolean> {
+  let known = verdictsByDoc.get(doc);
+  if (!known) verdictsByDoc.set(doc, (known = new Map()));
+  const existing = known.get(identity);
+  if (existing?.generation === generation) return existing.promise;
+  const verdict: Verdict = { generation, promise: judge() };
+  known.set(identity, verdict);
+  verdict.promise.then(
+    (allowed) => (verdict.allowed = allowed),
+    () => known.get(identity) === verdict && known.delete(identity),
+  );
+  return verdict.promise;
+}
+
+/** The verdict on a version for an identity under the rules of that generation, once judged; undefined before. */
+export function knownVerdict(doc: Doc, identity: unknown, generation: number): boolean | undefined {
+  const verdict = verdictsByDoc.get(doc)?.get(identity);
+  return verdict?.generation === generation ? verdict.allowed : undefined;
 }
 
 /** The global NO_CHANGE of a read time: every listener sends the same one after a commit, built once. */
@@ -64,6 +104,14 @@ let lastReadTimeChange: { readTime: number; change: { resumeToken: string; readT
 export function readTimeChange(readTime: number): { resumeToken: string; readTime: string } {
   if (lastReadTimeChange?.readTime !== readTime) lastReadTimeChange = { readTime, change: { resumeToken: resumeToken(readTime), readTime: formatMicros(readTime) } };
   return lastReadTimeChange.change;
+}
+
+/** A commit's time as text, for the removals and deletes every listener of it is sent: formatted once. */
+let lastTimeText: { micros: number; text: string } | undefined;
+
+export function timeText(micros: number): string {
+  if (lastTimeText?.micros !== micros) lastTimeText = { micros, text: formatMicros(micros) };
+  return lastTimeText.text;
 }
 
 /** Opaque to clients; it carries the read time it stands for. */

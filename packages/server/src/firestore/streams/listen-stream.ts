@@ -1,29 +1,17 @@
 import { toApiError } from '../../http/error-handler.js';
 import type { FirestoreAccess } from '../api/access.js';
 import type { CommittedChange, DocumentDatabase } from '../core/database.js';
-import { unchangedNamesFilter } from '../core/bloom-filter.js';
-import { keyOfPath, type Doc } from '../core/documents.js';
+import type { Doc } from '../core/documents.js';
 import { firestoreErrors } from '../core/errors.js';
-import { databaseName, documentKeyFromName, fullName, relativeName } from '../core/paths.js';
-import { inScope, matchesQuery, type Query } from '../core/query.js';
+import { databaseName } from '../core/paths.js';
 import { formatMicros } from '../core/value-wire.js';
 import { onlyKeys, wireObject } from '../core/wire-checks.js';
 import type { ListenHub } from './listen-hub.js';
-import { readTimeChange, resumeTimeOf, resumeToken, scheduleDue, sharedMatch, sharedWire } from './listen-shared.js';
+import { ListenGate, noteLookups } from './listen-gate.js';
+import { defineTarget, inTarget, type ActiveTarget } from './listen-target.js';
+import { sendFirstAnswer, type ResumingSession } from './listen-resume.js';
+import { readTimeChange, resumeToken, resumeTimeOf, scheduleDue } from './listen-shared.js';
 import type { StreamContext, StreamSession, StreamSink } from './stream.js';
-
-/** What the client holds for a target: each document's path and the version it was sent. */
-interface ActiveTarget {
-  id: number;
-  query?: Query;
-  /** Equal for targets whose queries are equal as sent (same database): they match a change alike. */
-  queryKey?: string;
-  documents?: Set<string>;
-  /** Limits and offsets depend on documents outside the result: such targets re-run on change. */
-  rerun: boolean;
-  sent: Map<string, number>;
-  unregister: () => void;
-}
 
 /**
  * The Listen stream. Each addTarget is answered ADD, the matching documents, CURRENT, then a
@@ -31,29 +19,35 @@ interface ActiveTarget {
  * each removeTarget REMOVE. After that every commit touching a target's scope is matched against
  * it and sent as deltas (documentChange / documentDelete / removal from the target), followed by
  * one global NO_CHANGE per batch of commits, with a read time that only grows. Resuming targets
- * get what changed since their token and an existence filter (with a bloom filter of the names
- * when the hub no longer remembers the changes); limit targets and unreadable tokens get RESET
- * and the full result again, which is always correct.
+ * get what changed since their token (listen-resume.ts). Every document goes out through the
+ * session's ListenGate, which sends only versions this caller may read.
  */
-export class ListenSession implements StreamSession {
+export class ListenSession implements StreamSession, ResumingSession {
   private readonly targets = new Map<number, ActiveTarget>();
+  readonly gate: ListenGate;
   private queue: Promise<void> = Promise.resolve();
   private closed = false;
   private lastReadTime = 0;
   private pending: Array<{ target: ActiveTarget; commitTime: number; changes: CommittedChange[] }> = [];
   private flushScheduled = false;
+  /** The batch being sent (it may start at once and end on the queue): its latest commit, and whether anything went. */
+  private batchLatest = 0;
+  private batchSent = false;
   /** Work on the queue not finished yet: while there is none, commits skip the queue (`flushDue`). */
   private busy = 0;
   /** On the list of sessions whose commits are sent at the next tick (`dueSessions`). */
   private due = false;
 
   constructor(
-    private readonly database: DocumentDatabase,
+    readonly database: DocumentDatabase,
     private readonly hub: ListenHub,
     private readonly access: FirestoreAccess,
-    private readonly context: StreamContext,
-    private readonly sink: StreamSink,
-  ) {}
+    readonly context: StreamContext,
+    sink: StreamSink,
+  ) {
+    // The gate holds the sink: nothing else here can put a document on the wire.
+    this.gate = new ListenGate(context, access.judge(context.caller, context.db), sink);
+  }
 
   receive(request: unknown): void {
     this.enqueue(() => this.handle(request));
@@ -94,132 +88,119 @@ export class ListenSession implements StreamSession {
     const id = spec.targetId;
     if (typeof id !== 'number' || !Number.isInteger(id) || id < 0) throw firestoreErrors.invalidArgument('targetId must be a non-negative integer.');
     if (this.targets.has(id)) throw firestoreErrors.invalidArgument(`Target ID ${id} is already in use.`);
-    const target: ActiveTarget = { id, rerun: false, sent: new Map(), unregister: () => undefined };
+    // The rules generation before judging: a release during the judgement makes it judged again.
+    const target: ActiveTarget = { id, grant: 'constraints', rerun: false, sent: new Map(), judgedAt: this.gate.rulesGeneration, unregister: () => undefined };
     try {
-      this.defineTarget(target, spec);
-      await this.authorize(target);
+      defineTarget(this.database, this.context.db, target, spec);
+      // A query allowed on its constraints is judged now; named and documents targets on the versions they will send, below.
+      if (target.grant === 'constraints') noteLookups(target, await this.access.judge(this.context.caller, this.context.db).list(target.query!));
     } catch (error) {
       const apiError = toApiError(error);
       if (apiError.status !== 'PERMISSION_DENIED' && apiError.status !== 'INVALID_ARGUMENT' && apiError.status !== 'FAILED_PRECONDITION') throw error;
       // A denied or invalid target fails alone: ADD, then REMOVE with the cause; the stream goes on.
-      this.sink.send({ targetChange: { targetChangeType: 'ADD', targetIds: [id] } });
-      this.sink.send({ targetChange: { targetChangeType: 'REMOVE', targetIds: [id], cause: apiError.toRpcStatus() } });
+      this.gate.targetChange({ targetChangeType: 'ADD', targetIds: [id] });
+      this.gate.targetChange({ targetChangeType: 'REMOVE', targetIds: [id], cause: apiError.toRpcStatus() });
       return;
     }
     if (this.closed) return;
+    // Registered before the first read, so no commit falls between the two.
     this.targets.set(id, target);
-    target.unregister = this.hub.register({
+    const unregisterScope = this.hub.register({
       dbKey: this.database.dbKey(this.context.db),
       ...(target.query ? { query: target.query } : {}),
       ...(target.documents ? { documents: target.documents } : {}),
       deliver: (commitTime, changes) => this.noteCommit(target, commitTime, changes),
     });
-    this.sink.send({ targetChange: { targetChangeType: 'ADD', targetIds: [id] } });
-    const resuming = spec.resumeToken !== undefined || spec.readTime !== undefined;
+    target.unregister = () => {
+      unregisterScope();
+      target.unwatchLookups?.();
+    };
+    this.watchLookups(target);
+    this.gate.targetChange({ targetChangeType: 'ADD', targetIds: [id] });
     const resumeFrom = resumeTimeOf(spec);
     const changed = resumeFrom === undefined || target.rerun ? undefined : this.hub.changedSince(this.database.dbKey(this.context.db), resumeFrom);
     const docs = await this.currentResult(target);
+    if (!docs) return;
     const now = await this.database.readTime(this.context.db);
-    if (changed) {
-      await this.sendChangesSince(target, docs, changed, resumeFrom!);
-    } else if (resumeFrom !== undefined && resumeFrom <= now && target.query && !target.rerun) {
-      this.sendNewerThan(target, docs, resumeFrom);
-    } else {
-      // A first listen, or a resume the history cannot serve: the whole result again.
-      if (resuming) this.sink.send({ targetChange: { targetChangeType: 'RESET', targetIds: [id] } });
-      for (const doc of docs) this.sendDocument(target, doc);
-    }
+    const resuming = spec.resumeToken !== undefined || spec.readTime !== undefined;
+    if (!(await sendFirstAnswer(this, target, { docs, now, resuming, ...(resumeFrom === undefined ? {} : { resumeFrom }), ...(changed ? { changed } : {}) }))) return;
     const readTime = this.nextReadTime(now);
-    this.sink.send({ targetChange: { targetChangeType: 'CURRENT', targetIds: [id], resumeToken: resumeToken(readTime), readTime: formatMicros(readTime) } });
+    this.gate.targetChange({ targetChangeType: 'CURRENT', targetIds: [id], resumeToken: resumeToken(readTime), readTime: formatMicros(readTime) });
     this.sendGlobal(readTime);
   }
 
   /**
-   * Resuming: the client holds the result as of its resume token, so only documents changed since
-   * then are sent (in, changed, or gone), then an existence filter with the full count so the
-   * client can check it holds exactly the right set.
+   * The target's documents now. Named and documents targets read their documents and judge each
+   * version read (the very ones that will be sent): undefined when one is denied, and the target
+   * is then removed with PERMISSION_DENIED, as a target denied when added.
    */
-  private async sendChangesSince(target: ActiveTarget, docs: Doc[], changed: Set<string>, since: number): Promise<void> {
-    const current = new Map(docs.map((doc) => [doc.key.path, doc]));
-    const relevant = [...changed].filter((path) => (target.documents ? target.documents.has(path) : inScope(target.query!, keyOfPath(path))));
-    const stillThere = await this.database.getDocuments(this.context.db, relevant.filter((path) => !current.has(path)));
-    for (const path of relevant) {
-      const doc = current.get(path);
-      if (doc) this.sendDocument(target, doc);
-      else this.sendGone(target, path, stillThere.get(path), since);
-    }
-    for (const doc of docs) target.sent.set(doc.key.path, doc.updateTime);
-    this.sink.send({ filter: { targetId: target.id, count: docs.length } });
+  async currentResult(target: ActiveTarget): Promise<Doc[] | undefined> {
+    if (target.grant === 'constraints') return (await this.database.runQuery(this.context.db, target.query!)).docs;
+    const paths = target.documents ? [...target.documents] : [target.namedPath!];
+    const versions = await this.database.getDocuments(this.context.db, paths);
+    for (const path of paths) if (!(await this.admit(target, path, versions.get(path)))) return undefined;
+    return [...versions.values()].filter((doc) => inTarget(this.gate, target, doc));
   }
 
-  /**
-   * Resuming past what the hub remembers (an old token, or one from before a restart): the
-   * documents matching now that changed since the token are sent, and the ones that left are
-   * told by the existence filter's bloom filter of every name matching now, as Google does. The
-   * client drops its cached documents the filter does not hold; only if its count still differs
-   * (a false positive) does it listen again from scratch.
-   */
-  private sendNewerThan(target: ActiveTarget, docs: Doc[], since: number): void {
-    for (const doc of docs) {
-      if (doc.updateTime > since) this.sendDocument(target, doc);
-      else target.sent.set(doc.key.path, doc.updateTime);
-    }
-    const names = docs.map((doc) => fullName(this.context.db, doc.key.path));
-    this.sink.send({ filter: { targetId: target.id, count: docs.length, unchangedNames: unchangedNamesFilter(names) } });
-  }
-
-  private defineTarget(target: ActiveTarget, spec: Record<string, unknown>): void {
-    const db = this.context.db;
-    if (spec.query !== undefined && spec.documents === undefined) {
-      const query = wireObject(spec.query, 'addTarget.query');
-      onlyKeys(query, ['parent', 'structuredQuery'], 'addTarget.query');
-      const parent = relativeName(db, String(query.parent ?? ''), 'Parent');
-      target.query = this.database.parseQuery(db, parent, query.structuredQuery);
-      target.queryKey = JSON.stringify([this.database.dbKey(db), parent, query.structuredQuery ?? null]);
-      if (target.query.findNearest) throw firestoreErrors.invalidArgument('FindNearest is not supported for real-time queries.');
-      if (target.query.select) throw firestoreErrors.invalidArgument("'select' clauses are not supported for real-time queries.");
-      target.rerun = target.query.limit !== undefined || target.query.offset > 0;
-      return;
-    }
-    if (spec.documents !== undefined && spec.query === undefined) {
-      const documents = wireObject(spec.documents, 'addTarget.documents');
-      onlyKeys(documents, ['documents'], 'addTarget.documents');
-      if (!Array.isArray(documents.documents)) throw firestoreErrors.invalidArgument('A documents target needs a list of document names.');
-      target.documents = new Set(documents.documents.map((name, i) => documentKeyFromName(db, name, `documents[${i}]`).path));
-      return;
-    }
-    throw firestoreErrors.invalidArgument('A target must be either a query or documents.');
-  }
-
-  /** Security rules: `list` on a query target's constraints, `get` on each document of a documents target. */
-  private async authorize(target: ActiveTarget): Promise<void> {
-    const judge = this.access.judge(this.context.caller, this.context.db);
-    if (target.query) return judge.list(target.query);
-    const paths = [...target.documents!];
-    await judge.get(paths, await this.database.getDocuments(this.context.db, paths));
-  }
-
-  /**
-   * A documents target is judged again on each new version (rules may read the document): a
-   * version the caller may not read removes the target with PERMISSION_DENIED, as a denied
-   * target is at the start. Query targets were judged on constraints that no commit changes.
-   */
-  private async stillReadable(target: ActiveTarget, changes: CommittedChange[]): Promise<boolean> {
-    const mine = changes.filter((change) => target.documents!.has(change.path));
-    if (!mine.length) return true;
-    const after = new Map<string, Doc>();
-    for (const change of mine) if (change.after) after.set(change.path, change.after);
-    try {
-      await this.access.judge(this.context.caller, this.context.db).get(mine.map((change) => change.path), after);
+  /** Named and documents targets: a version is judged before anything is sent for it; a denied one ends the target. */
+  async admit(target: ActiveTarget, path: string, doc: Doc | undefined): Promise<boolean> {
+    if (await this.gate.judgeVersion(target, path, doc)) {
+      this.watchLookups(target);
       return true;
-    } catch (error) {
-      const apiError = toApiError(error);
-      if (apiError.status !== 'PERMISSION_DENIED') throw error;
-      target.unregister();
-      this.targets.delete(target.id);
-      this.sink.send({ targetChange: { targetChangeType: 'REMOVE', targetIds: [target.id], cause: apiError.toRpcStatus() } });
+    }
+    this.removeDenied(target);
+    return false;
+  }
+
+  /**
+   * Rules were released, or a document they looked up changed, since the target was judged: it is
+   * judged again under the rules in force (a query on its constraints; named and documents targets
+   * on their documents as they are now) before anything more is sent for it. False when it was
+   * removed as denied.
+   */
+  private async judgeAgain(target: ActiveTarget): Promise<boolean> {
+    const generation = this.gate.rulesGeneration;
+    target.verdicts = undefined;
+    // A lookup changing while this judgement runs marks it stale again.
+    target.stale = false;
+    if (target.grant === 'constraints') {
+      if (!(await this.gate.stillAllowed(target))) {
+        this.removeDenied(target);
+        return false;
+      }
+    } else if (!(await this.currentResult(target))) {
       return false;
     }
+    target.judgedAt = generation;
+    this.watchLookups(target);
+    return true;
+  }
+
+  /**
+   * Rules that read other documents (roles by get()/exists()): the hub watches those documents for
+   * the target, and a change to one makes it judged again at its next commit, before anything more
+   * is sent (a role taken away ends the listener, as a release of rules denying it would).
+   */
+  private watchLookups(target: ActiveTarget): void {
+    const lookups = target.lookups;
+    if (!lookups?.size || target.watchedLookups === lookups.size || this.targets.get(target.id) !== target) return;
+    target.unwatchLookups?.();
+    target.watchedLookups = lookups.size;
+    target.unwatchLookups = this.hub.register({
+      dbKey: this.database.dbKey(this.context.db),
+      documents: new Set(lookups),
+      counted: false,
+      deliver: () => {
+        target.stale = true;
+      },
+    });
+  }
+
+  /** A target the caller may no longer read ends with PERMISSION_DENIED, as one denied when added. */
+  private removeDenied(target: ActiveTarget): void {
+    target.unregister();
+    this.targets.delete(target.id);
+    this.gate.targetChange({ targetChangeType: 'REMOVE', targetIds: [target.id], cause: firestoreErrors.permissionDenied().toRpcStatus() });
   }
 
   private removeTarget(raw: unknown): void {
@@ -229,13 +210,7 @@ export class ListenSession implements StreamSession {
       target.unregister();
       this.targets.delete(raw);
     }
-    this.sink.send({ targetChange: { targetChangeType: 'REMOVE', targetIds: [raw] } });
-  }
-
-  private async currentResult(target: ActiveTarget): Promise<Doc[]> {
-    if (target.query) return (await this.database.runQuery(this.context.db, target.query)).docs;
-    const docs = await this.database.getDocuments(this.context.db, [...target.documents!]);
-    return [...docs.values()];
+    this.gate.targetChange({ targetChangeType: 'REMOVE', targetIds: [raw] });
   }
 
   // ---- commits ------------------------------------------------------------------------------
@@ -252,111 +227,136 @@ export class ListenSession implements StreamSession {
     scheduleDue(this);
   }
 
-  /** Sends the commits noted while the queue was idle, at once when no target needs to read. */
-  flushDue(): void {
-    if (!this.due) return;
+  /**
+   * Sends the commits noted while the queue was idle, at once when no target needs to read or
+   * judge. A version leaving a target that must be judged first stops it there: with `mayWait` it
+   * stays due and returns the judgement (listen-shared.ts flushes it again once made), else the rest
+   * goes on the queue.
+   */
+  flushDue(mayWait = false): Promise<unknown> | undefined {
+    if (!this.due) return undefined;
     this.due = false;
-    if (this.pending.some(({ target }) => target.rerun || target.documents)) return this.enqueue(() => this.flush());
+    const generation = this.gate.rulesGeneration;
+    if (this.pending.some(({ target }) => target.rerun || target.grant !== 'constraints' || target.judgedAt !== generation || target.stale)) {
+      this.enqueue(() => this.flush());
+      return undefined;
+    }
     try {
-      this.flushPlain();
+      const judging = this.flushPlain();
+      if (!judging) return undefined;
+      if (mayWait) {
+        this.due = true;
+        return judging;
+      }
+      this.enqueue(() => this.flush());
     } catch (error) {
       this.end(error);
     }
+    return undefined;
   }
 
-  /** `flush` for query targets without a limit: matching a change needs no read. */
-  private flushPlain(): void {
-    this.flushScheduled = false;
+  /**
+   * `flush` for query targets allowed on their constraints, without a limit: matching a change
+   * needs no read. Stops at a version leaving a target that must be judged first, and returns that
+   * judgement; the rest of the batch stays pending, in order (what was sent is not sent again).
+   */
+  private flushPlain(): Promise<unknown> | undefined {
     const batch = this.pending;
     this.pending = [];
-    let latest = 0;
-    let sentAny = false;
-    for (const { target, commitTime, changes } of batch) {
-      latest = Math.max(latest, commitTime);
-      if (this.targets.get(target.id) === target) sentAny = this.applyChanges(target, changes, commitTime) || sentAny;
+    for (let i = 0; i < batch.length; i++) {
+      const { target, commitTime, changes } = batch[i]!;
+      this.batchLatest = Math.max(this.batchLatest, commitTime);
+      if (this.targets.get(target.id) !== target) continue;
+      for (const change of changes) {
+        const offered = this.gate.offerMatched(target, change.path, change.after, commitTime);
+        if (offered === true) this.batchSent = true;
+        else if (offered !== false) {
+          this.pending = batch.slice(i).concat(this.pending);
+          return offered;
+        }
+      }
     }
-    if (sentAny && !this.closed) this.sendGlobal(this.nextReadTime(latest));
+    this.flushScheduled = false;
+    this.endBatch();
+    return undefined;
   }
 
   private async flush(): Promise<void> {
     this.flushScheduled = false;
     const batch = this.pending;
     this.pending = [];
-    let latest = 0;
-    let sentAny = false;
     const rerun = new Set<ActiveTarget>();
     for (const { target, commitTime, changes } of batch) {
-      latest = Math.max(latest, commitTime);
+      this.batchLatest = Math.max(this.batchLatest, commitTime);
       if (this.targets.get(target.id) !== target) continue;
+      if ((target.judgedAt !== this.gate.rulesGeneration || target.stale) && !(await this.judgeAgain(target))) continue;
       // A re-run reads the current result, which already holds every later commit of the batch.
       if (target.rerun) {
-        if (!rerun.has(target)) sentAny = (await this.rerun(target, commitTime)) || sentAny;
+        if (!rerun.has(target)) await this.rerun(target, commitTime);
         rerun.add(target);
       } else {
-        if (target.documents && !(await this.stillReadable(target, changes))) continue;
-        sentAny = this.applyChanges(target, changes, commitTime) || sentAny;
+        await this.applyChanges(target, changes, commitTime);
       }
     }
-    if (sentAny && !this.closed) this.sendGlobal(this.nextReadTime(latest));
+    this.endBatch();
   }
 
-  /** Matches each changed document against the target: enter, change, leave or delete. */
-  private applyChanges(target: ActiveTarget, changes: CommittedChange[], commitTime: number): boolean {
-    let sent = false;
+  private endBatch(): void {
+    if (this.batchSent && !this.closed) this.sendGlobal(this.nextReadTime(this.batchLatest));
+    this.batchSent = false;
+    this.batchLatest = 0;
+  }
+
+  /** Each change to a target, judging what needs it: named and documents targets' versions, versions leaving a target. */
+  private async applyChanges(target: ActiveTarget, changes: CommittedChange[], commitTime: number): Promise<void> {
     for (const change of changes) {
-      const wasIn = target.sent.has(change.path);
-      const isIn = change.after !== undefined && (target.query ? this.matches(target, change) : target.documents!.has(change.path));
-      if (isIn) {
-        if (target.sent.get(change.path) === change.after!.updateTime) continue;
-        this.sendDocument(target, change.after!);
-        sent = true;
-      } else if (wasIn || target.documents) {
-        this.sendGone(target, change.path, change.after, commitTime);
-        sent = true;
+      const after = change.after;
+      if (target.grant !== 'constraints') {
+        if (target.documents ? !target.documents.has(change.path) : change.path !== target.namedPath) continue;
+        if (!(await this.admit(target, change.path, after))) return;
+      }
+      if (after !== undefined && inTarget(this.gate, target, after)) {
+        if (target.sent.get(change.path) === after.updateTime) continue;
+        this.gate.sendIn(target, after);
+        this.batchSent = true;
+      } else if (target.sent.has(change.path) || target.documents) {
+        if (after) await this.gate.judgeLeaving(target, after);
+        this.gate.sendOut(target, change.path, after, commitTime);
+        this.batchSent = true;
       }
     }
-    return sent;
-  }
-
-  /** Whether a changed document is in a query target; listeners of an equal query share the answer. */
-  private matches(target: ActiveTarget, change: CommittedChange): boolean {
-    return sharedMatch(change, target.queryKey!, () => matchesQuery(this.context.db, target.query!, change.after!));
   }
 
   /** A limit (or offset) target: run it again and send the difference. */
-  private async rerun(target: ActiveTarget, commitTime: number): Promise<boolean> {
-    const docs = await this.currentResult(target);
-    let sent = false;
+  private async rerun(target: ActiveTarget, commitTime: number): Promise<void> {
+    const docs = (await this.currentResult(target))!;
     const now = new Set<string>();
     for (const doc of docs) {
       now.add(doc.key.path);
       if (target.sent.get(doc.key.path) === doc.updateTime) continue;
-      this.sendDocument(target, doc);
-      sent = true;
+      this.gate.sendIn(target, doc);
+      this.batchSent = true;
     }
     const gone = [...target.sent.keys()].filter((path) => !now.has(path));
-    const stillThere = await this.database.getDocuments(this.context.db, gone);
-    for (const path of gone) this.sendGone(target, path, stillThere.get(path), commitTime);
-    return sent || gone.length > 0;
+    if (gone.length) this.batchSent = true;
+    await this.sendGone(target, gone, commitTime);
   }
 
-  private sendDocument(target: ActiveTarget, doc: Doc): void {
-    target.sent.set(doc.key.path, doc.updateTime);
-    this.sink.send({ documentChange: { document: sharedWire(this.context, doc), targetIds: [target.id] } });
-  }
-
-  /**
-   * A document that left the target. One that still exists goes with its new version (the SDK
-   * would otherwise keep its old copy, which may still match locally, and ask again in limbo).
-   */
-  private sendGone(target: ActiveTarget, path: string, now: Doc | undefined, commitTime: number): void {
-    target.sent.delete(path);
-    if (now) this.sink.send({ documentChange: { document: sharedWire(this.context, now), removedTargetIds: [target.id] } });
-    else this.sink.send({ documentDelete: { document: fullName(this.context.db, path), removedTargetIds: [target.id], readTime: formatMicros(commitTime) } });
+  /** Documents that left a target: each with its version now, judged, or as a delete. */
+  async sendGone(target: ActiveTarget, paths: readonly string[], readTime: number): Promise<boolean> {
+    if (!paths.length) return true;
+    const now = await this.database.getDocuments(this.context.db, paths);
+    for (const path of paths) {
+      const doc = now.get(path);
+      if (!(await this.admit(target, path, doc))) return false;
+      if (doc) await this.gate.judgeLeaving(target, doc);
+      this.gate.sendOut(target, path, doc, readTime);
+    }
+    return true;
   }
 
   private sendGlobal(readTime: number): void {
-    this.sink.send({ targetChange: readTimeChange(readTime) });
+    this.gate.targetChange(readTimeChange(readTime));
   }
 
   /** Read times on one stream never go back. */
@@ -368,6 +368,6 @@ export class ListenSession implements StreamSession {
   private end(error: unknown): void {
     if (this.closed) return;
     this.close();
-    this.sink.fail(toApiError(error));
+    this.gate.fail(toApiError(error));
   }
 }

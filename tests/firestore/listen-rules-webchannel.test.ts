@@ -1,0 +1,10 @@
+/**
+ * Issue 28, items 1-3, through firebase v12's browser build run in Node (Listen over WebChannel, on fetch streams,
+ * as in a browser): a listener never receives a version it may not read, when a document leaves its query, when it
+ * reconnects with its resume token, or when its query names one document. Scenarios in
+ * tests/helpers/listen-rules-sdk-suite.ts, checked against Google's emulator too.
+ */
+import { listenRulesSdkSuite } from '../helpers/listen-rules-sdk-suite.js';
+import { loadBrowserFirestore } from '../helpers/browser-firestore.js';
+
+listenRulesSdkSuite('webchannel', loadBrowserFirestore, { useFetchStreams: true });
