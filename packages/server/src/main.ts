@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
 import { join, resolve } from 'node:path';
+import { withDevDefaults } from './cli/dev-defaults.js';
 import { devExposure } from './cli/start-checks.js';
 import { registerUsersCommands } from './cli/users.js';
 import { defaultSignUpLimits } from './auth/core/signup-limit.js';
@@ -112,7 +113,7 @@ program
   .option('--recent-login <seconds>', 'how recent a sign-in must be to change email or password or delete the account', count, 300)
   .option('--captcha-work <tries>', "the reCAPTCHA stand-in's proof of work: at most this many tries of 1000 PBKDF2 iterations per check (a browser does 1000 in about 0.1 s)", count, 1000)
   .option('--version-retention <seconds>', 'how long replaced and deleted documents stay readable at a past readTime (Firestore: one hour)', count, 3600)
-  .action(async (flags: StartFlags) => {
+  .action(async (flags: StartFlags, command: Command) => {
     const defaults = defaultOptions();
     let sms: HearthOptions['sms'];
     try {
@@ -120,7 +121,7 @@ program
     } catch (error) {
       program.error(`error: ${(error as Error).message}`);
     }
-    const options = defaultOptions({
+    const given = defaultOptions({
       port: flags.port,
       host: flags.host,
       dataDir: resolve(flags.data),
@@ -149,6 +150,7 @@ program
       ...(sms ? { sms } : {}),
       smsOutbox: flags.smsOutbox,
     });
+    const options = flags.dev ? withDevDefaults(given, (flag) => command.getOptionValueSource(flag) === 'cli') : given;
     const exposure = devExposure({ dev: options.dev, host: options.host, devAllowRemote: flags.devAllowRemote });
     if (exposure.verdict === 'refuse') program.error(`error: ${exposure.message}`);
     const logger = createLogger(options.logLevel);

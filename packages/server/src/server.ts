@@ -128,7 +128,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   const rotation = setInterval(() => void rotateAll().catch((err: unknown) => logger.error({ err }, 'key rotation failed')), 10 * 60_000);
   rotation.unref();
 
-  const projects = new ProjectDirectory(store, options.defaultProjectId, options.dev, { phoneSignIn: options.dev });
+  const projects = new ProjectDirectory(store, options.defaultProjectId, options.dev, { phoneSignIn: options.dev, emailEnumerationProtection: options.emailEnumerationProtection });
   await projects.load();
   // Instances on one database see each other's projects, tenants and API keys within a few seconds.
   let projectReload: NodeJS.Timeout | undefined;
@@ -144,7 +144,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   const signUpLimit = await SignUpLimit.open(store, options.signUpLimits);
   const deps: AuthDeps = {
     users: new UserRepository(store),
-    tokens: new TokenService(keys, store),
+    tokens: new TokenService(keys, store, undefined, options.dev),
     projects,
     accountThrottle: new FailureThrottle(options.accountThrottle),
     addressThrottle: new FailureThrottle(options.addressThrottle),
@@ -163,7 +163,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     throw new Error(`--public-url must be an origin like https://auth.example.com, not ${options.publicUrl}`);
   }
   let publicUrl = options.publicUrl?.replace(/\/$/, '') ?? '';
-  const mailer = new ActionMailer(deps, oobCodes, mail, { recipient: await FailureThrottle.open(store, 'mail-recipient', options.mailThrottle), client: await FailureThrottle.open(store, 'mail-client', { ...options.mailThrottle, maxFailures: options.mailThrottle.maxFailures * 10 }) }, { publicUrl: () => publicUrl }, logger);
+  const mailer = new ActionMailer(deps, oobCodes, mail, { recipient: await FailureThrottle.open(store, 'mail-recipient', options.mailThrottle), client: await FailureThrottle.open(store, 'mail-client', { ...options.mailThrottle, maxFailures: options.mailThrottle.maxFailures * 10 }) }, { publicUrl: () => publicUrl, emulatorLinks: options.dev && options.emulatorActionLinks }, logger);
   const actions = new ActionCodeService(deps, oobCodes, sessions, mailer);
   const accounts = new AccountService(deps, sessions);
   deps.onEmailChanged = (caller, user, oldEmail) =>
@@ -208,7 +208,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
 
   await prepareDecoy();
   let ownOrigins: string[] = [];
-  const app = await createHttpApp(logger, { isAdminCredential: (authorization) => callers.isAdminAuthorization(authorization), ownOrigins: () => ownOrigins });
+  const app = await createHttpApp(logger, { isAdminCredential: (authorization) => callers.isAdminAuthorization(authorization), ownOrigins: () => ownOrigins, emulatorOpenToLocalPages: options.dev });
   app.get('/healthz', async () => ({ status: 'ok' }));
   const isOwnerCredential = (request: FastifyRequest) => callers.isOwner(request);
   const consoleServer = setUpConsole(app, {
@@ -240,7 +240,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   registerEmulatorConfigRoutes(app, projects, callers, options.dev);
   registerTenantRoutes(app, new TenantAdmin(projects), callers);
   registerMfaRoutes(app, { enrollment: mfa.enrollment, signIn: mfa.signIn, callers });
-  registerAdminRoutes(app, { sessions, accounts, admin, projects, callers, imports: new UserImportService(store), sessionCookies: new SessionCookies(deps, sessionCookieKeys), accountQuery: new AccountQuery(store) });
+  registerAdminRoutes(app, { sessions, accounts, admin, projects, callers, imports: new UserImportService(store), sessionCookies: new SessionCookies(deps, sessionCookieKeys, options.dev), accountQuery: new AccountQuery(store), dev: options.dev });
   registerTokenRoutes(app, sessions, callers, keys);
   const compositeIndexes = options.indexesFile ? loadIndexFile(options.indexesFile) : [];
   const vectorIndexes = options.indexesFile ? loadVectorIndexFile(options.indexesFile) : [];

@@ -5,7 +5,7 @@ import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { authError, unservedIdentityRoute } from '../auth/errors.js';
 import { ApiError, requestErrors } from './api-error.js';
-import { isFromForeignPage, type OriginPolicy } from './browser-origin.js';
+import { isFromForeignPage, isFromLocalPage, type OriginPolicy } from './browser-origin.js';
 import { registerCors } from './cors.js';
 import { lazyRequestLogger } from './request-logger.js';
 import { pathOf } from './url-path.js';
@@ -63,6 +63,8 @@ export async function createHttpApp(logger: Logger, origins?: OriginPolicy): Pro
   // from another site's page (in --dev, `Bearer owner` would otherwise let any page be admin).
   registerCors(app, (request) => {
     const path = pathOf(request.url ?? '');
+    // --dev: the emulator's endpoints answer pages served from this machine, as Google's emulators do.
+    if (origins?.emulatorOpenToLocalPages && path.startsWith('/emulator/') && isFromLocalPage(request) && !origins.isAdminCredential(request.headers.authorization)) return false;
     return adminPathPrefixes.some((prefix) => path.startsWith(prefix)) || (origins?.isAdminCredential(request.headers.authorization) ?? false);
   });
   await app.register(formBody, { bodyLimit: defaultBodyLimit });

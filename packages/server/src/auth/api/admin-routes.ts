@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { requestErrors } from '../../http/api-error.js';
+import { mayUseOpenEmulatorEndpoint } from '../../http/browser-origin.js';
 import type { AccountQuery, QueryAccountsRequest } from '../core/account-query.js';
 import type { AdminAccountService } from '../core/admin-accounts.js';
 import { applyPasswordPolicyPatch, checkPasswordPolicy, passwordPolicyPaths, type PasswordPolicyConfig } from '../core/password-policy.js';
@@ -30,6 +31,8 @@ export interface AdminServices {
   imports: UserImportService;
   sessionCookies: SessionCookies;
   accountQuery: AccountQuery;
+  /** --dev: the Auth emulator's DELETE .../accounts needs no credential (http/browser-origin.ts says from where). */
+  dev: boolean;
 }
 
 const sessionCookieBody = {
@@ -86,7 +89,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: AdminService
 
 /** The account calls of one realm: `base` is the project's path or a tenant's. */
 function registerAccountRoutes(app: FastifyInstance, services: AdminServices, base: string, params: Record<string, unknown>): void {
-  const { sessions, accounts, admin, callers, imports, sessionCookies, accountQuery } = services;
+  const { sessions, accounts, admin, callers, imports, sessionCookies, accountQuery, dev } = services;
   const caller = (request: FastifyRequest) => callers.fromPath(request, (request.params as ProjectParams).projectId);
   const v1 = base;
 
@@ -129,9 +132,10 @@ function registerAccountRoutes(app: FastifyInstance, services: AdminServices, ba
     sessionCookie: await sessionCookies.create(caller(request), request.body as CreateSessionCookieRequest),
   }));
 
-  // What the SDKs' own test suites call between tests (the Auth emulator's).
+  // What the SDKs' own test suites call between tests (the Auth emulator's): open in --dev as the
+  // emulator's is (they send no credential), the administrator's otherwise.
   app.delete(`${base.replace('/identitytoolkit.googleapis.com/v1/', '/emulator/v1/')}/accounts`, { schema: { params } }, async (request) => {
-    await admin.deleteAll(caller(request));
+    await admin.deleteAll(mayUseOpenEmulatorEndpoint(request, dev) ? callers.realmOfPath(request) : caller(request));
     return {};
   });
 }

@@ -42,9 +42,12 @@ export class AdminAccountService {
     return { errors };
   }
 
-  /** `DELETE /emulator/v1/projects/{p}/accounts`, which the SDK's own test suites call between tests. */
-  async deleteAll(caller: Caller): Promise<void> {
-    requireAdmin(caller);
-    await this.store.commit([{ kind: 'deleteAllUsers', projectId: caller.realm }]);
+  /**
+   * `DELETE /emulator/v1/projects/{p}/accounts`, which the SDK's own test suites call between tests:
+   * an administrator's call, or (--dev, where the route opens it as the emulator does) a realm's.
+   */
+  async deleteAll(target: Caller | string): Promise<void> {
+    if (typeof target !== 'string') requireAdmin(target);
+    await this.store.commit([{ kind: 'deleteAllUsers', projectId: typeof target === 'string' ? target : target.realm }]);
   }
 }

@@ -12,6 +12,7 @@ import { createDocument, getDocument, listDocuments, maskFrom, patchDocument, pr
 import { onlyKeys } from '../core/wire-checks.js';
 import { answerTime, beginWith, checkedReadTime, readConsistency } from './read-consistency.js';
 import { toApiError } from '../../http/error-handler.js';
+import { isFromLocalPage } from '../../http/browser-origin.js';
 
 /** Firestore allows 10 MiB per request. */
 export const firestoreBodyLimit = 10 * 1024 * 1024;
@@ -72,7 +73,7 @@ export async function registerFirestoreRestRoutes(app: FastifyInstance, database
     scope.delete('/emulator/v1/projects/:project/databases/:database/documents', async (request) => {
       const params = request.params as { project: string; database: string };
       const db = checkDatabase(params.project, params.database);
-      access.checkEmulatorEndpoint(await access.callerOf(request.headers.authorization, db.projectId, Boolean(request.consoleOperator)), request.fromForeignPage === true);
+      access.checkEmulatorEndpoint(await access.callerOf(request.headers.authorization, db.projectId, Boolean(request.consoleOperator)), request.fromForeignPage === true && !isFromLocalPage(request));
       await database.clear(db);
       return {};
     });
