@@ -267,6 +267,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     verifyIdToken: (projectId, token) => deps.tokens.verifyIdToken(projectId, token, { anyTenant: true }),
     dev: options.dev,
     guard,
+    warn: (fields, message) => logger.warn(fields, message),
   });
   registerConsoleRulesRoutes(app, { registry: rulesRegistry, database, guard, dev: options.dev, isOwnerCredential });
   registerConsoleIndexRoutes(app, { compositeIndexes, vectorIndexes, isOwnerCredential });

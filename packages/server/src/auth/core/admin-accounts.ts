@@ -1,4 +1,4 @@
-import type { Store, UserPage } from '../../storage/store.js';
+import type { Store, UserPage, UserRecord } from '../../storage/store.js';
 import { requestErrors } from '../../http/api-error.js';
 import { requireAdmin } from './auth-context.js';
 import type { BatchDeleteRequest, Caller } from './requests.js';
@@ -21,6 +21,19 @@ export class AdminAccountService {
       throw requestErrors.invalidArgument(`maxResults must be between 1 and ${maxPageSize}.`);
     }
     return this.store.listUsers(caller.realm, limit, pageToken);
+  }
+
+  /** --dev: every account of the realm, page after page (the CLI's export asks maxResults=-1). */
+  async listAll(caller: Caller): Promise<UserRecord[]> {
+    requireAdmin(caller);
+    const users: UserRecord[] = [];
+    let pageToken: string | undefined;
+    do {
+      const page = await this.store.listUsers(caller.realm, maxPageSize, pageToken);
+      users.push(...page.users);
+      pageToken = page.nextPageToken;
+    } while (pageToken);
+    return users;
   }
 
   async batchDelete(caller: Caller, request: BatchDeleteRequest): Promise<BatchDeleteResult> {

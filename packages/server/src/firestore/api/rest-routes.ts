@@ -62,7 +62,7 @@ export async function registerFirestoreRestRoutes(app: FastifyInstance, database
       url: '/v1/projects/:project/databases/:database/*',
       bodyLimit: firestoreBodyLimit,
       handler: async (request, reply) => {
-        const target = parseTarget(request);
+        const target = parseTarget(request, access);
         const caller = await access.callerOf(request.headers.authorization, target.db.projectId, Boolean(request.consoleOperator));
         const answer = await dispatch(database, access, caller, request, target);
         void reply.header('content-type', 'application/json; charset=utf-8');
@@ -72,7 +72,7 @@ export async function registerFirestoreRestRoutes(app: FastifyInstance, database
 
     scope.delete('/emulator/v1/projects/:project/databases/:database/documents', async (request) => {
       const params = request.params as { project: string; database: string };
-      const db = checkDatabase(params.project, params.database);
+      const db = checkDatabase(params.project, params.database, access.databaseIdRule);
       access.checkEmulatorEndpoint(await access.callerOf(request.headers.authorization, db.projectId, Boolean(request.consoleOperator)), request.fromForeignPage === true && !isFromLocalPage(request));
       await database.clear(db);
       return {};
@@ -80,9 +80,9 @@ export async function registerFirestoreRestRoutes(app: FastifyInstance, database
   });
 }
 
-function parseTarget(request: FastifyRequest): Target {
+function parseTarget(request: FastifyRequest, access: FirestoreAccess): Target {
   const params = request.params as { project: string; database: string; '*': string };
-  const db = checkDatabase(params.project, params.database);
+  const db = checkDatabase(params.project, params.database, access.databaseIdRule);
   let rest = params['*'];
   let verb: string | undefined;
   const colon = rest.lastIndexOf(':');
