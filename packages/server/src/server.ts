@@ -174,7 +174,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   const oidc = new OidcRelyingParty();
   const saml = new SamlServiceProvider(() => `${publicUrl}/__/auth/handler`);
   const oauth2 = new OAuth2Client();
-  const flow = new HandlerFlow(store, projects, oidc, saml, oauth2, { publicUrl: () => publicUrl, sessionTtlMs: 15 * 60_000 }, (providerId, err) =>
+  const flow = new HandlerFlow(store, projects, oidc, saml, oauth2, { publicUrl: () => publicUrl, sessionTtlMs: 15 * 60_000, emulatorWidget: options.dev }, (providerId, err) =>
     logger.warn({ providerId, err: { message: (err as Error).message } }, 'identity provider unreachable'),
   );
   const idpSignIn = new IdpSignIn(deps, store, oidc, saml, oauth2, sessions, options.dev);

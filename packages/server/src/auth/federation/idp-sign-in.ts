@@ -105,6 +105,12 @@ export class IdpSignIn {
     } catch {
       throw authError('INVALID_IDP_RESPONSE');
     }
+    // --dev: the Auth emulator's sign-in widget answers with the handler's URL, the provider and a made-up ID token (idp-widget.ts).
+    const widgetProvider = callback.searchParams.get('providerId');
+    const widgetToken = callback.searchParams.get('id_token') || callback.searchParams.get('access_token');
+    if (this.acceptFakeCredentials && widgetProvider && widgetToken && !callback.searchParams.has('state') && !config.idps[widgetProvider]) {
+      return { providerId: widgetProvider, profile: fakeProviderProfile(widgetToken), madeUp: true };
+    }
     const state = callback.searchParams.get('state');
     if (!state || !request.sessionId || state !== request.sessionId) throw authError('INVALID_IDP_RESPONSE', 'The sign-in session does not match.');
     const session = await this.store.getHandlerSession(state);
