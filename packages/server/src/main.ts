@@ -92,7 +92,7 @@ program
   .option('--host <host>', 'address to listen on', '127.0.0.1')
   .option('--data <dir>', 'data folder (SQLite file, signing keys, admin key)', './.hearth')
   .option('--database-url <url>', 'keep everything in PostgreSQL (postgres://user@host:5432/db, or HEARTH_DATABASE_URL) instead of the SQLite file')
-  .option('--dev', 'development mode: any API key is accepted and `Bearer owner` is an admin', false)
+  .option('--dev', "development mode, a drop-in for Google's Auth and Firestore emulators: any API key is accepted, `Bearer owner` is an admin, no enumeration protection nor per-address limits (unless their flags are given)", false)
   .option('--dev-allow-remote', 'allow --dev on an address beyond loopback (everyone who can reach it is an administrator); refused without it', false)
   .option('--project <id>', 'default project id (the web app and unknown keys in --dev use it)', 'demo-hearth')
   .option('--log-level <level>', 'pino log level', 'info')
