@@ -108,8 +108,18 @@ describe('the handler flow', () => {
     } finally {
       await patchProjectConfig(server, { authorizedDomains: ['localhost', '127.0.0.1'] }, 'authorizedDomains');
     }
+    // In --dev a provider without settings gets the Auth emulator's sign-in widget (tests/web/dev-idp-widget.test.ts);
+    // one that has settings but is switched off is refused.
     const missing = await runHandlerFlow(new CookieBrowser(), server, 'x@example.com', 'oidc.nope');
-    assert.equal(missing.event?.error?.code, 'auth/operation-not-allowed');
+    assert.match(missing.callbackHtml, /<title>Auth Emulator IDP Login Widget<\/title>/);
+    const off = await postJson(
+      `${server.url}/identitytoolkit.googleapis.com/v2/projects/${server.projectId}/oauthIdpConfigs?oauthIdpConfigId=oidc.off`,
+      { issuer: 'https://issuer.invalid', clientId: 'off', clientSecret: 'off', enabled: false, responseType: { code: true } },
+      { authorization: `Bearer ${server.adminKey}` },
+    );
+    assert.equal(off.status, 200, JSON.stringify(off.body));
+    const disabled = await runHandlerFlow(new CookieBrowser(), server, 'x@example.com', 'oidc.off');
+    assert.equal(disabled.event?.error?.code, 'auth/operation-not-allowed');
 
     const browser = new CookieBrowser();
     const { response: login, url: loginUrl } = await browser.follow(handlerUrl(server, 'oidc.demo'));
