@@ -36,6 +36,8 @@ export async function measureEnumerationTiming(pairs = 45): Promise<TimingResult
       }
       await new Promise((r) => setTimeout(r, 100));
     }
+    // `hearth start --dev` starts with enumeration protection off, as the Auth emulator: on, as in production.
+    await fetch(`http://127.0.0.1:${port}/emulator/v1/projects/demo-hearth/config`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ emailPrivacyConfig: { enableImprovedEmailPrivacy: true } }) });
     for (let i = 0; i < pairs; i++) await (await post('accounts:signUp', { email: `known${i}@bench.example`, password: 'bench-password' })).text();
     const times = { known: [] as number[], unknown: [] as number[] };
     for (let i = 0; i < pairs; i++) {

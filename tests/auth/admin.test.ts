@@ -140,21 +140,24 @@ describe('the same calls from a plain client are refused', () => {
 });
 
 describe('ID token verification with the published keys', () => {
-  // In emulator mode firebase-admin accepts only unsigned (alg: none) ID tokens, which Hearth never
-  // issues; so verification is tested the production way: firebase-admin fetches Google's
-  // certificate URL and calls Google's identitytoolkit host, and this test's one stand-in for the
-  // outside world points those two hosts at Hearth. The admin key is the OAuth access token.
+  // In emulator mode firebase-admin accepts only unsigned (alg: none) ID tokens, which Hearth issues
+  // in --dev only (tests/auth/dev-emulator-admin.test.ts); so a production Hearth is verified the
+  // production way: firebase-admin fetches Google's certificate URL and calls Google's
+  // identitytoolkit host, and this test's one stand-in for the outside world points those two
+  // hosts at Hearth. The admin key is the OAuth access token.
   test('firebase-admin verifies the RS256 signature against /robot/v1/metadata/x509 and checks revocation', async () => {
+    const production = await startHearth({ dev: false });
     const email = uniqueEmail('verify');
-    await admin.createUser({ email, password: 'secret12' });
-    const { user } = await signInWithEmailAndPassword(clientAuth(), email, 'secret12');
-    const idToken = await user.getIdToken();
+    const signUp = await postJson(`${production.url}/identitytoolkit.googleapis.com/v1/accounts:signUp?key=${production.apiKey}`, { email, password: 'secret12', returnSecureToken: true });
+    assert.equal(signUp.status, 200, JSON.stringify(signUp.body));
+    const idToken: string = signUp.body.idToken;
+    const user = { uid: signUp.body.localId as string };
 
     // Outside emulator mode firebase-admin fetches Google's certificate URL; the one outside
     // dependency of this test is pointed at Hearth, which publishes the same document.
     const originalRequest = https.request;
     const redirected: string[] = [];
-    const port = Number(new URL(server.url).port);
+    const port = Number(new URL(production.url).port);
     (https as { request: unknown }).request = (options: http.RequestOptions, callback?: (res: http.IncomingMessage) => void) => {
       if (options.hostname === 'www.googleapis.com' || options.hostname === 'identitytoolkit.googleapis.com') {
         const path = options.hostname === 'www.googleapis.com' ? String(options.path) : `/identitytoolkit.googleapis.com${String(options.path)}`;
@@ -165,8 +168,8 @@ describe('ID token verification with the published keys', () => {
       return (originalRequest as (o: http.RequestOptions, cb?: (res: http.IncomingMessage) => void) => http.ClientRequest)(options, callback);
     };
     delete process.env.FIREBASE_AUTH_EMULATOR_HOST;
-    const credential = { getAccessToken: async () => ({ access_token: server.adminKey, expires_in: 3600 }) };
-    const verifierApp = initializeAdminApp({ projectId: server.projectId, credential }, 'verifier');
+    const credential = { getAccessToken: async () => ({ access_token: production.adminKey, expires_in: 3600 }) };
+    const verifierApp = initializeAdminApp({ projectId: production.projectId, credential }, 'verifier');
     try {
       const verifier = getAdminAuth(verifierApp);
       const decoded = await verifier.verifyIdToken(idToken);
@@ -184,11 +187,12 @@ describe('ID token verification with the published keys', () => {
       await new Promise((r) => setTimeout(r, 1100));
       await verifier.revokeRefreshTokens(user.uid);
       await assert.rejects(verifier.verifyIdToken(idToken, true), (error: { code?: string }) => error.code === 'auth/id-token-revoked');
-      assert.ok(redirected.includes(`/identitytoolkit.googleapis.com/v1/projects/${server.projectId}/accounts:lookup`));
+      assert.ok(redirected.includes(`/identitytoolkit.googleapis.com/v1/projects/${production.projectId}/accounts:lookup`));
     } finally {
       (https as { request: unknown }).request = originalRequest;
       process.env.FIREBASE_AUTH_EMULATOR_HOST = server.hostPort;
       await deleteAdminApp(verifierApp);
+      await production.close();
     }
   });
 });

@@ -108,8 +108,18 @@ describe('the handler flow', () => {
     } finally {
       await patchProjectConfig(server, { authorizedDomains: ['localhost', '127.0.0.1'] }, 'authorizedDomains');
     }
+    // In --dev a provider without settings gets the Auth emulator's sign-in widget (tests/web/dev-idp-widget.test.ts);
+    // one that has settings but is switched off is refused.
     const missing = await runHandlerFlow(new CookieBrowser(), server, 'x@example.com', 'oidc.nope');
-    assert.equal(missing.event?.error?.code, 'auth/operation-not-allowed');
+    assert.match(missing.callbackHtml, /<title>Auth Emulator IDP Login Widget<\/title>/);
+    const off = await postJson(
+      `${server.url}/identitytoolkit.googleapis.com/v2/projects/${server.projectId}/oauthIdpConfigs?oauthIdpConfigId=oidc.off`,
+      { issuer: 'https://issuer.invalid', clientId: 'off', clientSecret: 'off', enabled: false, responseType: { code: true } },
+      { authorization: `Bearer ${server.adminKey}` },
+    );
+    assert.equal(off.status, 200, JSON.stringify(off.body));
+    const disabled = await runHandlerFlow(new CookieBrowser(), server, 'x@example.com', 'oidc.off');
+    assert.equal(disabled.event?.error?.code, 'auth/operation-not-allowed');
 
     const browser = new CookieBrowser();
     const { response: login, url: loginUrl } = await browser.follow(handlerUrl(server, 'oidc.demo'));
@@ -124,14 +134,22 @@ describe('the handler flow', () => {
 });
 
 describe('accounts', () => {
-  test('an identity whose email has a password account needs confirmation (account-exists-with-different-credential)', async () => {
+  test('a provider vouching for the email of an unverified password account takes it over, as Firebase does: password gone, sessions revoked', async () => {
     const email = uniqueEmail('taken');
-    await createUserWithEmailAndPassword(newAuth(), email, 'secret12');
+    const { user } = await createUserWithEmailAndPassword(newAuth(), email, 'secret12');
+    // The demo provider vouches for its emails (email_verified: true).
     const flow = await runHandlerFlow(new CookieBrowser(), server, email);
     const response = await signInWithIdp({ requestUri: flow.event!.urlResponse, sessionId: flow.event!.sessionId });
-    assert.equal(response.status, 200);
-    assert.equal(response.body.needConfirmation, true);
-    assert.equal(response.body.idToken, undefined);
+    assert.equal(response.status, 200, JSON.stringify(response.body));
+    assert.equal(response.body.needConfirmation, undefined);
+    assert.equal(response.body.localId, user.uid);
+    assert.equal(response.body.isNewUser, false);
+    const account = await postJson(`${server.url}/identitytoolkit.googleapis.com/v1/projects/${server.projectId}/accounts:lookup`, { localId: [user.uid] }, { authorization: `Bearer ${server.adminKey}` });
+    assert.equal(account.body.users[0].emailVerified, true);
+    assert.deepEqual(account.body.users[0].providerUserInfo.map((p: { providerId: string }) => p.providerId), ['oidc.demo']);
+    assert.equal(account.body.users[0].passwordHash, undefined);
+    const password = await postJson(`${server.url}/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=${server.apiKey}`, { email, password: 'secret12', returnSecureToken: true });
+    assert.equal(password.status, 400, 'whoever set the password proved nothing: it no longer signs in');
   });
 
   test('linking: the provider joins a signed-in account; linked elsewhere, it is credential-already-in-use', async () => {

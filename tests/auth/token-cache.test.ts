@@ -102,10 +102,16 @@ describe('a remembered ID token still meets every account check', () => {
 
   test('a forged signature beside the remembered genuine token: INVALID_ID_TOKEN', async () => {
     const { idToken } = await rememberedSession();
-    const [header, payload, signature] = idToken.split('.');
+    // --dev issues the Auth emulator's unsigned form, which carries the signature in its header
+    // (auth/core/emulator-tokens.ts): that one is forged then.
+    const [header, payload] = idToken.split('.');
+    const fields = JSON.parse(Buffer.from(header!, 'base64url').toString()) as { alg: string; hearth: string };
+    assert.equal(fields.alg, 'none');
+    const [signedHeader, signature] = fields.hearth.split('..');
     const bytes = Buffer.from(signature!, 'base64url');
     bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0x01;
-    const forged = `${header}.${payload}.${bytes.toString('base64url')}`;
+    const forgedHeader = Buffer.from(JSON.stringify({ ...fields, hearth: `${signedHeader}..${bytes.toString('base64url')}` })).toString('base64url');
+    const forged = `${forgedHeader}.${payload}.`;
     const answer = await clientCall(server, 'lookup', { idToken: forged });
     assert.equal(answer.status, 400);
     assert.equal(errorCode(answer), 'INVALID_ID_TOKEN');

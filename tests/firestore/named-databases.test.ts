@@ -101,15 +101,21 @@ test("the emulator's clear endpoint clears one database", async () => {
   assert.equal((await adminDefault.doc('shared/one').get()).exists, true);
 });
 
-test('database ids are checked as Google checks them: 4 to 63 lowercase letters, digits and hyphens', async () => {
-  const get = (database: string) => fetch(`${server.url}/v1/projects/${server.projectId}/databases/${database}/documents/c/d`, { headers: { authorization: 'Bearer owner' } });
-  for (const good of ['abcd', 'a-1-b', `a${'b'.repeat(62)}`]) assert.equal((await get(good)).status, 404, good);
-  for (const bad of ['abc', 'Other', '1abc', 'abc-', 'ab_cd', `a${'b'.repeat(63)}`, '(other)']) {
-    const answer = await get(encodeURIComponent(bad));
-    assert.equal(answer.status, 400, bad);
-    const body = (await answer.json()) as { error: { status: string; message: string } };
-    assert.equal(body.error.status, 'INVALID_ARGUMENT', bad);
-    assert.equal(body.error.message, `Invalid database id ${bad}`, bad);
+test('outside --dev database ids are checked as Google checks them: 4 to 63 lowercase letters, digits and hyphens', async () => {
+  // In --dev the emulator's ids are taken too (tests/firestore/dev-named-databases.test.ts).
+  const production = await startHearth({ dev: false });
+  try {
+    const get = (database: string) => fetch(`${production.url}/v1/projects/${production.projectId}/databases/${database}/documents/c/d`, { headers: { authorization: `Bearer ${production.adminKey}` } });
+    for (const good of ['abcd', 'a-1-b', `a${'b'.repeat(62)}`]) assert.equal((await get(good)).status, 404, good);
+    for (const bad of ['abc', 'Other', '1abc', 'abc-', 'ab_cd', `a${'b'.repeat(63)}`, '(other)']) {
+      const answer = await get(encodeURIComponent(bad));
+      assert.equal(answer.status, 400, bad);
+      const body = (await answer.json()) as { error: { status: string; message: string } };
+      assert.equal(body.error.status, 'INVALID_ARGUMENT', bad);
+      assert.equal(body.error.message, `Invalid database id ${bad}`, bad);
+    }
+  } finally {
+    await production.close();
   }
 });
 

@@ -88,6 +88,8 @@ test('kill -9 right after ten 200s loses none of the mails; unknown addresses ge
   const known = Array.from({ length: 5 }, (_, i) => `known-${i}-${Date.now()}@example.com`);
   const unknown = Array.from({ length: 5 }, (_, i) => `unknown-${i}-${Date.now()}@example.com`);
   const v1 = `${first.url}/identitytoolkit.googleapis.com/v1`;
+  // `hearth start --dev` starts with enumeration protection off, as the Auth emulator: on, so unknown addresses get decoys.
+  assert.equal((await fetch(`${first.url}/emulator/v1/projects/demo-hearth/config`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ emailPrivacyConfig: { enableImprovedEmailPrivacy: true } }) })).status, 200);
   for (const email of known) assert.equal((await postJson(`${v1}/accounts:signUp?key=any`, { email, password: 'secret12' })).status, 200);
   const answers = await Promise.all([...known, ...unknown].map((email) => postJson(`${v1}/accounts:sendOobCode?key=any`, { requestType: 'PASSWORD_RESET', email })));
   assert.deepEqual(answers.map((a) => a.status), Array(10).fill(200));

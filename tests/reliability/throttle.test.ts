@@ -152,6 +152,8 @@ describe('across a crash', () => {
     const first = await spawnHearth(args);
     const target = { url: first.url, apiKey: 'any' };
     const email = `crash-${Date.now()}@example.com`;
+    // `hearth start --dev` starts with enumeration protection off, as the Auth emulator: on, as in production.
+    assert.equal((await fetch(`${first.url}/emulator/v1/projects/demo-hearth/config`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ emailPrivacyConfig: { enableImprovedEmailPrivacy: true } }) })).status, 200);
     assert.equal((await postJson(`${first.url}/identitytoolkit.googleapis.com/v1/accounts:signUp?key=any`, { email, password: 'secret12' })).status, 200);
     for (let i = 0; i < 3; i++) assert.equal((await signInFrom('127.0.0.2', target, email, `guess-${i}`)).message, 'INVALID_LOGIN_CREDENTIALS');
     assert.equal((await signInFrom('127.0.0.2', target, email, 'secret12')).message, 'TOO_MANY_ATTEMPTS_TRY_LATER');

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
 import { join, resolve } from 'node:path';
+import { withDevDefaults } from './cli/dev-defaults.js';
 import { devExposure } from './cli/start-checks.js';
 import { registerUsersCommands } from './cli/users.js';
 import { defaultSignUpLimits } from './auth/core/signup-limit.js';
@@ -98,7 +99,7 @@ program
   .option('--host <host>', 'address to listen on', '127.0.0.1')
   .option('--data <dir>', 'data folder (SQLite file, signing keys, admin key)', './.hearth')
   .option('--database-url <url>', 'keep everything in PostgreSQL (postgres://user@host:5432/db, or HEARTH_DATABASE_URL) instead of the SQLite file')
-  .option('--dev', 'development mode: any API key is accepted and `Bearer owner` is an admin', false)
+  .option('--dev', "development mode, a drop-in for Google's Auth and Firestore emulators: any API key is accepted, `Bearer owner` is an admin, no enumeration protection nor per-address limits (unless their flags are given)", false)
   .option('--dev-allow-remote', 'allow --dev on an address beyond loopback (everyone who can reach it is an administrator); refused without it', false)
   .option('--project <id>', 'default project id (the web app and unknown keys in --dev use it)', 'demo-hearth')
   .option('--log-level <level>', 'pino log level', 'info')
@@ -125,7 +126,7 @@ program
   .option('--captcha-work <tries>', "the reCAPTCHA stand-in's proof of work: at most this many tries of 1000 PBKDF2 iterations per check (a browser does 1000 in about 0.1 s)", count, 1000)
   .option('--trust-proxy <addresses>', 'reverse proxies whose X-Forwarded-For names the client, for every per-address limit: IP addresses or CIDR ranges, comma-separated (or HEARTH_TRUST_PROXY); unset, X-Forwarded-For is ignored')
   .option('--version-retention <seconds>', 'how long replaced and deleted documents stay readable at a past readTime (Firestore: one hour)', count, 3600)
-  .action(async (flags: StartFlags) => {
+  .action(async (flags: StartFlags, command: Command) => {
     const defaults = defaultOptions();
     let sms: HearthOptions['sms'];
     let trustProxy: string[] | undefined;
@@ -136,7 +137,7 @@ program
     } catch (error) {
       program.error(`error: ${(error as Error).message}`);
     }
-    const options = defaultOptions({
+    const given = defaultOptions({
       port: flags.port,
       host: flags.host,
       dataDir: resolve(flags.data),
@@ -173,6 +174,7 @@ program
       smsOutbox: flags.smsOutbox,
       ...(trustProxy ? { trustProxy } : {}),
     });
+    const options = flags.dev ? withDevDefaults(given, (flag) => command.getOptionValueSource(flag) === 'cli') : given;
     const exposure = devExposure({ dev: options.dev, host: options.host, devAllowRemote: flags.devAllowRemote });
     if (exposure.verdict === 'refuse') program.error(`error: ${exposure.message}`);
     const logger = createLogger(options.logLevel);

@@ -57,7 +57,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   const auth = await assembleAuth(options, storage, logger, urls, pgPool !== undefined);
   const { callers } = auth;
   let ownOrigins: string[] = [];
-  const app = await createHttpApp(logger, { isAdminCredential: (authorization) => callers.isAdminAuthorization(authorization), ownOrigins: () => ownOrigins }, { dialects: [identityDialect], ...(options.trustProxy ? { trustedProxies: options.trustProxy } : {}) });
+  const app = await createHttpApp(logger, { isAdminCredential: (authorization) => callers.isAdminAuthorization(authorization), ownOrigins: () => ownOrigins, emulatorOpenToLocalPages: options.dev }, { dialects: [identityDialect], ...(options.trustProxy ? { trustedProxies: options.trustProxy } : {}) });
   app.get('/healthz', async () => ({ status: 'ok' }));
   const isOwnerCredential = (request: FastifyRequest) => callers.isOwner(request);
   // Right after the app: its hooks (request counting, the session mark, the audit) run before every route.

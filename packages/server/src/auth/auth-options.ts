@@ -23,6 +23,10 @@ export interface AuthOptions {
   signUpLimits: SignUpLimits;
   /** Action mails per recipient address. */
   mailThrottle: ThrottleLimits;
+  /** --dev: mailed links point at the Auth emulator's /emulator/action, as its oobCodes do (set by `hearth start --dev`). */
+  emulatorActionLinks: boolean;
+  /** Email enumeration protection of new projects: on, as new Firebase projects have it; off in --dev, as in the Auth emulator. */
+  emailEnumerationProtection: boolean;
   oobLifetimes: OobLifetimes;
   /** Deliver mail by SMTP (`smtp://user:pass@host:port`); without it mail goes to the outbox. */
   smtpUrl?: string;
@@ -50,6 +54,8 @@ export const defaultAuthOptions = {
   accountThrottle: { maxFailures: 10, windowMs: 15 * 60_000 },
   addressThrottle: { maxFailures: 100, windowMs: 15 * 60_000 },
   mailThrottle: { maxFailures: 10, windowMs: 60 * 60_000 },
+  emailEnumerationProtection: true,
+  emulatorActionLinks: false,
   signUpLimits: defaultSignUpLimits,
   oobLifetimes: { defaultMs: 3600_000, emailSignInMs: 6 * 3600_000 },
   captcha: defaultHumanCheckOptions,

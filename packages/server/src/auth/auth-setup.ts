@@ -109,7 +109,7 @@ export async function assembleAuth(options: AuthOptions, storage: IdentityStorag
   const rotation = setInterval(() => void rotateAll().catch((err: unknown) => logger.error({ err }, 'key rotation failed')), 10 * 60_000);
   rotation.unref();
 
-  const projects = new ProjectDirectory(store, options.defaultProjectId, options.dev, { phoneSignIn: options.dev });
+  const projects = new ProjectDirectory(store, options.defaultProjectId, options.dev, { phoneSignIn: options.dev, emailEnumerationProtection: options.emailEnumerationProtection });
   await projects.load();
   // Instances on one database see each other's projects, tenants and API keys within a few seconds.
   let projectReload: NodeJS.Timeout | undefined;
@@ -125,7 +125,7 @@ export async function assembleAuth(options: AuthOptions, storage: IdentityStorag
   const signUpLimit = await SignUpLimit.open(store, options.signUpLimits);
   const deps: AuthDeps = {
     users: new UserRepository(store),
-    tokens: new TokenService(keys, store),
+    tokens: new TokenService(keys, store, undefined, options.dev),
     projects,
     accountThrottle: new FailureThrottle(options.accountThrottle),
     addressThrottle: new FailureThrottle(options.addressThrottle),
@@ -140,7 +140,7 @@ export async function assembleAuth(options: AuthOptions, storage: IdentityStorag
   const admin = new AdminAccountService(store);
   const oobCodes = new OobCodes(store, options.oobLifetimes);
   const mail = new MailDelivery(store, { ...(options.smtpUrl ? { smtpUrl: options.smtpUrl } : {}), keepInOutbox: options.dev }, logger);
-  const mailer = new ActionMailer(deps, oobCodes, mail, { recipient: await FailureThrottle.open(store, 'mail-recipient', options.mailThrottle), client: await FailureThrottle.open(store, 'mail-client', { ...options.mailThrottle, maxFailures: options.mailThrottle.maxFailures * 10 }) }, { publicUrl: urls.publicUrl }, logger);
+  const mailer = new ActionMailer(deps, oobCodes, mail, { recipient: await FailureThrottle.open(store, 'mail-recipient', options.mailThrottle), client: await FailureThrottle.open(store, 'mail-client', { ...options.mailThrottle, maxFailures: options.mailThrottle.maxFailures * 10 }) }, { publicUrl: urls.publicUrl, emulatorLinks: options.dev && options.emulatorActionLinks }, logger);
   const actions = new ActionCodeService(deps, oobCodes, sessions, mailer);
   const accounts = new AccountService(deps, sessions);
   deps.onEmailChanged = (caller, user, oldEmail) =>
@@ -151,7 +151,7 @@ export async function assembleAuth(options: AuthOptions, storage: IdentityStorag
   const oidc = new OidcRelyingParty();
   const saml = new SamlServiceProvider(() => `${urls.publicUrl()}/__/auth/handler`);
   const oauth2 = new OAuth2Client();
-  const flow = new HandlerFlow(store, projects, oidc, saml, oauth2, { publicUrl: urls.publicUrl, sessionTtlMs: 15 * 60_000 }, (providerId, err) =>
+  const flow = new HandlerFlow(store, projects, oidc, saml, oauth2, { publicUrl: urls.publicUrl, sessionTtlMs: 15 * 60_000, emulatorWidget: options.dev }, (providerId, err) =>
     logger.warn({ providerId, err: { message: (err as Error).message } }, 'identity provider unreachable'),
   );
   const idpSignIn = new IdpSignIn(deps, store, oidc, saml, oauth2, sessions, options.dev);
@@ -214,7 +214,7 @@ export async function assembleAuth(options: AuthOptions, storage: IdentityStorag
       registerEmulatorConfigRoutes(app, projects, callers, options.dev);
       registerTenantRoutes(app, new TenantAdmin(projects), callers);
       registerMfaRoutes(app, { enrollment: mfa.enrollment, signIn: mfa.signIn, callers });
-      registerAdminRoutes(app, { sessions, accounts, admin, projects, callers, imports: new UserImportService(store), sessionCookies: new SessionCookies(deps, sessionCookieKeys), accountQuery: new AccountQuery(store) });
+      registerAdminRoutes(app, { sessions, accounts, admin, projects, callers, imports: new UserImportService(store), sessionCookies: new SessionCookies(deps, sessionCookieKeys, options.dev), accountQuery: new AccountQuery(store), dev: options.dev });
       registerTokenRoutes(app, sessions, callers, keys);
     },
     async started(startOptions) {

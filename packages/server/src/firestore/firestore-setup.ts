@@ -72,7 +72,7 @@ export async function assembleFirestore(options: FirestoreOptions, storage: Iden
   const rulesSummary = await prepareRules(rulesRegistry, options, logger);
   const stopFollowingRules = options.rulesFile ? await followRulesFile(rulesRegistry, options.defaultProjectId, options.rulesFile, logger) : () => undefined;
   const guard = new FirestoreGuard(rulesRegistry, database, { dev: options.dev, logger });
-  const access = new FirestoreAccess({ isAdmin: identity.isAdminOf, verifyIdToken: identity.verifyIdToken, dev: options.dev, guard });
+  const access = new FirestoreAccess({ isAdmin: identity.isAdminOf, verifyIdToken: identity.verifyIdToken, dev: options.dev, guard, warn: (fields, message) => logger.warn(fields, message) });
   const streams = new FirestoreStreams(database, access);
   let grpc: FirestoreGrpc | undefined;
   let sharedPort: SharedPort | undefined;

@@ -4,7 +4,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { ApiError, requestErrors } from './api-error.js';
-import { isFromForeignPage, type OriginPolicy } from './browser-origin.js';
+import { isFromForeignPage, isFromLocalPage, type OriginPolicy } from './browser-origin.js';
 import { registerCors } from './cors.js';
 import { lazyRequestLogger } from './request-logger.js';
 import { pathOf } from './url-path.js';
@@ -83,6 +83,8 @@ export async function createHttpApp(logger: Logger, origins?: OriginPolicy, opti
   // from another site's page (in --dev, `Bearer owner` would otherwise let any page be admin).
   registerCors(app, (request) => {
     const path = pathOf(request.url ?? '');
+    // --dev: the emulator's endpoints answer pages served from this machine, as Google's emulators do.
+    if (origins?.emulatorOpenToLocalPages && path.startsWith('/emulator/') && isFromLocalPage(request) && !origins.isAdminCredential(request.headers.authorization)) return false;
     return adminPathPrefixes.some((prefix) => path.startsWith(prefix)) || (origins?.isAdminCredential(request.headers.authorization) ?? false);
   });
   await app.register(formBody, { bodyLimit: defaultBodyLimit });

@@ -12,6 +12,11 @@ export interface OriginPolicy {
   isAdminCredential(authorization: string | undefined): boolean;
   /** Hearth's own origins (scheme://host:port), whose pages may use the admin credential. */
   ownOrigins(): readonly string[];
+  /**
+   * --dev: the emulator's own endpoints (`/emulator/...`) also answer pages served from this
+   * machine (see isFromLocalPage), with CORS, as the SDKs' browser test suites call them.
+   */
+  emulatorOpenToLocalPages?: boolean;
 }
 
 declare module 'fastify' {
@@ -27,6 +32,33 @@ export function isFromForeignPage(request: Pick<FastifyRequest, 'headers'>, ownO
   const origin = request.headers.origin;
   // Browsers send `Origin: null` from sandboxed frames, data: URLs and file: pages: all foreign.
   return origin !== undefined && !ownOrigins.includes(origin.toLowerCase());
+}
+
+/** Loopback host names as a page's Origin spells them. */
+const loopbackOriginHosts = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/**
+ * Sent by a page served from this machine (an Origin on a loopback name, any port): a developer's
+ * dev server or a test runner's page (karma, Playwright). A name that merely resolves to 127.0.0.1
+ * (DNS rebinding) is not one: the Origin carries the name the page was loaded from.
+ */
+export function isFromLocalPage(request: Pick<FastifyRequest, 'headers'>): boolean {
+  const origin = request.headers.origin;
+  if (!origin) return false;
+  try {
+    return loopbackOriginHosts.has(new URL(origin).hostname.toLowerCase());
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * May this request use the emulator's open endpoints (clearing accounts or documents, the Auth
+ * emulator's config)? Only in --dev, and from local tools or pages served from this machine, as
+ * Google's emulators serve their test suites; never from a page of another site.
+ */
+export function mayUseOpenEmulatorEndpoint(request: Pick<FastifyRequest, 'headers' | 'fromForeignPage'>, dev: boolean): boolean {
+  return dev && (!request.fromForeignPage || isFromLocalPage(request));
 }
 
 /**

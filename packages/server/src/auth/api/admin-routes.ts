@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { requestErrors } from '../../http/api-error.js';
+import { mayUseOpenEmulatorEndpoint } from '../../http/browser-origin.js';
 import type { AccountQuery, QueryAccountsRequest } from '../core/account-query.js';
 import type { AdminAccountService } from '../core/admin-accounts.js';
 import { applyPasswordPolicyPatch, checkPasswordPolicy, passwordPolicyPaths, type PasswordPolicyConfig } from '../core/password-policy.js';
@@ -12,6 +13,8 @@ import { applyMfaPatch, checkMfaConfig, mfaConfigPatchSchema, mfaConfigPaths, ty
 import type { BatchDeleteRequest, DeleteRequest, LookupRequest, SignUpRequest, UpdateRequest } from '../core/requests.js';
 import type { SessionService } from '../core/sessions.js';
 import type { BatchCreateRequest, UserImportService } from '../core/user-import.js';
+import { fromEmulatorExport } from '../core/emulator-accounts-file.js';
+import type { Caller } from '../core/requests.js';
 import type { CallerResolver } from './caller.js';
 import { lookupResponse, signUpResponse, updateResponse } from './responses.js';
 import * as schemas from './schemas.js';
@@ -30,6 +33,8 @@ export interface AdminServices {
   imports: UserImportService;
   sessionCookies: SessionCookies;
   accountQuery: AccountQuery;
+  /** --dev: the Auth emulator's DELETE .../accounts needs no credential (http/browser-origin.ts says from where). */
+  dev: boolean;
 }
 
 const sessionCookieBody = {
@@ -86,7 +91,7 @@ export function registerAdminRoutes(app: FastifyInstance, services: AdminService
 
 /** The account calls of one realm: `base` is the project's path or a tenant's. */
 function registerAccountRoutes(app: FastifyInstance, services: AdminServices, base: string, params: Record<string, unknown>): void {
-  const { sessions, accounts, admin, callers, imports, sessionCookies, accountQuery } = services;
+  const { sessions, accounts, admin, callers, imports, sessionCookies, accountQuery, dev } = services;
   const caller = (request: FastifyRequest) => callers.fromPath(request, (request.params as ProjectParams).projectId);
   const v1 = base;
 
@@ -108,12 +113,22 @@ function registerAccountRoutes(app: FastifyInstance, services: AdminServices, ba
     const { errors } = await admin.batchDelete(caller(request), schemas.requestBody<BatchDeleteRequest>(request));
     return errors.length ? { errors } : {};
   });
-  app.post(`${v1}/accounts::batchCreate`, { schema: { params, body: batchCreateBody } }, async (request) => {
-    const { errors } = await imports.batchCreate(caller(request), schemas.requestBody<BatchCreateRequest>(request));
+  // --dev also takes the Firebase CLI's emulator import (emulator-accounts-file.ts), whose accounts
+  // file of the project's own accounts it posts under an empty tenant segment (`tenants//`).
+  const batchCreate = async (request: FastifyRequest, target: Caller) => {
+    const body = schemas.requestBody<BatchCreateRequest>(request);
+    const { errors } = await imports.batchCreate(target, dev ? await fromEmulatorExport(body) : body);
     return errors.length ? { error: errors } : {};
-  });
+  };
+  app.post(`${v1}/accounts::batchCreate`, { schema: { params, body: dev ? emulatorExportBody : batchCreateBody } }, async (request) => batchCreate(request, caller(request)));
+  if (dev && base.endsWith(':tenantId')) {
+    const project = base.slice(0, -'/tenants/:tenantId'.length);
+    app.post(`${project}/tenants//accounts::batchCreate`, { schema: { params: schemas.projectPathParams, body: emulatorExportBody } }, async (request) => batchCreate(request, caller(request)));
+  }
   app.get(`${v1}/accounts::batchGet`, { schema: { params, querystring: schemas.listQuery } }, async (request) => {
     const query = request.query as { maxResults?: string; nextPageToken?: string };
+    // maxResults=-1 (--dev): every account, as the Auth emulator answers the CLI's export.
+    if (query.maxResults === '-1' && dev) return { kind: 'identitytoolkit#DownloadAccountResponse', users: (await admin.listAll(caller(request))).map(toAccountInfo) };
     const page = await admin.list(caller(request), query.maxResults === undefined ? undefined : Number(query.maxResults), query.nextPageToken);
     return { kind: 'identitytoolkit#DownloadAccountResponse', users: page.users.map(toAccountInfo), ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}) };
   });
@@ -129,9 +144,10 @@ function registerAccountRoutes(app: FastifyInstance, services: AdminServices, ba
     sessionCookie: await sessionCookies.create(caller(request), request.body as CreateSessionCookieRequest),
   }));
 
-  // What the SDKs' own test suites call between tests (the Auth emulator's).
+  // What the SDKs' own test suites call between tests (the Auth emulator's): open in --dev as the
+  // emulator's is (they send no credential), the administrator's otherwise.
   app.delete(`${base.replace('/identitytoolkit.googleapis.com/v1/', '/emulator/v1/')}/accounts`, { schema: { params } }, async (request) => {
-    await admin.deleteAll(caller(request));
+    await admin.deleteAll(mayUseOpenEmulatorEndpoint(request, dev) ? callers.realmOfPath(request) : caller(request));
     return {};
   });
 }
@@ -192,6 +208,17 @@ const batchCreateBody = {
     targetProjectId: {},
     delegatedProjectNumber: {},
     tenantId: text,
+  },
+};
+
+/** --dev: the CLI's emulator export as its import posts it (a DownloadAccountResponse; accounts with read-only fields). */
+const emulatorExportBody = {
+  ...batchCreateBody,
+  properties: {
+    ...batchCreateBody.properties,
+    kind: { type: 'string' },
+    nextPageToken: { type: 'string' },
+    users: { ...batchCreateBody.properties.users, items: { ...batchCreateBody.properties.users.items, additionalProperties: true } },
   },
 };
 

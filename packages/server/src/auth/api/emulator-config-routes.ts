@@ -1,13 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { requestErrors } from '../../http/api-error.js';
+import { mayUseOpenEmulatorEndpoint } from '../../http/browser-origin.js';
 import type { ProjectDirectory } from '../core/project-config.js';
 import type { CallerResolver } from './caller.js';
 import * as schemas from './schemas.js';
 
 /**
  * The Auth emulator's own config call (`GET`/`PATCH /emulator/v1/projects/{p}/config`), which
- * emulator-based test setups use to switch email privacy: open in --dev, as in the emulator (but
- * not to pages of other sites); the admin credential otherwise. Hearth keeps one account per email, so `allowDuplicateEmails` is
+ * emulator-based test setups use to switch email privacy: open in --dev, as in the emulator (to
+ * local tools and pages served from this machine, not to pages of other sites); the admin credential otherwise. Hearth keeps one account per email, so `allowDuplicateEmails` is
  * answered false and switching it on is refused with a sentence saying so.
  */
 const patchBody = {
@@ -28,8 +29,8 @@ interface PatchBody {
 export function registerEmulatorConfigRoutes(app: FastifyInstance, projects: ProjectDirectory, callers: CallerResolver, dev: boolean): void {
   const realmOf = (request: FastifyRequest): string => {
     const { projectId } = request.params as { projectId: string };
-    // Open in --dev to local tools, not to a web page of another site (which may not change settings).
-    return dev && !request.fromForeignPage ? callers.realmOfPath(request) : callers.fromPath(request, projectId).realm;
+    // Open in --dev to local tools and pages, not to a web page of another site (which may not change settings).
+    return mayUseOpenEmulatorEndpoint(request, dev) ? callers.realmOfPath(request) : callers.fromPath(request, projectId).realm;
   };
   const answer = async (realm: string) => {
     const config = await projects.config(realm);

@@ -6,6 +6,7 @@ import type { ProjectDirectory } from '../core/project-config.js';
 import type { Delivery, HandlerFlow, HandlerStartParams } from '../federation/handler-flow.js';
 import type { IdpSignIn, IdpSignInResult, SignInWithIdpRequest } from '../federation/idp-sign-in.js';
 import { assets, pageSecurityHeaders, renderPage } from '../federation/pages.js';
+import { renderIdpWidget } from '../federation/idp-widget.js';
 import type { FailureThrottle } from '../core/throttle.js';
 import { authError } from '../errors.js';
 import type { CallerResolver } from './caller.js';
@@ -89,7 +90,10 @@ export async function registerFederationRoutes(app: FastifyInstance, services: F
     }
     const binding = randomBytes(24).toString('base64url');
     const outcome = await flow.start(query as HandlerStartParams, binding);
+    // The --dev widget stores no session row: it is not counted (a browser test suite opens many).
+    if (outcome.kind === 'widget') services.startThrottle.forgetOne(request.ip);
     if (outcome.kind === 'deliver') return deliver(reply, outcome.delivery);
+    if (outcome.kind === 'widget') return sendPage(reply, renderIdpWidget(outcome.widget));
     void reply.setCookie(flowCookieName(outcome.session.id), binding, {
       path: '/',
       httpOnly: true,
@@ -124,6 +128,7 @@ export async function registerFederationRoutes(app: FastifyInstance, services: F
   app.get('/__/auth/iframe.js', (_request, reply) => sendScript(reply, assets.iframe));
   app.get('/__/auth/handler.js', (_request, reply) => sendScript(reply, assets.handler));
   app.get('/__/auth/gapi.js', (_request, reply) => sendScript(reply, assets.gapi));
+  app.get('/__/auth/idp-widget.js', (_request, reply) => sendScript(reply, assets.idpWidget));
 
   const signInWithIdp = async (request: FastifyRequest) => {
     const body = schemas.requestBody<SignInWithIdpRequest>(request);

@@ -193,7 +193,7 @@ export const tokenAnswer: JsonSchema = {
 
 export const listQuery: JsonSchema = {
   type: 'object',
-  properties: { maxResults: { type: 'string', pattern: '^[0-9]{1,6}$' }, nextPageToken: string, key: string },
+  properties: { maxResults: { type: 'string', pattern: '^(-1|[0-9]{1,6})$' }, nextPageToken: string, key: string },
 };
 
 const projectIdSchema = { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,62}$' };

@@ -37,7 +37,15 @@ interface Planned {
 export interface ActionMailOptions {
   /** The origin links point at (`--public-url`); never taken from a request's Host header. */
   publicUrl: () => string;
+  /**
+   * Links at the Auth emulator's `/emulator/action` (served in --dev) rather than the hosted action
+   * page, as the emulator's own oobCodes are (`hearth start --dev`, cli/dev-defaults.ts).
+   */
+  emulatorLinks?: boolean;
 }
+
+/** The Auth emulator's link handler (core/action-emulator.ts), served in --dev. */
+const emulatorActionPath = '/emulator/action';
 
 /** sendOobCode / getOobConfirmationCode: issues an action code and mails its link. */
 export class ActionMailer {
@@ -199,7 +207,7 @@ export class ActionMailer {
   }
 
   private linkFor(requestType: OobRequestType, code: string, caller: Caller, config: ProjectConfig, language: string, continueUrl: string | undefined): string {
-    const url = new URL(actionPagePath, this.options.publicUrl());
+    const url = new URL(this.options.emulatorLinks ? emulatorActionPath : actionPagePath, this.options.publicUrl());
     url.searchParams.set('mode', modeFor[requestType]);
     url.searchParams.set('oobCode', code);
     url.searchParams.set('apiKey', caller.apiKey ?? config.apiKeys[0] ?? '');

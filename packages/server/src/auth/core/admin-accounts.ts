@@ -1,4 +1,4 @@
-import type { Store, UserPage } from '../../storage/store.js';
+import type { Store, UserPage, UserRecord } from '../../storage/store.js';
 import { requestErrors } from '../../http/api-error.js';
 import { authError } from '../errors.js';
 import { requireAdmin } from './auth-context.js';
@@ -25,6 +25,19 @@ export class AdminAccountService {
     return this.store.listUsers(caller.realm, limit, pageToken);
   }
 
+  /** --dev: every account of the realm, page after page (the CLI's export asks maxResults=-1). */
+  async listAll(caller: Caller): Promise<UserRecord[]> {
+    requireAdmin(caller);
+    const users: UserRecord[] = [];
+    let pageToken: string | undefined;
+    do {
+      const page = await this.store.listUsers(caller.realm, maxPageSize, pageToken);
+      users.push(...page.users);
+      pageToken = page.nextPageToken;
+    } while (pageToken);
+    return users;
+  }
+
   async batchDelete(caller: Caller, request: BatchDeleteRequest): Promise<BatchDeleteResult> {
     requireAdmin(caller);
     const ids = request.localIds ?? [];
@@ -48,11 +61,16 @@ export class AdminAccountService {
     return { errors };
   }
 
-  /** `DELETE /emulator/v1/projects/{p}/accounts`, which the SDK's own test suites call between tests. */
-  async deleteAll(caller: Caller): Promise<void> {
-    requireAdmin(caller);
-    // Every account goes, operators included: the owner's call alone (operator-claim.ts).
-    if (!caller.isOwner) throw authError('INSUFFICIENT_PERMISSION', 'Only the admin key or a console operator may delete every account of a project.');
-    await this.store.commit([{ kind: 'deleteAllUsers', projectId: caller.realm }]);
+  /**
+   * `DELETE /emulator/v1/projects/{p}/accounts`, which the SDK's own test suites call between tests:
+   * an administrator's call, or (--dev, where the route opens it as the emulator does) a realm's.
+   */
+  async deleteAll(target: Caller | string): Promise<void> {
+    if (typeof target !== 'string') {
+      requireAdmin(target);
+      // Every account goes, operators included: the owner's call alone (operator-claim.ts).
+      if (!target.isOwner) throw authError('INSUFFICIENT_PERMISSION', 'Only the admin key or a console operator may delete every account of a project.');
+    }
+    await this.store.commit([{ kind: 'deleteAllUsers', projectId: typeof target === 'string' ? target : target.realm }]);
   }
 }

@@ -25,7 +25,11 @@ export interface VerifiedCustomToken {
 }
 
 export interface CustomTokenOptions {
-  /** --dev: also accept the unsigned (alg none) tokens firebase-admin mints for an emulator, as Google's emulator does. */
+  /**
+   * --dev: also accept what Google's Auth emulator takes: the unsigned (alg none) tokens
+   * firebase-admin mints in emulator mode, and plain JSON (`{"uid": ..., "claims": {...}}`), which
+   * the SDKs' own test suites sign in with. Never outside --dev.
+   */
   acceptUnsigned: boolean;
 }
 
@@ -45,6 +49,7 @@ export class CustomTokenVerifier {
   /** `realm`: where the token is used; a tenant's token (firebase-admin's authForTenant) names it as `tenant_id`. */
   async verify(realm: string, token: string | undefined): Promise<VerifiedCustomToken> {
     if (!token) throw authError('MISSING_CUSTOM_TOKEN');
+    if (this.options.acceptUnsigned && token.startsWith('{')) return claimsOf(plainJsonToken(token, realm));
     if (token.split('.').length !== 3) throw invalid('Invalid assertion format. 3 dot separated segments required.');
     let alg: string | undefined;
     let payload: JWTPayload;
@@ -91,6 +96,24 @@ async function verifyWithAny(token: string, keys: Parameters<typeof jwtVerify>[1
     }
   }
   throw invalid(expired ? 'Token expired.' : 'Invalid signature.');
+}
+
+/**
+ * --dev: a plain JSON custom token, as the Auth emulator takes it (no audience needed; `user_id`
+ * stands for `uid`). A tenant it names must be the realm's; one that names none works anywhere, as
+ * in the emulator.
+ */
+function plainJsonToken(token: string, realm: string): JWTPayload {
+  let payload: unknown;
+  try {
+    payload = JSON.parse(token);
+  } catch {
+    throw invalid('Auth Emulator only accepts strict JSON or JWTs as fake custom tokens.');
+  }
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw invalid('A JSON custom token must be an object.');
+  const fields = payload as JWTPayload;
+  if (fields.uid === undefined && fields.user_id !== undefined) fields.uid = fields.user_id;
+  return fields.tenant_id === undefined ? fields : sameTenant(fields, realm);
 }
 
 /** A tenant's token works only in that tenant, and a project's only outside every tenant. */

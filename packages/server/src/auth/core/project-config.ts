@@ -40,16 +40,19 @@ export interface ConfigDefaults {
    * a new Firebase project has it: texts cost money and need a provider, so an operator opts in.
    */
   phoneSignIn: boolean;
+  /** On, as new Firebase projects have it since 2023; off in --dev, as in the Auth emulator (cli/dev-defaults.ts). */
+  emailEnumerationProtection: boolean;
 }
 
-export function defaultProjectConfig(projectId: string, defaults: ConfigDefaults = { phoneSignIn: false }): ProjectConfig {
+const productionDefaults: ConfigDefaults = { phoneSignIn: false, emailEnumerationProtection: true };
+
+export function defaultProjectConfig(projectId: string, defaults: ConfigDefaults = productionDefaults): ProjectConfig {
   return {
     // passwordRequired: false is Identity Platform's switch for email-link sign-in; on, so the
     // "send me a sign-in link" flow works out of the box through the outbox.
     signIn: { email: { enabled: true, passwordRequired: false }, anonymous: { enabled: true }, phoneNumber: { enabled: defaults.phoneSignIn } },
     authorizedDomains: ['localhost', '127.0.0.1'],
-    // New Firebase projects have had email enumeration protection on since 2023.
-    emailPrivacyConfig: { enableImprovedEmailPrivacy: true },
+    emailPrivacyConfig: { enableImprovedEmailPrivacy: defaults.emailEnumerationProtection },
     apiKeys: [`hearth-${randomBytes(16).toString('base64url')}`],
     mail: { projectName: projectId, from: `"${projectId}" <noreply@${projectId}.hearth.localhost>` },
     idps: {},
@@ -100,7 +103,7 @@ export class ProjectDirectory {
     private readonly store: Store,
     readonly defaultProjectId: string,
     private readonly acceptAnyApiKey: boolean,
-    private readonly defaults: ConfigDefaults = { phoneSignIn: false },
+    private readonly defaults: ConfigDefaults = productionDefaults,
   ) {}
 
   async load(): Promise<void> {

@@ -5,6 +5,7 @@ import { authenticate, requireAdmin, type AuthDeps } from './auth-context.js';
 import type { Caller } from './requests.js';
 import type { SigningKeyRing } from './signing-keys.js';
 import { nowSeconds } from './tokens.js';
+import { toEmulatorForm } from './emulator-tokens.js';
 
 /** Google's bounds: five minutes to two weeks. */
 export const minSessionSeconds = 5 * 60;
@@ -30,6 +31,8 @@ export class SessionCookies {
   constructor(
     private readonly deps: AuthDeps,
     private readonly keys: SigningKeyRing,
+    /** --dev: the Auth emulator's unsigned form, which firebase-admin's emulator mode verifies (emulator-tokens.ts). */
+    private readonly emulatorForm = false,
   ) {}
 
   async create(caller: Caller, request: CreateSessionCookieRequest): Promise<string> {
@@ -40,7 +43,7 @@ export class SessionCookies {
     const { iss: _iss, aud: _aud, iat: _iat, exp: _exp, nbf: _nbf, jti: _jti, sub, ...carried } = claims;
     const now = nowSeconds();
     const key = this.keys.signingKey();
-    return new SignJWT(carried)
+    const signed = await new SignJWT(carried)
       .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'JWT' })
       .setIssuer(sessionCookieIssuer(projectOf(caller.realm)))
       .setAudience(projectOf(caller.realm))
@@ -48,5 +51,6 @@ export class SessionCookies {
       .setIssuedAt(now)
       .setExpirationTime(now + seconds)
       .sign(key.privateKey);
+    return this.emulatorForm ? toEmulatorForm(signed) : signed;
   }
 }

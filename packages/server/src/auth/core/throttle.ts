@@ -14,6 +14,16 @@ export interface ThrottleLimits {
   windowMs: number;
 }
 
+/**
+ * No limit at all: nothing is counted or kept (--dev's default for the per-address and per-number
+ * limits, as Google's Auth emulator has none; cli/dev-defaults.ts).
+ */
+export const noLimit: ThrottleLimits = { maxFailures: Number.POSITIVE_INFINITY, windowMs: 0 };
+
+function isUnlimited(maxFailures: number): boolean {
+  return maxFailures === Number.POSITIVE_INFINITY;
+}
+
 /** Keys in memory and in the store: a hash, so no address or email is kept by the throttle. */
 function hashKey(scope: string, key: string): string {
   return createHash('sha256').update(scope).update('\u0000').update(key).digest('base64url');
@@ -133,6 +143,7 @@ export class FailureThrottle {
   }
 
   isBlocked(key: string, now = Date.now()): boolean {
+    if (isUnlimited(this.limits.maxFailures)) return false;
     return this.recent(this.rows.key(key), now).length >= this.limits.maxFailures;
   }
 
@@ -147,6 +158,7 @@ export class FailureThrottle {
   }
 
   recordFailure(key: string, now = Date.now()): void {
+    if (isUnlimited(this.limits.maxFailures)) return;
     const keyHash = this.rows.key(key);
     // Only the newest maxFailures times can decide a block.
     const times = [...this.recent(keyHash, now), now].slice(-this.limits.maxFailures);
@@ -226,6 +238,7 @@ export class BackoffThrottle {
 
   /** When the next attempt is allowed (0: now). */
   blockedUntil(key: string, now = Date.now()): number {
+    if (isUnlimited(this.limits.freeFailures)) return 0;
     const state = this.current(this.rows.key(key), now);
     if (!state || state.failures < this.limits.freeFailures) return 0;
     const until = state.lastAt + this.waitAfter(state.failures);
@@ -233,6 +246,7 @@ export class BackoffThrottle {
   }
 
   recordFailure(key: string, now = Date.now()): void {
+    if (isUnlimited(this.limits.freeFailures)) return;
     const keyHash = this.rows.key(key);
     const failures = (this.current(keyHash, now)?.failures ?? 0) + 1;
     this.rows.set(keyHash, { failures, lastAt: now }, now + Math.max(this.limits.forgetAfterMs, this.waitAfter(failures)));

@@ -5,6 +5,7 @@ import { authError } from '../errors.js';
 import { projectOf, tenantOf } from '../tenants/realm.js';
 import type { SigningKeyRing } from './signing-keys.js';
 import { VerifiedTokenCache } from './verified-tokens.js';
+import { fromEmulatorForm, toEmulatorForm } from './emulator-tokens.js';
 import { threadPoolBusyWithHashes } from './passwords.js';
 
 export const idTokenLifetimeSeconds = 3600;
@@ -62,6 +63,8 @@ export class TokenService {
     private readonly store: Store,
     /** How many verified ID tokens to remember (verified-tokens.ts); 0 checks every signature every time. */
     verifiedTokenCapacity?: number,
+    /** --dev: issue and take ID tokens in the Auth emulator's unsigned form, still signed by us (emulator-tokens.ts). */
+    private readonly emulatorForm = false,
   ) {
     this.verified = new VerifiedTokenCache(verifiedTokenCapacity);
   }
@@ -129,7 +132,8 @@ export class TokenService {
       exp: now + idTokenLifetimeSeconds,
     });
     const key = this.keys.signingKey();
-    return signRs256Jwt({ alg: 'RS256', kid: key.kid, typ: 'JWT' }, claims, key.privateKeyObject);
+    const signed = await signRs256Jwt({ alg: 'RS256', kid: key.kid, typ: 'JWT' }, claims, key.privateKeyObject);
+    return this.emulatorForm ? toEmulatorForm(signed) : signed;
   }
 
   /**
@@ -138,8 +142,10 @@ export class TokenService {
    * tenant (TENANT_ID_MISMATCH), unless `anyTenant` (Firestore takes every account of the project).
    * Answers INVALID_ID_TOKEN for anything forged or foreign and TOKEN_EXPIRED for an old token.
    */
-  async verifyIdToken(realm: string, token: string, options: { anyTenant?: boolean } = {}): Promise<IdTokenClaims> {
+  async verifyIdToken(realm: string, presented: string, options: { anyTenant?: boolean } = {}): Promise<IdTokenClaims> {
     const projectId = projectOf(realm);
+    // --dev: an emulator-form token is checked as the signed token it carries (emulator-tokens.ts).
+    const token = this.emulatorForm ? (fromEmulatorForm(presented) ?? presented) : presented;
     const known = this.verified.get(token, nowSeconds());
     // A token seen before skips its signature check only while its key is still published; the
     // claims are held to this realm as a first sight's are (jose's issuer and audience checks).

@@ -6,6 +6,7 @@ import { isValidTenantId, realmKey, tenantOf } from '../tenants/realm.js';
 import type { OidcRelyingParty } from './oidc.js';
 import type { OAuth2Client } from './oauth2.js';
 import type { SamlServiceProvider } from './saml.js';
+import { madeUpIdentities, type WidgetData } from './idp-widget.js';
 
 /** The event the hosted pages hand to the SDK (its AuthEvent), through the iframe. */
 export interface AuthEvent {
@@ -27,7 +28,7 @@ export interface Delivery {
   event: AuthEvent;
 }
 
-export type StartOutcome = { kind: 'redirect'; location: string; session: HandlerSessionRecord } | { kind: 'deliver'; delivery: Delivery };
+export type StartOutcome = { kind: 'redirect'; location: string; session: HandlerSessionRecord } | { kind: 'deliver'; delivery: Delivery } | { kind: 'widget'; widget: WidgetData };
 export type CallbackOutcome = { kind: 'deliver'; delivery: Delivery } | { kind: 'refuse'; message: string };
 
 export interface HandlerStartParams {
@@ -66,7 +67,8 @@ export class HandlerFlow {
     private readonly oidc: OidcRelyingParty,
     private readonly saml: SamlServiceProvider,
     private readonly oauth2: OAuth2Client,
-    private readonly options: { publicUrl: () => string; sessionTtlMs: number },
+    /** emulatorWidget (--dev): a provider without settings gets the Auth emulator's sign-in widget (idp-widget.ts). */
+    private readonly options: { publicUrl: () => string; sessionTtlMs: number; emulatorWidget?: boolean },
     /** Where provider failures go (the log), since visitors only get a plain sentence. */
     private readonly onProviderError: (providerId: string, error: unknown) => void = () => undefined,
   ) {}
@@ -98,6 +100,10 @@ export class HandlerFlow {
     }
     const providerId = params.providerId ?? '';
     const provider = config.idps[providerId];
+    if (!provider && this.options.emulatorWidget && providerId !== '') {
+      const accounts = await madeUpIdentities(this.store, realm, providerId);
+      return { kind: 'widget', widget: { widget: true, apiKey, appName, authType, redirectUrl, redirectAllowed: true, eventId: params.eventId ?? null, tenantId: params.tid ?? null, providerId, accounts } };
+    }
     if (!provider || !provider.enabled) return fail('operation-not-allowed', 'The identity provider configuration is not found or disabled.');
 
     const id = randomBytes(24).toString('base64url');

@@ -22,6 +22,15 @@ export interface SignInWithIdpRequest {
   autoCreate?: boolean;
 }
 
+/** A provider's answer, checked: who it says the user is. */
+interface VerifiedIdentity {
+  providerId: string;
+  profile: IdpProfile;
+  reauthentication?: boolean;
+  /** --dev: the Auth emulator's made-up credentials (fake-credentials.ts), which get the emulator's email rules. */
+  madeUp?: boolean;
+}
+
 export interface IdpSignInResult {
   providerId: string;
   profile: IdpProfile;
@@ -52,9 +61,10 @@ export class IdpSignIn {
   ) {}
 
   async signIn(caller: Caller, request: SignInWithIdpRequest): Promise<IdpSignInResult> {
-    const { providerId, profile, reauthentication } = await this.verifiedProfile(caller, request);
+    const verified = await this.verifiedProfile(caller, request);
+    const { providerId, profile } = verified;
     try {
-      return await this.resolveAccount(caller, providerId, profile, request.idToken, reauthentication || request.autoCreate === false);
+      return await this.resolveAccount(caller, verified, request.idToken, verified.reauthentication === true || request.autoCreate === false);
     } catch (error) {
       for (const refusal of ['FEDERATED_USER_ID_ALREADY_LINKED', 'EMAIL_EXISTS'] as const) {
         if (error instanceof ApiError && error.wireMessage === refusal) return { providerId, profile, isNewUser: false, refusal };
@@ -63,7 +73,7 @@ export class IdpSignIn {
     }
   }
 
-  private async verifiedProfile(caller: Caller, request: SignInWithIdpRequest): Promise<{ providerId: string; profile: IdpProfile; reauthentication?: boolean }> {
+  private async verifiedProfile(caller: Caller, request: SignInWithIdpRequest): Promise<VerifiedIdentity> {
     if (!request.requestUri) throw authError('MISSING_REQUEST_URI');
     const config = await this.deps.projects.config(caller.realm);
     const enabled = (providerId: string): IdpConfig => {
@@ -76,7 +86,7 @@ export class IdpSignIn {
     const postedProvider = post.get('providerId');
     const postedToken = post.get('id_token') || post.get('access_token');
     if (postedProvider && postedToken && this.acceptFakeCredentials && !config.idps[postedProvider]) {
-      return { providerId: postedProvider, profile: fakeProviderProfile(postedToken) };
+      return { providerId: postedProvider, profile: fakeProviderProfile(postedToken), madeUp: true };
     }
     if (postedProvider && post.get('id_token')) {
       const provider = enabled(postedProvider);
@@ -94,6 +104,12 @@ export class IdpSignIn {
       callback = new URL(request.requestUri);
     } catch {
       throw authError('INVALID_IDP_RESPONSE');
+    }
+    // --dev: the Auth emulator's sign-in widget answers with the handler's URL, the provider and a made-up ID token (idp-widget.ts).
+    const widgetProvider = callback.searchParams.get('providerId');
+    const widgetToken = callback.searchParams.get('id_token') || callback.searchParams.get('access_token');
+    if (this.acceptFakeCredentials && widgetProvider && widgetToken && !callback.searchParams.has('state') && !config.idps[widgetProvider]) {
+      return { providerId: widgetProvider, profile: fakeProviderProfile(widgetToken), madeUp: true };
     }
     const state = callback.searchParams.get('state');
     if (!state || !request.sessionId || state !== request.sessionId) throw authError('INVALID_IDP_RESPONSE', 'The sign-in session does not match.');
@@ -121,12 +137,17 @@ export class IdpSignIn {
     return { ...base, profile: await this.oidc.completeAuthorization(provider, callback, { state, nonce: session.nonce, codeVerifier: session.codeVerifier }) };
   }
 
-  private async resolveAccount(caller: Caller, providerId: string, profile: IdpProfile, idToken: string | undefined, mustExist: boolean): Promise<IdpSignInResult> {
+  private async resolveAccount(caller: Caller, identity: VerifiedIdentity, idToken: string | undefined, mustExist: boolean): Promise<IdpSignInResult> {
+    const { providerId, profile } = identity;
     const { users } = this.deps;
     const linked = await users.getByFederatedId(caller.realm, providerId, profile.rawId);
     const now = Date.now();
     const authTime = Math.floor(now / 1000);
     const info = providerInfo(providerId, profile);
+    // The address the account may take: one the provider vouches for; an unverified one only from
+    // the Auth emulator's made-up credentials in --dev, as the emulator records it (unverified).
+    const accountEmail = profile.email && (profile.emailVerified || identity.madeUp) ? profile.email : undefined;
+    const holder = profile.email ? await users.getByEmail(caller.realm, profile.email) : undefined;
 
     if (idToken !== undefined) {
       const { user: current, claims } = await authenticate(this.deps, caller, idToken);
@@ -134,10 +155,14 @@ export class IdpSignIn {
       if (current.providerUserInfo.some((p) => p.providerId === providerId && p.rawId !== profile.rawId)) {
         throw authError('PROVIDER_ALREADY_LINKED');
       }
+      // One account per email: an identity whose address is another account's is not linked here.
+      if (holder && holder.localId !== current.localId) throw authError('EMAIL_EXISTS');
       return this.link(caller, current, providerId, profile, secondFactorOf(claims), (u) => {
         const next: UserRecord = { ...u, providerUserInfo: [...u.providerUserInfo.filter((p) => p.providerId !== providerId), info], lastLoginAt: now };
-        if (!next.email && profile.email && profile.emailVerified) {
-          next.email = profile.email;
+        if (!next.email && accountEmail) {
+          next.email = accountEmail;
+          next.emailVerified = profile.emailVerified === true;
+        } else if (next.email && profile.emailVerified && profile.email === next.email) {
           next.emailVerified = true;
         }
         return next;
@@ -154,17 +179,23 @@ export class IdpSignIn {
     // Reauthentication proves who is already here; it never makes a stray new account.
     // EMAIL_NOT_FOUND is the SDK's user-not-found, which its reauthentication turns into user-mismatch.
     if (mustExist) throw authError('EMAIL_NOT_FOUND', 'No account is linked to this identity.');
-    // Only an address the provider vouches for becomes the account's: an unverified one could be
-    // someone else's, who would later prove it by mail and find this identity inside their account.
-    const email = profile.email && profile.emailVerified ? profile.email : undefined;
-    if (email && (await users.getByEmail(caller.realm, email))) {
-      return { providerId, profile, isNewUser: false, needConfirmation: true };
+    if (holder) {
+      // An address the provider does not vouch for never joins an existing account: the SDK's
+      // account-exists-with-different-credential, as Firebase answers.
+      if (!profile.emailVerified) return { providerId, profile, isNewUser: false, needConfirmation: true };
+      if (holder.disabled) throw authError('USER_DISABLED');
+      // A verified address signs in to the account that holds it and links the identity, as
+      // Firebase does; if that account's own address was never verified, whoever made it proved
+      // nothing: its password, phone number, other providers and sessions go (Firebase's takeover).
+      const change = (u: UserRecord): UserRecord => (u.emailVerified ? linkedTo(u, info) : takenOverBy(u, info, profile, authTime));
+      const { user, tokens } = await this.sessions.startSession(caller.realm, holder, providerId, { change });
+      return { providerId, profile, user, tokens, isNewUser: false };
     }
 
     // A first sign-in with the provider creates the account: it counts toward the sign-up limit.
     return admitSignUp(this.deps, caller, async (): Promise<IdpSignInResult> => {
-      const fresh = newSignedInAccount(now, { emailVerified: email !== undefined, providerUserInfo: [info] });
-      if (email) fresh.email = email;
+      const fresh = newSignedInAccount(now, { emailVerified: accountEmail !== undefined && profile.emailVerified === true, providerUserInfo: [info] });
+      if (accountEmail) fresh.email = accountEmail;
       if (profile.displayName) fresh.displayName = profile.displayName;
       if (profile.photoUrl) fresh.photoUrl = profile.photoUrl;
       const refresh = this.deps.tokens.newRefreshToken(caller.realm, fresh, authTime, providerId);
@@ -188,6 +219,28 @@ export class IdpSignIn {
     const tokens = await this.sessions.tokensFor(caller.realm, user, authTime, providerId, refresh.token, undefined, secondFactor);
     return { providerId, profile, user, tokens, isNewUser: false };
   }
+}
+
+/** An account whose address is verified, joined by a provider identity vouching for the same address. */
+function linkedTo(account: UserRecord, info: ProviderUserInfo): UserRecord {
+  return { ...account, providerUserInfo: [...account.providerUserInfo.filter((p) => p.providerId !== info.providerId), info] };
+}
+
+/**
+ * An account whose address was never verified, signed in to by a provider vouching for it: the
+ * identity becomes its only way in (password, phone number and other providers dropped, earlier
+ * sessions revoked), its profile the provider's, its address verified.
+ */
+function takenOverBy(account: UserRecord, info: ProviderUserInfo, profile: IdpProfile, authTime: number): UserRecord {
+  const { passwordHash: _password, passwordUpdatedAt: _updated, phoneNumber: _phone, displayName: _name, photoUrl: _photo, emailLinkSignin: _link, ...kept } = account;
+  return {
+    ...kept,
+    emailVerified: true,
+    providerUserInfo: [info],
+    validSince: Math.max(account.validSince, authTime),
+    ...(profile.displayName ? { displayName: profile.displayName } : {}),
+    ...(profile.photoUrl ? { photoUrl: profile.photoUrl } : {}),
+  };
 }
 
 function providerInfo(providerId: string, profile: IdpProfile): ProviderUserInfo {

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** The browser scripts of the hosted pages, read once: gapi.js (for apps), iframe.js, handler.js. */
+/** The browser scripts of the hosted pages, read once: gapi.js (for apps), iframe.js, handler.js, and --dev's idp-widget.js. */
 export const assets = {
   gapi: readFileSync(join(import.meta.dirname, 'assets/gapi.js'), 'utf8'),
   iframe: readFileSync(join(import.meta.dirname, 'assets/iframe.js'), 'utf8'),
   handler: readFileSync(join(import.meta.dirname, 'assets/handler.js'), 'utf8'),
+  idpWidget: readFileSync(join(import.meta.dirname, 'assets/idp-widget.js'), 'utf8'),
 };
 
 /** Strict policy: our own scripts only, no inline code; the data travels as inert JSON. */
@@ -21,7 +22,7 @@ function escapeHtml(text: string): string {
 }
 
 /** JSON safe inside <script type="application/json">: no `<` can close the element. */
-function inertJson(data: unknown): string {
+export function inertJson(data: unknown): string {
   return JSON.stringify(data).replaceAll('<', '\\u003c').replaceAll('>', '\\u003e').replaceAll('&', '\\u0026');
 }
 

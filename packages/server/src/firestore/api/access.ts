@@ -1,7 +1,7 @@
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import type { IdTokenClaims } from '../../auth/core/tokens.js';
 import { firestoreErrors } from '../core/errors.js';
-import type { DatabaseId } from '../core/paths.js';
+import type { DatabaseId, DatabaseIdRule } from '../core/paths.js';
 import type { FirestoreCaller, FirestoreGuard, RequestJudge } from '../security/guard.js';
 
 export type { FirestoreCaller } from '../security/guard.js';
@@ -17,12 +17,22 @@ export interface FirestoreAccessDeps {
    */
   dev: boolean;
   guard: FirestoreGuard;
+  /** --dev: told once per pair of projects when an app's projectId is not the one its ID tokens were issued for. */
+  warn?: (fields: Record<string, unknown>, message: string) => void;
 }
+
+/** Distinct project pairs reported before the log falls silent (a confused app repeats the same one). */
+const maxMismatchesTold = 100;
 
 const invalidCredentials = 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.';
 
 export class FirestoreAccess {
   constructor(private readonly deps: FirestoreAccessDeps) {}
+
+  /** Database ids as Google's emulator takes them in --dev (`db1`), production's 4-63 rule otherwise. */
+  get databaseIdRule(): DatabaseIdRule {
+    return this.deps.dev ? 'emulator' : 'production';
+  }
 
   /**
    * From the `Authorization` header, whichever transport carried it (HTTP, WebChannel's headers, gRPC
@@ -38,7 +48,10 @@ export class FirestoreAccess {
     const token = match[1]!;
     if (this.deps.dev) {
       const unsigned = unsignedClaims(token);
-      if (unsigned) return { kind: 'user', claims: unsigned };
+      if (unsigned) {
+        this.noteProjectMismatch(unsigned, projectId);
+        return { kind: 'user', claims: unsigned };
+      }
     }
     try {
       return { kind: 'user', claims: await this.deps.verifyIdToken(projectId, token) };
@@ -46,6 +59,25 @@ export class FirestoreAccess {
       // The SDK answers UNAUTHENTICATED by refreshing its token and trying again.
       throw firestoreErrors.unauthenticated(invalidCredentials);
     }
+  }
+
+  private readonly mismatchesTold = new Set<string>();
+
+  /**
+   * --dev takes an unsigned ID token whatever project it names, as Google's emulators do; but an
+   * app whose projectId is not Hearth's `--project` usually means a misconfiguration (its sign-ins
+   * go to --project through any API key), so it is said once, clearly, in the log.
+   */
+  private noteProjectMismatch(claims: IdTokenClaims, projectId: string): void {
+    const tokenProject = typeof claims.aud === 'string' ? claims.aud : undefined;
+    if (!this.deps.warn || tokenProject === undefined || tokenProject === projectId) return;
+    const pair = `${tokenProject}\u0000${projectId}`;
+    if (this.mismatchesTold.has(pair) || this.mismatchesTold.size >= maxMismatchesTold) return;
+    this.mismatchesTold.add(pair);
+    this.deps.warn(
+      { requestedProject: projectId, tokenProject },
+      `Firestore request for project "${projectId}" with an ID token of project "${tokenProject}": the app's projectId differs from the project it signs in to (--project). Accepted in --dev, as Google's emulators do; set the app's projectId to "${tokenProject}" (or start Hearth with --project ${projectId}) to keep one project.`,
+    );
   }
 
   /** The security rules' judge of this caller on this database. */

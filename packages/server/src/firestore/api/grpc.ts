@@ -7,7 +7,7 @@ import { ApiError } from '../../http/api-error.js';
 import { toApiError } from '../../http/error-handler.js';
 import type { DocumentDatabase } from '../core/database.js';
 import { firestoreErrors } from '../core/errors.js';
-import { parseDatabaseName, pathSegments, relativeName, type DatabaseId } from '../core/paths.js';
+import { parseDatabaseName, pathSegments, relativeName, type DatabaseId, type DatabaseIdRule } from '../core/paths.js';
 import type { StreamKind, StreamOpener, StreamSession } from '../streams/stream.js';
 import type { FirestoreAccess, FirestoreCaller } from './access.js';
 import type { RequestJudge } from '../security/guard.js';
@@ -227,7 +227,7 @@ function implementation(options: GrpcOptions, root: protobuf.Root): grpc.Untyped
   const context = async (method: string, call: { metadata: grpc.Metadata }, request: Json): Promise<CallContext> => {
     const problem = requestProblem(request);
     if (problem) throw problem;
-    const db = databaseOf(databaseField[method]?.(request) ?? request.database, call.metadata);
+    const db = databaseOf(databaseField[method]?.(request) ?? request.database, call.metadata, access.databaseIdRule);
     return { db, caller: await access.callerOf(authorization(call.metadata), db.projectId), request };
   };
   const handlers: grpc.UntypedServiceImplementation = {};
@@ -295,7 +295,7 @@ function bidi(kind: StreamKind, options: GrpcOptions, frame?: (messages: Json[])
       else call.emit('error', toStatus(error, options.logger));
     };
     const open = async (first: Json) => {
-      const db = databaseOf(first.database, call.metadata);
+      const db = databaseOf(first.database, call.metadata, options.access.databaseIdRule);
       const caller = await options.access.callerOf(authorization(call.metadata), db.projectId);
       if (finished) return;
       const sink = {
@@ -334,9 +334,9 @@ function bidi(kind: StreamKind, options: GrpcOptions, frame?: (messages: Json[])
 // ---- names, metadata, errors --------------------------------------------------------------------
 
 /** `projects/{p}/databases/{d}`, possibly followed by `/documents…`; else the metadata's prefix. */
-function databaseOf(name: unknown, metadata: grpc.Metadata | undefined): DatabaseId {
+function databaseOf(name: unknown, metadata: grpc.Metadata | undefined, rule: DatabaseIdRule): DatabaseId {
   const text = typeof name === 'string' && name !== '' ? name : metadata ? metadataPrefix(metadata) : undefined;
-  const db = text === undefined ? undefined : parseDatabaseName(text, true);
+  const db = text === undefined ? undefined : parseDatabaseName(text, true, rule);
   if (!db) throw firestoreErrors.invalidArgument(text === undefined ? 'The request names no database.' : `Invalid resource name: "${text}".`);
   return db;
 }

@@ -12,6 +12,7 @@ import { createDocument, getDocument, listDocuments, maskFrom, patchDocument, pr
 import { onlyKeys } from '../core/wire-checks.js';
 import { answerTime, beginWith, checkedReadTime, concurrencyFor, endIfBegun, readConsistency } from './read-consistency.js';
 import { toApiError } from '../../http/error-handler.js';
+import { isFromLocalPage } from '../../http/browser-origin.js';
 
 /** Firestore allows 10 MiB per request. */
 export const firestoreBodyLimit = 10 * 1024 * 1024;
@@ -75,7 +76,7 @@ export async function registerFirestoreRestRoutes(app: FastifyInstance, database
       url: firestoreRestRoute,
       bodyLimit: firestoreBodyLimit,
       handler: async (request, reply) => {
-        const target = parseTarget(request);
+        const target = parseTarget(request, access);
         const caller = await access.callerOf(request.headers.authorization, target.db.projectId, Boolean(request.consoleOperator));
         const answer = await dispatch(database, access, caller, request, target);
         void reply.header('content-type', 'application/json; charset=utf-8');
@@ -85,17 +86,17 @@ export async function registerFirestoreRestRoutes(app: FastifyInstance, database
 
     scope.delete('/emulator/v1/projects/:project/databases/:database/documents', async (request) => {
       const params = request.params as { project: string; database: string };
-      const db = checkDatabase(params.project, params.database);
-      access.checkEmulatorEndpoint(await access.callerOf(request.headers.authorization, db.projectId, Boolean(request.consoleOperator)), request.fromForeignPage === true);
+      const db = checkDatabase(params.project, params.database, access.databaseIdRule);
+      access.checkEmulatorEndpoint(await access.callerOf(request.headers.authorization, db.projectId, Boolean(request.consoleOperator)), request.fromForeignPage === true && !isFromLocalPage(request));
       await database.clear(db);
       return {};
     });
   });
 }
 
-function parseTarget(request: FastifyRequest): Target {
+function parseTarget(request: FastifyRequest, access: FirestoreAccess): Target {
   const params = request.params as { project: string; database: string; '*': string };
-  const db = checkDatabase(params.project, params.database);
+  const db = checkDatabase(params.project, params.database, access.databaseIdRule);
   let rest = params['*'];
   const verb = restVerbOf(request.method, rest);
   if (verb !== undefined) rest = rest.slice(0, rest.lastIndexOf(':'));

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../http/api-error.js';
+import { mayUseOpenEmulatorEndpoint } from '../../http/browser-origin.js';
 import type { ReleaseRecord, RulesetRecord, RulesSourceFile } from '../../storage/rules-store.js';
 import { firestoreErrors } from '../core/errors.js';
 import { onlyKeys, wireObject } from '../core/wire-checks.js';
@@ -47,7 +48,7 @@ function routes(app: FastifyInstance, deps: RulesRoutesDeps): void {
 
   // The project id stops at the verb's colon (a plain :project param would swallow it).
   app.put('/emulator/v1/projects/:project(^[^:/]+)::securityRules', async (request) => {
-    if (!deps.dev || request.fromForeignPage) await requireAdmin(request);
+    if (!mayUseOpenEmulatorEndpoint(request, deps.dev)) await requireAdmin(request);
     const { project } = request.params as { project: string };
     const body = wireObject(request.body ?? {}, 'body');
     onlyKeys(body, ['rules', 'ignore_errors', 'ignoreErrors'], 'body');

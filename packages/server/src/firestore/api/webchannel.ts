@@ -4,7 +4,7 @@ import { ApiError } from '../../http/api-error.js';
 import { foreignAdminRefusal } from '../../http/app.js';
 import { toApiError } from '../../http/error-handler.js';
 import { firestoreErrors } from '../core/errors.js';
-import { parseDatabaseName, type DatabaseId } from '../core/paths.js';
+import { parseDatabaseName, type DatabaseId, type DatabaseIdRule } from '../core/paths.js';
 import type { StreamKind, StreamOpener } from '../streams/stream.js';
 import { getHeapStatistics } from 'node:v8';
 import type { FirestoreAccess, FirestoreCaller } from './access.js';
@@ -253,7 +253,7 @@ export async function registerWebChannelRoutes(app: FastifyInstance, streams: St
       }
       return reply.type(textPlain).send('');
     }
-    const db = databaseOf(param(query, 'database'));
+    const db = databaseOf(param(query, 'database'), access.databaseIdRule);
     if (request.method === 'POST' && sid === undefined) return handshake(kind, db, query, request, reply);
     const session = find(kind, db, sid);
     if (!session) return reply.code(400).type(textPlain).send(unknownSid);
@@ -291,8 +291,8 @@ function intOf(text: string | undefined): number {
   return text !== undefined && /^-?\d{1,15}$/.test(text) ? Number(text) : Number.NaN;
 }
 
-function databaseOf(name: string | undefined): DatabaseId {
-  const db = parseDatabaseName(name ?? '', false);
+function databaseOf(name: string | undefined, rule: DatabaseIdRule): DatabaseId {
+  const db = parseDatabaseName(name ?? '', false, rule);
   if (!db) throw firestoreErrors.invalidArgument('The database URL parameter must be projects/{project}/databases/{database}.');
   return db;
 }

@@ -19,20 +19,25 @@ export function documentsRoot(db: DatabaseId): string {
 const projectPattern = /^[a-z0-9][a-z0-9-]{0,62}$|^demo-[a-z0-9-]+$/;
 /** Google's database ids: `(default)`, or 4 to 63 lowercase letters, digits and hyphens, from a letter to a letter or digit. */
 const databasePattern = /^\(default\)$|^[a-z][a-z0-9-]{2,61}[a-z0-9]$/;
+/** Google's emulator takes shorter ids too (the SDK's own multi-database tests use `db1`, `db2`): up to 63 letters, digits, `-` and `_`. */
+const emulatorDatabasePattern = /^\(default\)$|^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
+
+/** Which database ids are taken: production's rule, or (--dev) the emulator's (FirestoreAccess.databaseIdRule). */
+export type DatabaseIdRule = 'production' | 'emulator';
 
 /**
  * `projects/{p}/databases/{d}` (with `underDocuments`, also followed by `/documents…`), checked;
  * undefined when the text is not shaped so.
  */
-export function parseDatabaseName(text: string, underDocuments: boolean): DatabaseId | undefined {
+export function parseDatabaseName(text: string, underDocuments: boolean, rule: DatabaseIdRule = 'production'): DatabaseId | undefined {
   const match = (underDocuments ? /^projects\/([^/]+)\/databases\/([^/]+)(?:\/documents(?:\/.*)?)?$/ : /^projects\/([^/]+)\/databases\/([^/]+)$/).exec(text);
-  return match ? checkDatabase(match[1]!, match[2]!) : undefined;
+  return match ? checkDatabase(match[1]!, match[2]!, rule) : undefined;
 }
 
-export function checkDatabase(projectId: string, databaseId: string): DatabaseId {
+export function checkDatabase(projectId: string, databaseId: string, rule: DatabaseIdRule = 'production'): DatabaseId {
   if (!projectPattern.test(projectId)) throw firestoreErrors.invalidArgument(`Invalid project ID: ${projectId}`);
   // Google's message, as its servers answer it (e.g. "Invalid database id [object Object]", firebase-js-sdk issue 7104).
-  if (!databasePattern.test(databaseId)) throw firestoreErrors.invalidArgument(`Invalid database id ${databaseId}`);
+  if (!(rule === 'emulator' ? emulatorDatabasePattern : databasePattern).test(databaseId)) throw firestoreErrors.invalidArgument(`Invalid database id ${databaseId}`);
   return { projectId, databaseId };
 }
 
