@@ -118,6 +118,17 @@ describe('--trust-proxy 127.0.0.1 behind nginx: each client is limited on its ow
     // Nor can a direct client spend someone else's budget by naming them.
     assert.equal((await signUp(deployment, '127.0.0.9', direct, { 'x-forwarded-for': '127.0.0.6' })).status, 200);
   });
+
+  test('an IPv6 client counts as its /64, as one host usually holds a whole /64', async () => {
+    // From the trusted proxy's own address (127.0.0.1), straight to Hearth, naming IPv6 clients.
+    const direct = deployment.hearth.url;
+    const fromHost = (address: string) => ({ 'x-forwarded-for': address });
+    const rotating = await wrongKeys(deployment, '127.0.0.1', direct, (i) => fromHost(`2001:db8:0:1::${i + 1}`));
+    assert.deepEqual(rotating, Array<number>(10).fill(401));
+    assert.equal((await consoleSignIn(deployment, '127.0.0.1', adminKey, direct, fromHost('2001:db8:0:1:ffff::7'))).status, 429, 'another address of the same /64 is the same client');
+    const elsewhere = await consoleSignIn(deployment, '127.0.0.1', adminKey, direct, fromHost('2001:db8:0:2::1'));
+    assert.equal(elsewhere.status, 200, 'another /64 is another client');
+  });
 });
 
 describe('without --trust-proxy nothing changes: X-Forwarded-For is ignored', { skip, timeout: 240_000 }, () => {

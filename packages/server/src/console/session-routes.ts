@@ -4,6 +4,7 @@ import type { FailureThrottle } from '../auth/core/throttle.js';
 import { consoleCookieName, consoleHeader, consoleTokenOf } from './console-access.js';
 import { consoleErrors } from './console-errors.js';
 import type { OperatorSession, OperatorSessions } from './operator-sessions.js';
+import { clientAddressOf } from '../http/address-key.js';
 
 export interface SessionRouteDeps {
   sessions: OperatorSessions;
@@ -34,7 +35,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
     if (request.fromForeignPage) throw consoleErrors.foreignPage();
     const body = request.body as { adminKey?: string; idToken?: string };
     if ((body.adminKey === undefined) === (body.idToken === undefined)) throw consoleErrors.wrongCredentialShape();
-    const address = request.ip;
+    const address = clientAddressOf(request);
     if (deps.failures.isBlocked(address)) throw consoleErrors.tooManyAttempts();
     const operator = body.adminKey !== undefined ? (deps.isAdminKey(body.adminKey) ? 'admin' : undefined) : await deps.operatorOfIdToken(body.idToken!);
     if (operator === undefined) {

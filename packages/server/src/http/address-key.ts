@@ -12,3 +12,8 @@ export function addressKey(ip: string): string {
   const groups = ip.includes('::') ? [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
   return `${groups.slice(0, 4).map((group) => group.replace(/^0+(?=.)/, '').toLowerCase()).join(':')}::/64`;
 }
+
+/** The address a request's per-address limits count (behind --trust-proxy, the client's, not the proxy's). */
+export function clientAddressOf(request: { ip: string }): string {
+  return addressKey(request.ip);
+}

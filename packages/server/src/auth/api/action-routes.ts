@@ -8,6 +8,7 @@ import type { MailDelivery } from '../mail/mailer.js';
 import type { Store } from '../../storage/store.js';
 import type { CallerResolver } from './caller.js';
 import * as schemas from './schemas.js';
+import { clientAddressOf } from '../../http/address-key.js';
 
 export interface ActionServices {
   mailer: ActionMailer;
@@ -70,7 +71,7 @@ export function registerActionRoutes(app: FastifyInstance, services: ActionServi
     const emulatorActions = new EmulatorActionHandler(mailer.links, actions);
     app.get('/emulator/action', async (request, reply) => {
       const link = `${mailer.links.origin()}${request.url}`;
-      const answer = await emulatorActions.answer(queryOf(request.url), link, request.ip);
+      const answer = await emulatorActions.answer(queryOf(request.url), link, clientAddressOf(request));
       if ('redirect' in answer) return reply.header('cache-control', 'no-store').redirect(answer.redirect, 303);
       return reply.code(answer.status).send(answer.body);
     });

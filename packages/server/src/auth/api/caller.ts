@@ -5,6 +5,7 @@ import type { ProjectDirectory } from '../core/project-config.js';
 import type { Caller } from '../core/requests.js';
 import { authError } from '../errors.js';
 import { requestedRealm } from '../tenants/tenant-of-request.js';
+import { clientAddressOf } from '../../http/address-key.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -76,14 +77,14 @@ export class CallerResolver {
   fromApiKey(request: FastifyRequest): Caller {
     const key = apiKeyOf(request);
     if (key === undefined) {
-      if (this.isOwner(request)) return { realm: this.realm(request, this.projects.defaultProjectId), isAdmin: true, isOwner: true, clientIp: request.ip, ...locale(request) };
+      if (this.isOwner(request)) return { realm: this.realm(request, this.projects.defaultProjectId), isAdmin: true, isOwner: true, clientIp: clientAddressOf(request), ...locale(request) };
       const serviceAccountProject = request.fromForeignPage ? '' : request.serviceAccountProject;
-      if (serviceAccountProject !== '') return { realm: this.realm(request, serviceAccountProject), isAdmin: true, clientIp: request.ip, ...locale(request) };
+      if (serviceAccountProject !== '') return { realm: this.realm(request, serviceAccountProject), isAdmin: true, clientIp: clientAddressOf(request), ...locale(request) };
       throw new ApiError(403, 'The request is missing a valid API key.', 'PERMISSION_DENIED');
     }
     const projectId = this.projects.projectForApiKey(key);
     if (projectId === undefined) throw authError('INVALID_API_KEY');
-    return { realm: this.realm(request, projectId), isAdmin: this.isAdmin(request, projectId), isOwner: this.isOwner(request), clientIp: request.ip, apiKey: key, ...locale(request) };
+    return { realm: this.realm(request, projectId), isAdmin: this.isAdmin(request, projectId), isOwner: this.isOwner(request), clientIp: clientAddressOf(request), apiKey: key, ...locale(request) };
   }
 
   /** For `/projects/{projectId}/...` calls: administrators only, in the realm the request names (`.../tenants/{t}/...`). */
@@ -109,7 +110,7 @@ export class CallerResolver {
     if (!isAdmin && request.serviceAccountProject) throw authError('INSUFFICIENT_PERMISSION', 'The caller does not have permission on this project.');
     if (!isAdmin && request.staleServiceAccountToken) throw staleCredential();
     if (!isAdmin) throw authError('ADMIN_ONLY_OPERATION');
-    return { realm: projectId, isAdmin, isOwner: this.isOwner(request), clientIp: request.ip, ...locale(request) };
+    return { realm: projectId, isAdmin, isOwner: this.isOwner(request), clientIp: clientAddressOf(request), ...locale(request) };
   }
 
   /** The realm a `/projects/{p}[/tenants/{t}]/...` path names, for what --dev serves to anyone (the emulator's lists). */

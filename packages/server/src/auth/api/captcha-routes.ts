@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HumanChecks } from '../captcha/human-check.js';
+import { clientAddressOf } from '../../http/address-key.js';
 
 /** The stand-in script, read once; its ETag lets browsers revalidate instead of downloading it again. */
 const script = readFileSync(join(import.meta.dirname, '../captcha/assets/recaptcha.js'), 'utf8');
@@ -88,7 +89,7 @@ export function registerCaptchaRoutes(app: FastifyInstance, humanChecks: HumanCh
 
   app.post('/__/auth/recaptcha/challenge', { ...smallBody, schema: { body: challengeBody } }, async (request, reply) => {
     const { siteKey } = request.body as { siteKey: string };
-    const challenge = await humanChecks.challenge(siteKey, request.ip);
+    const challenge = await humanChecks.challenge(siteKey, clientAddressOf(request));
     void reply.header('cache-control', 'no-store');
     return { challenge };
   });

@@ -12,6 +12,7 @@ import { authError } from '../errors.js';
 import type { CallerResolver } from './caller.js';
 import * as schemas from './schemas.js';
 import { realmKey, tenantField } from '../tenants/realm.js';
+import { clientAddressOf } from '../../http/address-key.js';
 
 export interface FederationServices {
   flow: HandlerFlow;
@@ -77,7 +78,7 @@ export async function registerFederationRoutes(app: FastifyInstance, services: F
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const query = request.query as Record<string, string | undefined>;
     if (query.state === undefined) {
-      const key = request.ip;
+      const key = clientAddressOf(request);
       if (services.startThrottle.isBlocked(key)) throw authError('TOO_MANY_ATTEMPTS_TRY_LATER', 'Too many sign-in attempts from this address; try again later.');
       services.startThrottle.recordFailure(key);
     }
@@ -91,7 +92,7 @@ export async function registerFederationRoutes(app: FastifyInstance, services: F
     const binding = randomBytes(24).toString('base64url');
     const outcome = await flow.start(query as HandlerStartParams, binding);
     // The --dev widget stores no session row: it is not counted (a browser test suite opens many).
-    if (outcome.kind === 'widget') services.startThrottle.forgetOne(request.ip);
+    if (outcome.kind === 'widget') services.startThrottle.forgetOne(clientAddressOf(request));
     if (outcome.kind === 'deliver') return deliver(reply, outcome.delivery);
     if (outcome.kind === 'widget') return sendPage(reply, renderIdpWidget(outcome.widget));
     void reply.setCookie(flowCookieName(outcome.session.id), binding, {

@@ -117,6 +117,7 @@ export interface Caller {
    * owner manages operator accounts (core/operator-claim.ts). Absent: not the owner.
    */
   isOwner?: boolean;
+  /** The client address limits count: an IPv4 address, or an IPv6 /64 (http/address-key.ts). */
   clientIp: string;
   /** The API key the request carried, for links mailed back to the same app. */
   apiKey?: string;

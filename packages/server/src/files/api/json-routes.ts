@@ -9,6 +9,7 @@ import { filesCallerOf, type ResolveCaller } from './files-caller.js';
 import { bodyStream, contentLength, queryString, readJson, streamBodies, type UploadsPerAddress } from './files-plugin.js';
 import { sendObjectBytes } from './media-response.js';
 import { boundaryOf, readMultipartUpload } from './multipart-related.js';
+import { clientAddressOf } from '../../http/address-key.js';
 
 export interface JsonRoutesDeps {
   files: FileService;
@@ -140,7 +141,7 @@ function uploadRoutes(app: FastifyInstance, deps: JsonRoutesDeps, prefix: string
 
   app.post('/b/:bucket/o', async (request, reply) => {
     const { bucket } = request.params as { bucket: string };
-    const release = deps.uploadsPerAddress.take(request.ip);
+    const release = deps.uploadsPerAddress.take(clientAddressOf(request));
     if (!release) throw fileErrors.tooManyRequests(api);
     try {
       const caller = await callerOf(deps, request, bucket);
@@ -178,7 +179,7 @@ function uploadRoutes(app: FastifyInstance, deps: JsonRoutesDeps, prefix: string
     const uploadId = queryString(api, request.query, 'upload_id');
     if (!uploadId) throw fileErrors.invalid(api, 'upload_id is required.');
     const range = contentRange(header(request, 'content-range'));
-    const release = deps.uploadsPerAddress.take(request.ip);
+    const release = deps.uploadsPerAddress.take(clientAddressOf(request));
     if (!release) throw fileErrors.tooManyRequests(api);
     try {
       let session = await uploads.session(api, uploadId);

@@ -9,6 +9,7 @@ import { filesCallerOf, type ResolveCaller } from './files-caller.js';
 import { bodyStream, contentLength, queryString, readJson, streamBodies, type UploadsPerAddress } from './files-plugin.js';
 import { sendObjectBytes } from './media-response.js';
 import { boundaryOf, readMultipartUpload } from './multipart-related.js';
+import { clientAddressOf } from '../../http/address-key.js';
 
 export interface V0RoutesDeps {
   files: FileService;
@@ -118,7 +119,7 @@ function routes(app: FastifyInstance, deps: V0RoutesDeps): void {
 
   async function upload(request: FastifyRequest, reply: FastifyReply, bucket: string, name: string | undefined): Promise<FastifyReply> {
     if (!name) throw fileErrors.invalid(api, 'The object name is missing (name=...).');
-    const release = deps.uploadsPerAddress.take(request.ip);
+    const release = deps.uploadsPerAddress.take(clientAddressOf(request));
     if (!release) throw fileErrors.tooManyRequests(api);
     try {
       const caller = await callerOf(request, bucket);
@@ -172,7 +173,7 @@ function routes(app: FastifyInstance, deps: V0RoutesDeps): void {
     const sending = command.includes('upload');
     const finalize = command.includes('finalize');
     if (!sending && !finalize) throw fileErrors.invalid(api, 'X-Goog-Upload-Command must be upload, finalize, query or cancel.');
-    const release = deps.uploadsPerAddress.take(request.ip);
+    const release = deps.uploadsPerAddress.take(clientAddressOf(request));
     if (!release) throw fileErrors.tooManyRequests(api);
     try {
       const offsetHeader = headerText(request, 'x-goog-upload-offset');
