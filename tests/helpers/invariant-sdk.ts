@@ -183,6 +183,13 @@ export class SdkClient {
     return true;
   }
 
+  /** Why `settled` would wait: the listeners not yet heard from, and whether the sentinel showed `mark`. */
+  pending(mark: string): string {
+    const waiting = this.listeners.filter((state) => !state.synced && state.error === undefined).map((state) => state.label);
+    const seen = [...this.sentinel.documents.values()].some((data) => data.title === mark);
+    return `${seen ? 'sentinel seen' : `sentinel not at ${mark}`}${waiting.length ? `; no server snapshot for: ${waiting.join(', ')}` : ''}`;
+  }
+
   /** Takes the client offline: it listens again, with its resume tokens, at `online()`. */
   offline(): Promise<void> {
     return this.sdk.disableNetwork(this.db);

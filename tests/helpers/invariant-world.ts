@@ -82,10 +82,15 @@ export interface CorpusSize {
 
 export const defaultCorpusSize: CorpusSize = { rounds: 4, postsPerRound: 7, notesPerUser: 2, writesPerRound: 18 };
 
-/** The corpus size: the default, or INVARIANT_SCALE=N times as many rounds and writes (soak). */
+/**
+ * The corpus size: the default, or INVARIANT_SCALE=N times as many rounds and writes (soak); INVARIANT_ROUNDS=N
+ * keeps the first N rounds only (to replay one).
+ */
 export function corpusSize(): CorpusSize {
   const scale = Math.max(1, Number(process.env.INVARIANT_SCALE ?? 1) || 1);
-  return { ...defaultCorpusSize, rounds: defaultCorpusSize.rounds * scale, writesPerRound: Math.round(defaultCorpusSize.writesPerRound * Math.sqrt(scale)) };
+  const rounds = defaultCorpusSize.rounds * scale;
+  const kept = Number(process.env.INVARIANT_ROUNDS ?? rounds) || rounds;
+  return { ...defaultCorpusSize, rounds: Math.min(rounds, kept), writesPerRound: Math.round(defaultCorpusSize.writesPerRound * Math.sqrt(scale)) };
 }
 
 /** INVARIANT_SEED=N replays a run; without it each run draws a seed (printed, so a failure can be replayed). */

@@ -153,11 +153,11 @@ async function caughtUp(round: Round, listening: Listening, mark: string): Promi
   const laggards: string[] = [];
   await Promise.all([
     ...listening.raw.map(async (raw) => (await raw.settled(mark)) || laggards.push(`raw ${raw.kind} Listen of ${raw.caller}${raw.ended ? ` (ended: ${raw.ended})` : ''}`)),
-    ...listening.hearthSdk.map(async (client) => (await client.settled(mark)) || laggards.push(`${client.kind} SDK of ${client.caller} on Hearth`)),
-    ...[...listening.emulatorSdk.values()].map(async (client) => (await client.settled(mark)) || laggards.push(`${client.kind} SDK of ${client.caller} on the emulator`)),
+    ...listening.hearthSdk.map(async (client) => (await client.settled(mark)) || laggards.push(`${client.kind} SDK of ${client.caller} on Hearth (${client.pending(mark)})`)),
+    ...[...listening.emulatorSdk.values()].map(async (client) => (await client.settled(mark)) || laggards.push(`${client.kind} SDK of ${client.caller} on the emulator (${client.pending(mark)})`)),
   ]);
   for (const laggard of laggards) {
-    ledger.breach({ kind: 'a listener did not catch up with the writes', round, caller: 'anonymous', transport: 'listen', path: 'caught up', detail: `${laggard} never showed the sentinel ${mark}` });
+    ledger.breach({ kind: 'a listener did not catch up with the writes', round, caller: 'anonymous', transport: 'listen', path: 'caught up', detail: `${laggard} did not catch up with ${mark}` });
   }
 }
 
