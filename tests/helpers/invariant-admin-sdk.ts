@@ -25,7 +25,8 @@ export function adminSdkAs(server: InvariantServer, caller: CallerName): Firesto
   });
 }
 
-function sdkQuery(db: Firestore, spec: QuerySpec): Query {
+/** A corpus query with the server SDK. */
+export function sdkQuery(db: Firestore, spec: QuerySpec): Query {
   const scope = spec.scope;
   let query: Query = scope.kind === 'group' ? db.collectionGroup(scope.collectionId) : db.collection(scope.parent ? `${scope.parent}/${scope.collectionId}` : scope.collectionId);
   for (const filter of spec.filters) {

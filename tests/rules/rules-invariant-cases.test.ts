@@ -2,7 +2,8 @@
  * The smallest reproductions of the breaches the rules invariant (tests/rules/rules-invariant*.test.ts) found in
  * issue 28's items 1-5, pinned: each is a round of the same corpus shape, written by hand (a ruleset, one to three
  * documents, one or two writes), run through the same clients and judged by the same judge and ledger. Hearth in
- * production mode, ID tokens it signed; raw gRPC and WebChannel streams, REST and gRPC reads.
+ * production mode, ID tokens it signed; raw gRPC and WebChannel streams, REST and gRPC reads. The last case is a
+ * Listen bug the invariant met on the way (on PostgreSQL): resumed listeners that never got a commit.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -11,7 +12,8 @@ import { RawListen, type TargetSpec } from '../helpers/invariant-listen.js';
 import { CallerReads, type Consistency } from '../helpers/invariant-reads.js';
 import { rulesSource, type Condition, type RoundRules } from '../helpers/invariant-rules.js';
 import { commitAsAdmin, releaseRules, startInvariantHearth, writeMark, type InvariantServer } from '../helpers/invariant-servers.js';
-import { namesOf, queryLabel, type CallerName, type DocData, type QuerySpec, type Round, type WriteStep } from '../helpers/invariant-world.js';
+import { SdkClient } from '../helpers/invariant-sdk.js';
+import { callerNames, generateCorpus, namesOf, queryLabel, type CallerName, type DocData, type QuerySpec, type Round, type WriteStep } from '../helpers/invariant-world.js';
 
 const publicOnly: Condition = { kind: 'atom', atom: { kind: 'field', field: 'visibility', value: 'public' } };
 const ownerOnly: Condition = { kind: 'atom', atom: { kind: 'ownerField' } };
@@ -196,5 +198,38 @@ describe('rules invariant: the pinned reproductions of issue 28 items 1-5 (produ
       }
     }
     assertClean(ledger, r);
+  });
+
+  test('a listener that resumes (the SDK back online) misses no commit made meanwhile or just after', async () => {
+    // Found by the invariant on PostgreSQL: a resumed target's first answer read the documents as stored while
+    // the change feed had not yet brought the latest commits to the listen hub, counted them as sent, and
+    // then skipped them when they came. Eight SDK clients going offline and back at once make the race likely.
+    const r = generateCorpus(42, { rounds: 1, postsPerRound: 7, notesPerUser: 2, writesPerRound: 18 })[0]!;
+    const { history } = await start(r);
+    const ledger = new Ledger(42);
+    const clients: SdkClient[] = [];
+    try {
+      for (const caller of callerNames) {
+        for (const kind of ['firebase-grpc', 'firebase-webchannel'] as const) {
+          const client = await SdkClient.open(kind, hearth, r, caller, ledger);
+          for (const query of r.queries) client.listen({ query });
+          clients.push(client);
+        }
+      }
+      await writeMark(hearth, r, 'ready');
+      for (const client of clients) assert.ok(await client.settled('ready'), `${client.kind} of ${client.caller} never caught up`);
+      for (let stretch = 0; stretch < 3; stretch++) {
+        const away = clients.filter((_, i) => i % 2 === stretch % 2);
+        await Promise.all(away.map((client) => client.offline()));
+        for (const step of r.writes.slice(stretch * 6, stretch * 6 + 6)) history.apply(await commitAsAdmin(hearth, [step]), [step]);
+        await Promise.all(away.map((client) => client.online()));
+        await writeMark(hearth, r, `back${stretch}`);
+        const late: string[] = [];
+        for (const client of clients) if (!(await client.settled(`back${stretch}`))) late.push(`${client.kind} of ${client.caller}: ${client.pending(`back${stretch}`)}`);
+        assert.deepEqual(late, [], `clients that never got the commit after they came back (stretch ${stretch})`);
+      }
+    } finally {
+      await Promise.all(clients.map((client) => client.close()));
+    }
   });
 });

@@ -107,6 +107,8 @@ function nearestSpecs(round: Round, caller: CallerName): QuerySpec[] {
 
 async function readEverything(reads: CallerReads, round: Round, caller: CallerName, consistency: Consistency, rng: Random): Promise<void> {
   for (const path of round.documents) await reads.get(path, consistency);
+  // A batch is refused whole when one document is: each alone, and all together.
+  for (const path of round.documents) await reads.batchGet([path], consistency);
   await reads.batchGet(round.documents, consistency);
   await reads.list('', round.names.posts, consistency);
   await reads.list(`${round.names.users}/${rng.pick(callerNames.filter((name) => name !== 'anonymous'))}`, round.names.notes, consistency);

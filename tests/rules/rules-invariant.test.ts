@@ -9,6 +9,7 @@
  *   - the official `firebase` v12 SDK's Node build (gRPC) and browser build (WebChannel, in Node): what each
  *     snapshot shows the app, and every Listen message the SDK logs it received, including across its own
  *     reconnects (taken offline while writes happen, then online: it resumes with its resume tokens),
+ *   - the server SDK's onSnapshot (@google-cloud/firestore, gRPC) with the caller's ID token,
  *   - resumes: new streams adding the same targets with the resume token or the read time of the round's start.
  * Every document a message carries (with targetIds or removedTargetIds) is judged; at the end of a round each SDK
  * listener's state on Hearth must equal the same listener's on the emulator.
@@ -23,6 +24,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { findCloudSdkWithFirestoreEmulator } from '../helpers/firestore-emulator.js';
+import { AdminSdkListeners } from '../helpers/invariant-admin-listen.js';
 import { crossCheck, describeDisagreement, type CrossCheck } from '../helpers/invariant-crosscheck.js';
 import { History, Ledger } from '../helpers/invariant-ledger.js';
 import { RawListen, type TargetSpec } from '../helpers/invariant-listen.js';
@@ -74,7 +76,8 @@ describe(`rules invariant on listeners (seed ${seed}, ${testBackend}; INVARIANT_
 
 interface Listening {
   raw: RawListen[];
-  hearthSdk: SdkClient[];
+  /** The firebase SDK's clients (both builds) and the server SDK's, on Hearth. */
+  hearthSdk: Array<SdkClient | AdminSdkListeners>;
   emulatorSdk: Map<CallerName, SdkClient>;
 }
 
@@ -106,7 +109,7 @@ async function runRound(round: Round): Promise<void> {
     const per = Math.ceil(round.writes.length / stretches);
     for (let stretch = 0; stretch * per < round.writes.length; stretch++) {
       // Half the SDK clients go offline for the stretch: they resume when they come back.
-      const away = listening.hearthSdk.filter((_, i) => i % 2 === stretch % 2);
+      const away = listening.hearthSdk.filter((client, i): client is SdkClient => client instanceof SdkClient && i % 2 === stretch % 2);
       await Promise.all(away.map((client) => client.offline()));
       for (const write of round.writes.slice(stretch * per, (stretch + 1) * per)) {
         history.apply(await commitAsAdmin(hearth, [write]), [write]);
@@ -137,12 +140,13 @@ async function listen(round: Round): Promise<Listening> {
       listening.raw.push(raw);
     }
     for (const kind of ['firebase-grpc', 'firebase-webchannel'] as const) listening.hearthSdk.push(listenAll(await SdkClient.open(kind, hearth, round, caller, ledger), round));
+    listening.hearthSdk.push(listenAll(new AdminSdkListeners(hearth, round, caller, ledger), round));
     listening.emulatorSdk.set(caller, listenAll(await SdkClient.open('firebase-grpc', emulator, round, caller, undefined), round));
   }
   return listening;
 }
 
-function listenAll(client: SdkClient, round: Round): SdkClient {
+function listenAll<Client extends SdkClient | AdminSdkListeners>(client: Client, round: Round): Client {
   for (const query of round.queries) client.listen({ query });
   for (const document of round.documents) client.listen({ document });
   return client;
