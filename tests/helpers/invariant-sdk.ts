@@ -263,12 +263,22 @@ export class SdkClient {
   private readonly sentTargets = new Map<number, { documents: boolean; resumed: boolean; description: string }>();
 
   /** The targets the SDK asked for (its own ids; a resumed one carries a resume token or read time). */
-  private noteSent(request: { addTarget?: { targetId: number; documents?: unknown; query?: unknown; resumeToken?: unknown; readTime?: unknown } }): void {
+  private noteSent(request: { addTarget?: { targetId: number; documents?: { documents?: string[] }; query?: { parent?: string; structuredQuery?: SentQuery }; resumeToken?: unknown; readTime?: unknown } }): void {
     const target = request.addTarget;
     if (!target) return;
     const resumed = Boolean(target.resumeToken) || Boolean(target.readTime);
-    this.sentTargets.set(target.targetId, { documents: target.documents !== undefined, resumed, description: `${JSON.stringify(target.query ?? target.documents)}${resumed ? ' resumed' : ''}` });
+    const asked = target.query?.structuredQuery;
+    const what = asked
+      ? `query ${asked.from?.[0]?.allDescendants ? 'group ' : ''}${asked.from?.[0]?.collectionId ?? '?'} under ${(target.query?.parent ?? '').split('/documents')[1] || '/'}${asked.where ? ` where ${JSON.stringify(asked.where)}` : ''}${asked.limit ? ` limit ${JSON.stringify(asked.limit)}` : ''}`
+      : `documents ${(target.documents?.documents ?? []).map((name) => name.split('/documents/')[1]).join(', ')}`;
+    this.sentTargets.set(target.targetId, { documents: target.documents !== undefined, resumed, description: `target ${target.targetId}: ${what}${resumed ? ' (resumed)' : ''}` });
   }
+}
+
+interface SentQuery {
+  from?: Array<{ collectionId?: string; allDescendants?: boolean }>;
+  where?: unknown;
+  limit?: unknown;
 }
 
 /** A listener's state in words, for comparing with the emulator's. */
