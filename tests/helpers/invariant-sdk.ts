@@ -7,7 +7,7 @@
  * too), and each snapshot's documents as what the app was shown. Users sign in with Hearth's real ID tokens
  * (`mockUserToken` as a string is sent as is); the emulator gets unsigned tokens with the same claims.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
@@ -49,6 +49,7 @@ function bundleFile(kind: SdkKind): Promise<string> {
       mkdirSync(dir, { recursive: true });
       const path = join(dir, `${kind}-${process.pid}.mjs`);
       writeFileSync(path, result.outputFiles[0]!.text);
+      process.once('exit', () => rmSync(path, { force: true }));
       return path;
     })();
     bundled.set(kind, file);
