@@ -3,10 +3,14 @@
  * npm run soak -- --short           the same, 5 cycles (what CI runs: tests/reliability/soak.test.ts)
  * npm run soak -- --cycles N        N cycles
  * npm run soak -- --mixed --minutes 60   one process under mixed load, RSS sampled; memory must be flat
+ * npm run soak -- --rules-invariant [--scale N] [--seed N]
+ *                                   the rules invariant (tests/rules/rules-invariant*.test.ts) on N times its
+ *                                   corpus (5 by default): every version a caller receives is one it may read
  *
  * Environment: HEARTH_SOAK_SHORT=1 is --short. Exits 1 when an acknowledged write was lost, a batch
  * was half applied, a request got a 5xx, or memory kept growing.
  */
+import { spawn } from 'node:child_process';
 import { runKillCycles } from '../tests/helpers/soak-cycles.js';
 import { runMixedLoad } from '../tests/helpers/soak-mixed.js';
 
@@ -23,7 +27,21 @@ const log = (line: string) => process.stdout.write(`${line}\n`);
 /** Growth allowed between the warm-up's memory and the end's before the run counts as a leak. */
 const allowedGrowth = 1.15;
 
+/** The rules invariant's test files at a larger corpus (INVARIANT_SCALE); HEARTH_TEST_BACKEND chooses the backend. */
+function runRulesInvariant(): Promise<number> {
+  const scale = value('scale', 5);
+  const seed = args.includes('--seed') ? String(value('seed', 1)) : undefined;
+  log(`rules invariant soak: ${scale} times the corpus${seed ? `, seed ${seed}` : ''}`);
+  const files = ['tests/rules/rules-invariant.test.ts', 'tests/rules/rules-invariant-reads.test.ts'];
+  const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-timeout=7200000', ...files], {
+    stdio: 'inherit',
+    env: { ...process.env, INVARIANT_SCALE: String(scale), ...(seed ? { INVARIANT_SEED: seed } : {}) },
+  });
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
+}
+
 async function main(): Promise<number> {
+  if (flag('rules-invariant')) return runRulesInvariant();
   if (flag('mixed')) {
     const minutes = value('minutes', 60);
     log(`mixed-load soak: ${minutes} minutes`);
