@@ -1,7 +1,8 @@
 /**
  * Raw Listen streams of the rules invariant, over gRPC and over WebChannel, as one caller: targets are added (fresh,
  * or resumed from a resume token or a read time), and every document a ListenResponse carries (with `targetIds` or
- * `removedTargetIds`) goes to the ledger, judged by `list` for a query target and `get` for a documents target.
+ * `removedTargetIds`) goes to the ledger, judged by `list` for a query target, `get` for a documents target,
+ * and `get` or `list` for a version leaving a query target (a limit's window pushes out versions that still match).
  * Nothing is filtered first: these are exactly the bytes the server sent.
  */
 import { request as httpRequest } from 'node:http';
@@ -130,7 +131,9 @@ export class RawListen {
           caller: this.caller,
           transport: this.kind,
           path: `${this.label}${resumed ? (spec.resumeToken !== undefined ? ' (resumeToken)' : ' (readTime)') : ''}${removal ? ', removedTargetIds' : ''} ${spec.query ? 'query' : 'document'} target`,
-          method: spec.query ? 'list' : 'get',
+          // A version leaving a query target is the caller's if `get` allows it, or if it still matches
+          // the query whose `list` was allowed (pushed out of a limit): else only a removal may go.
+          method: spec.query ? (removal ? 'read' : 'list') : 'get',
           request: `${this.kind} Listen as ${this.caller}: addTarget ${spec.query ? spec.query.label : `documents [${spec.document}]`}${spec.resumeToken !== undefined ? ` with resumeToken ${spec.resumeToken}` : ''}${spec.readTime !== undefined ? ` with readTime ${spec.readTime}` : ''}`,
           document,
           updateTime: change.document.updateTime,

@@ -252,7 +252,7 @@ export class SdkClient {
           caller: this.caller,
           transport: `sdk:${this.kind}`,
           path: `Listen message${target.resumed ? ' (SDK resume)' : ''}${removal ? ', removedTargetIds' : ''}`,
-          method: target.documents ? 'get' : 'list',
+          method: target.documents ? 'get' : removal ? 'read' : 'list',
           request: `${this.kind} SDK Listen as ${this.caller}: ${target.description}`,
           document: path,
           data,
