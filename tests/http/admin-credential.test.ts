@@ -52,7 +52,11 @@ describe('the admin key file', () => {
       assert.ok(hearth.adminKey.length >= 32);
       const files = readdirSync(hearth.dataDir);
       assert.ok(files.includes('hearth.sqlite-wal') && files.includes('hearth.sqlite-shm'), files.join());
-      for (const file of files) assert.equal(statSync(join(hearth.dataDir, file)).mode & 0o777, 0o600, file);
+      // Files are the owner's alone; folders (files/, the Cloud Storage bytes) the owner's to enter.
+      for (const file of files) {
+        const stat = statSync(join(hearth.dataDir, file));
+        assert.equal(stat.mode & 0o777, stat.isDirectory() ? 0o700 : 0o600, file);
+      }
       assert.deepEqual(files.filter((file) => file.includes('.tmp')), []);
     } finally {
       await hearth.close();

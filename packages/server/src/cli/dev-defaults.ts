@@ -1,4 +1,4 @@
-import type { HearthOptions } from '../config.js';
+import type { AuthOptions } from '../auth/auth-options.js';
 import { noLimit } from '../auth/core/throttle.js';
 
 /**
@@ -9,7 +9,7 @@ import { noLimit } from '../auth/core/throttle.js';
  * again from 127.0.0.1). A limit's flag given on the command line still applies (`explicit`).
  * Production's defaults are untouched: this is applied by the CLI for --dev only.
  */
-export function withDevDefaults(options: HearthOptions, explicit: (flag: 'maxFailedSignins' | 'maxSignupsPerAddress' | 'maxSignupsPerProject') => boolean): HearthOptions {
+export function withDevDefaults<Options extends AuthOptions>(options: Options, explicit: (flag: 'maxFailedSignins' | 'maxSignupsPerAddress' | 'maxSignupsPerProject') => boolean): Options {
   return {
     ...options,
     emailEnumerationProtection: false,
