@@ -68,10 +68,13 @@ describe('PartitionQuery', () => {
       assert.ok(partitions.length >= 1 && partitions.length <= desired, `${desired}: ${partitions.length} partitions`);
       if (desired > 1) assert.equal(partitions.length, Math.min(desired, groupPaths.length), `${desired}: as many as asked while the group is larger`);
       const seen: string[] = [];
-      for (const partition of partitions) {
-        const snapshot = await within(partition.toQuery().get(), `partition of ${desired}`);
-        if (desired > 1) assert.ok(snapshot.size > 0, 'no empty partition');
-        seen.push(...snapshot.docs.map((doc) => doc.ref.path));
+      // Read 16 partitions at a time: the largest ask makes one partition per document.
+      for (let start = 0; start < partitions.length; start += 16) {
+        const snapshots = await Promise.all(partitions.slice(start, start + 16).map((partition) => within(partition.toQuery().get(), `partition of ${desired}`)));
+        for (const snapshot of snapshots) {
+          if (desired > 1) assert.ok(snapshot.size > 0, 'no empty partition');
+          seen.push(...snapshot.docs.map((doc) => doc.ref.path));
+        }
       }
       assert.equal(new Set(seen).size, seen.length, `${desired}: no document twice`);
       assert.deepEqual([...seen].sort(), [...groupPaths].sort(), `${desired}: every document of the group`);

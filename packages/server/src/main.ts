@@ -8,7 +8,6 @@ import { defaultSignUpLimits } from './auth/core/signup-limit.js';
 import { registerMigrateCommand } from './cli/migrate.js';
 import { createServiceAccountKey, listServiceAccountKeys, revokeServiceAccountKey } from './auth/core/service-account-commands.js';
 import { defaultOptions, defaultShippedRulesFile, type HearthOptions } from './config.js';
-import { createHearth, createLogger } from './server.js';
 import { parseTrustedProxies } from './http/trusted-proxies.js';
 
 function port(value: string): number {
@@ -177,6 +176,8 @@ program
     const options = flags.dev ? withDevDefaults(given, (flag) => command.getOptionValueSource(flag) === 'cli') : given;
     const exposure = devExposure({ dev: options.dev, host: options.host, devAllowRemote: flags.devAllowRemote });
     if (exposure.verdict === 'refuse') program.error(`error: ${exposure.message}`);
+    // Loaded only to start: the other commands and --help need none of the server.
+    const { createHearth, createLogger } = await import('./server.js');
     const logger = createLogger(options.logLevel);
     if (exposure.verdict === 'warn') {
       logger.warn({ host: options.host }, exposure.message);
