@@ -8,6 +8,7 @@ import { registerJsonRoutes } from './api/json-routes.js';
 import { registerSignedUrls } from './api/signed-urls.js';
 import type { ResolveCaller } from './api/files-caller.js';
 import { UploadsPerAddress } from './api/files-plugin.js';
+import { DownloadsPerAddress } from './api/download-slots.js';
 import type { ByteStore } from './bytes/byte-store.js';
 import { DiskByteStore } from './bytes/disk-byte-store.js';
 import { parseS3Url, S3ByteStore } from './bytes/s3-byte-store.js';
@@ -44,6 +45,8 @@ export interface FilesOptions {
   projectQuotaBytes?: number;
   /** Uploads one client address may have in flight at once. */
   uploadsPerAddress: number;
+  /** Downloads one client address may have in flight at once (as many again, four times over, wait their turn). */
+  downloadsPerAddress: number;
   /** `--storage-url s3://bucket?endpoint=...`: bytes in an S3 service instead of the data folder. */
   storageUrl?: string;
   /** `--storage-rules FILE`: released to the default project as `firebase.storage`, reloaded on change. */
@@ -96,9 +99,10 @@ export async function setUpFiles(app: FastifyInstance, options: FilesOptions, de
   const uploads = new FileUploads(files);
   const baseUrl = (request: FastifyRequest) => deps.publicUrl() || `${request.protocol}://${request.host}`;
   const uploadsPerAddress = new UploadsPerAddress(options.uploadsPerAddress);
-  await registerV0Routes(app, { files, uploads, resolveCaller: deps.resolveCaller, uploadsPerAddress, baseUrl, exposedHeaders });
-  registerSignedUrls(app, { files, uploads, keysOf: deps.serviceAccountKeysOf });
-  await registerJsonRoutes(app, { files, uploads, resolveCaller: deps.resolveCaller, uploadsPerAddress, baseUrl, dev: options.dev });
+  const downloadsPerAddress = new DownloadsPerAddress(options.downloadsPerAddress);
+  await registerV0Routes(app, { files, uploads, resolveCaller: deps.resolveCaller, uploadsPerAddress, downloadsPerAddress, baseUrl, exposedHeaders });
+  registerSignedUrls(app, { files, uploads, downloadsPerAddress, keysOf: deps.serviceAccountKeysOf });
+  await registerJsonRoutes(app, { files, uploads, resolveCaller: deps.resolveCaller, uploadsPerAddress, downloadsPerAddress, baseUrl, dev: options.dev });
   // Orphans of a crash (bytes renamed into place, metadata never committed) go in the background.
   const startedAt = Date.now();
   void bytes
