@@ -28,6 +28,8 @@ export interface HearthOptions extends AuthOptions, FirestoreOptions {
   storageUrl?: string;
   /** `--storage-rules FILE`: the default project's storage security rules (`firebase.storage`), reloaded on change. */
   storageRulesFile?: string;
+  /** Released to the default project outside --dev when it has no storage rules and no --storage-rules is given (the web app's). */
+  shippedStorageRulesFile?: string;
   /** Cloud Storage (files/): the largest object, a quota per project, uploads and downloads in flight per client address. */
   files: FilesConfig;
 }
@@ -42,6 +44,7 @@ export interface FilesConfig {
 
 export const defaultWebRoot = resolve(import.meta.dirname, '../../web/dist');
 export const defaultShippedRulesFile = resolve(import.meta.dirname, '../../web/firestore.rules');
+export const defaultShippedStorageRulesFile = resolve(import.meta.dirname, '../../web/storage.rules');
 
 export function defaultOptions(overrides: Partial<HearthOptions> = {}): HearthOptions {
   return {

@@ -7,7 +7,7 @@ import { registerUsersCommands } from './cli/users.js';
 import { defaultSignUpLimits } from './auth/core/signup-limit.js';
 import { registerMigrateCommand } from './cli/migrate.js';
 import { createServiceAccountKey, listServiceAccountKeys, revokeServiceAccountKey } from './auth/core/service-account-commands.js';
-import { defaultOptions, defaultShippedRulesFile, type HearthOptions } from './config.js';
+import { defaultOptions, defaultShippedRulesFile, defaultShippedStorageRulesFile, type HearthOptions } from './config.js';
 import { createHearth, createLogger } from './server.js';
 import { parseTrustedProxies } from './http/trusted-proxies.js';
 
@@ -165,6 +165,7 @@ program
       },
       ...(flags.storageUrl || process.env.HEARTH_STORAGE_URL ? { storageUrl: flags.storageUrl ?? process.env.HEARTH_STORAGE_URL } : {}),
       shippedRulesFile: defaultShippedRulesFile,
+      shippedStorageRulesFile: defaultShippedStorageRulesFile,
       ...(flags.demoIdp ? { demoIdpPort: flags.demoIdp === true ? flags.port + 1 : port(flags.demoIdp) } : {}),
       accountThrottle: { ...defaults.accountThrottle, maxFailures: flags.maxFailedSignins },
       signUpLimits: {
@@ -197,6 +198,7 @@ program
         `    project        ${options.defaultProjectId}   API key ${hearth.defaultApiKey}`,
         `    admin key      in ${adminKeyFrom}`,
         `    rules          ${hearth.rulesSummary}`,
+        `    storage rules  ${hearth.storageRulesSummary}`,
         `    sms            ${smsSummary[hearth.smsDelivery]}`,
         `    connect        connectAuthEmulator(auth, '${url}', { disableWarnings: true })`,
         `    firebase-admin FIREBASE_AUTH_EMULATOR_HOST=${url.replace('http://', '')} (with --dev)`,

@@ -25,6 +25,8 @@ export interface Hearth {
   defaultApiKey: string;
   /** One line for the start banner: which security rules guard the document database. */
   rulesSummary: string;
+  /** The same for Cloud Storage. */
+  storageRulesSummary: string;
   /** The reCAPTCHA stand-in's server side: challenges, tokens, and the check identity calls make. */
   humanCheck: HumanChecks;
   /** Where SMS codes go: the outbox, the provider, both, or nowhere (phone sign-in refused). */
@@ -81,7 +83,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   });
   await registerConsoleTools(app, { auth, firestore, dev: options.dev, publicUrl: urls.publicUrl });
   await firestore.register(app);
-  const files = await setUpFiles(app, { dataDir: options.dataDir, dev: options.dev, defaultProjectId: options.defaultProjectId, ...options.files, ...(options.storageRulesFile ? { storageRulesFile: options.storageRulesFile } : {}), ...(options.storageUrl ? { storageUrl: options.storageUrl } : {}) }, {
+  const files = await setUpFiles(app, { dataDir: options.dataDir, dev: options.dev, defaultProjectId: options.defaultProjectId, ...options.files, ...(options.storageRulesFile ? { storageRulesFile: options.storageRulesFile } : {}), ...(options.shippedStorageRulesFile ? { shippedStorageRulesFile: options.shippedStorageRulesFile } : {}), ...(options.storageUrl ? { storageUrl: options.storageUrl } : {}) }, {
     store: storage.files,
     rules: firestore.rulesRegistry,
     readDocument: (projectId, databaseId, path) => firestore.guard.reader({ projectId, databaseId }).get(path),
@@ -101,6 +103,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     adminKey: auth.adminKey,
     defaultApiKey,
     rulesSummary: firestore.rulesSummary,
+    storageRulesSummary: files.rulesSummary,
     humanCheck: auth.humanCheck,
     smsDelivery: auth.smsDelivery,
     url: '',

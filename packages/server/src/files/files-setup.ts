@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { KeyObject } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { FilesStore } from '../storage/files-store.js';
@@ -18,7 +19,7 @@ import { RegimeGuard, type StorageGuard } from './security/storage-guard.js';
 import { storageRulesJudge } from './security/rules-guard.js';
 import { registerStorageRulesRoutes } from './api/storage-rules-routes.js';
 import type { Doc } from '../firestore/core/documents.js';
-import { followRulesFile } from '../firestore/security/rules-file.js';
+import { followRulesFile, releaseRulesFile } from '../firestore/security/rules-file.js';
 import { storageRelease, type RulesRegistry } from '../firestore/security/rules-registry.js';
 
 /** Headers the browser SDK must read from answers on another origin (the resumable protocol's). */
@@ -51,6 +52,11 @@ export interface FilesOptions {
   storageUrl?: string;
   /** `--storage-rules FILE`: released to the default project as `firebase.storage`, reloaded on change. */
   storageRulesFile?: string;
+  /**
+   * Released to the default project outside --dev when it has no storage rules yet and no
+   * --storage-rules is given: the web app's own (packages/web/storage.rules: users/{uid}/... for their owner).
+   */
+  shippedStorageRulesFile?: string;
 }
 
 export interface FilesSetupDeps {
@@ -73,6 +79,8 @@ export interface FilesDomain {
   files: FileService;
   uploads: FileUploads;
   guard: StorageGuard;
+  /** One line for the start banner: which storage rules guard the default project. */
+  rulesSummary: string;
   close(): Promise<void>;
 }
 
@@ -94,6 +102,7 @@ export async function setUpFiles(app: FastifyInstance, options: FilesOptions, de
   const stopFollowingRules = options.storageRulesFile
     ? await followRulesFile(deps.rules, options.defaultProjectId, options.storageRulesFile, deps.logger, storageRelease)
     : () => undefined;
+  const rulesSummary = await prepareShippedRules(deps.rules, options, deps.logger);
   await registerStorageRulesRoutes(app, { registry: deps.rules, defaultProjectId: options.defaultProjectId, dev: options.dev, isOwner: deps.isOwner });
   const files = new FileService({ store: deps.store, bytes, guard, defaultProjectId: options.defaultProjectId, limits: limitsOf(options), logger: deps.logger });
   const uploads = new FileUploads(files);
@@ -115,12 +124,30 @@ export async function setUpFiles(app: FastifyInstance, options: FilesOptions, de
     files,
     uploads,
     guard,
+    rulesSummary,
     async close() {
       clearInterval(sweep);
       stopFollowingRules();
       await bytes.close();
     },
   };
+}
+
+/**
+ * The web app's storage rules go to the default project outside --dev until it has storage rules of
+ * its own (as Firestore's shipped rules do); says, for the start banner, what guards its files.
+ */
+async function prepareShippedRules(registry: RulesRegistry, options: FilesOptions, logger: Logger): Promise<string> {
+  const project = options.defaultProjectId;
+  if (options.storageRulesFile) return `${options.storageRulesFile} (project ${project}, reloaded on change)`;
+  const released = await registry.store.getRelease(project, storageRelease);
+  if (!released && !options.dev && options.shippedStorageRulesFile && existsSync(options.shippedStorageRulesFile)) {
+    await releaseRulesFile(registry, project, options.shippedStorageRulesFile, storageRelease);
+    logger.info({ project }, "the web app's storage rules were released to the default project");
+    return `the web app's rules (users/{uid}/... for their owner) for project ${project}`;
+  }
+  if (released) return `released rules for project ${project}`;
+  return options.dev ? 'none: storage is open to every caller (dev mode)' : 'none: storage is closed to all but the admin until storage rules are released (--storage-rules FILE)';
 }
 
 function limitsOf(options: FilesOptions): FileLimits {
