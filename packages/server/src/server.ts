@@ -7,6 +7,7 @@ import type { HumanChecks } from './auth/captcha/human-check.js';
 import type { SmsDeliveryMode } from './auth/phone/sms-delivery.js';
 import type { HearthOptions } from './config.js';
 import { registerConsoleTools, setUpConsole } from './console/console-setup.js';
+import { registerConsoleStorageRules } from './console/storage-rules-simulation.js';
 import { setUpFiles } from './files/files-setup.js';
 import { assembleFirestore } from './firestore/firestore-setup.js';
 import { createHttpApp } from './http/app.js';
@@ -92,6 +93,13 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     resolveCaller: (authorization, projectId, consoleSession) => firestore.access.callerOf(authorization, projectId, consoleSession),
     publicUrl: () => options.publicUrl?.replace(/\/$/, '') ?? '',
     logger,
+  });
+  registerConsoleStorageRules(app, {
+    registry: firestore.rulesRegistry,
+    readObject: (bucket, name) => storage.files.getObject(bucket, name),
+    readDocument: (projectId, databaseId, path) => firestore.guard.reader({ projectId, databaseId }).get(path),
+    dev: options.dev,
+    isOwnerCredential,
   });
   await registerWebRoutes(app, options.webRoot, auth.projects, urls.publicUrl);
 
