@@ -28,6 +28,8 @@ export interface Hearth {
   rulesSummary: string;
   /** The same for Cloud Storage. */
   storageRulesSummary: string;
+  /** Deletes a deleted account's files (`users/{uid}/` in its project's default buckets), for the account-data erasure. */
+  eraseUserFiles(projectId: string, uid: string): Promise<number>;
   /** The reCAPTCHA stand-in's server side: challenges, tokens, and the check identity calls make. */
   humanCheck: HumanChecks;
   /** Where SMS codes go: the outbox, the provider, both, or nowhere (phone sign-in refused). */
@@ -112,6 +114,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     defaultApiKey,
     rulesSummary: firestore.rulesSummary,
     storageRulesSummary: files.rulesSummary,
+    eraseUserFiles: (projectId, uid) => files.eraseUserFiles(projectId, uid),
     humanCheck: auth.humanCheck,
     smsDelivery: auth.smsDelivery,
     url: '',

@@ -22,6 +22,14 @@ import type { Doc } from '../firestore/core/documents.js';
 import { followRulesFile, releaseRulesFile } from '../firestore/security/rules-file.js';
 import { storageRelease, type RulesRegistry } from '../firestore/security/rules-registry.js';
 
+/** Where a user's files are kept under the web app's storage rules (packages/web/storage.rules). */
+export const userFilePrefixes: readonly string[] = ['users/{uid}/'];
+
+/** The buckets Firebase names for a project (a config's storageBucket is one of them). */
+export function defaultBucketsOf(projectId: string): string[] {
+  return [`${projectId}.appspot.com`, `${projectId}.firebasestorage.app`];
+}
+
 /** Headers the browser SDK must read from answers on another origin (the resumable protocol's). */
 const exposedHeaders = [
   'X-Goog-Upload-URL',
@@ -81,6 +89,11 @@ export interface FilesDomain {
   guard: StorageGuard;
   /** One line for the start banner: which storage rules guard the default project. */
   rulesSummary: string;
+  /**
+   * Deletes a deleted account's files where the web app keeps them (`users/{uid}/` in the project's
+   * default buckets); the account-data erasure calls it. How many objects went.
+   */
+  eraseUserFiles(projectId: string, uid: string): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -125,6 +138,13 @@ export async function setUpFiles(app: FastifyInstance, options: FilesOptions, de
     uploads,
     guard,
     rulesSummary,
+    async eraseUserFiles(projectId, uid) {
+      let erased = 0;
+      for (const bucket of defaultBucketsOf(projectId)) {
+        for (const template of userFilePrefixes) erased += await files.deleteUnder(bucket, template.replace('{uid}', uid));
+      }
+      return erased;
+    },
     async close() {
       clearInterval(sweep);
       stopFollowingRules();
