@@ -303,7 +303,7 @@ describe('restarts, limits and production', () => {
   });
 
   test('size limit per object and quota per project refuse uploads and keep nothing', async () => {
-    const limited = await startHearth({ files: { maxObjectBytes: 50_000, projectQuotaBytes: 80_000, uploadsPerAddress: 32 } });
+    const limited = await startHearth({ files: { maxObjectBytes: 50_000, projectQuotaBytes: 80_000, uploadsPerAddress: 32, downloadsPerAddress: 16 } });
     try {
       const c = await storageClient(limited);
       await assert.rejects(uploadBytes(ref(c.storage, 'too/big.bin'), pattern(60_000)), (error: { status_?: number; code: string }) => error.code !== undefined);

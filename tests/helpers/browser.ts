@@ -15,12 +15,12 @@ export function assertBrowserReady(): void {
   assert.ok(existsSync(chromiumPath), `${chromiumPath} is missing: install it with \`apt-get install -y chromium\``);
 }
 
-/** Headless Chromium with the flags that keep it from calling out of this machine. */
-export function launchChromium(): Promise<Browser> {
+/** Headless Chromium with the flags that keep it from calling out of this machine (and a test's own, such as tls-proxy.ts's). */
+export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: chromiumPath,
     timeout: 30_000,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', ...extraArgs],
   });
 }
 

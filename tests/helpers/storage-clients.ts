@@ -58,3 +58,21 @@ export function multipartBody(metadata: unknown, media: Buffer | string, content
   const head = `--${boundary}\r\nContent-Type: application/json; charset=utf-8\r\n\r\n${JSON.stringify(metadata)}\r\n--${boundary}\r\nContent-Type: ${contentType}\r\n\r\n`;
   return { body: Buffer.concat([Buffer.from(head), Buffer.from(media), Buffer.from(`\r\n--${boundary}--`)]), contentType: `multipart/related; boundary=${boundary}` };
 }
+
+/** An object's metadata read by the administrator (admin key), or undefined when there is none. */
+export async function adminObject(server: TestHearth, name: string, bucket = testBucket): Promise<Record<string, unknown> | undefined> {
+  const response = await fetch(v0Url(server, name, bucket), { headers: { authorization: `Bearer ${server.adminKey}` } });
+  if (response.status === 404) return undefined;
+  if (response.status !== 200) throw new Error(`reading ${name} answered ${response.status}: ${await response.text()}`);
+  return (await response.json()) as Record<string, unknown>;
+}
+
+/** Stores an object as the administrator (a media upload of the v0 API). */
+export async function adminUpload(server: TestHearth, name: string, bytes: Buffer | string, contentType = 'text/plain', bucket = testBucket): Promise<void> {
+  const response = await fetch(`${v0Url(server, undefined, bucket)}?name=${encodeURIComponent(name)}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${server.adminKey}`, 'content-type': contentType },
+    body: typeof bytes === 'string' ? bytes : new Uint8Array(bytes),
+  });
+  if (response.status !== 200) throw new Error(`uploading ${name} answered ${response.status}: ${await response.text()}`);
+}

@@ -28,7 +28,9 @@ export interface HearthOptions extends AuthOptions, FirestoreOptions {
   storageUrl?: string;
   /** `--storage-rules FILE`: the default project's storage security rules (`firebase.storage`), reloaded on change. */
   storageRulesFile?: string;
-  /** Cloud Storage (files/): the largest object, a quota per project, uploads in flight per client address. */
+  /** Released to the default project outside --dev when it has no storage rules and no --storage-rules is given (the web app's). */
+  shippedStorageRulesFile?: string;
+  /** Cloud Storage (files/): the largest object, a quota per project, uploads and downloads in flight per client address. */
   files: FilesConfig;
 }
 
@@ -37,10 +39,12 @@ export interface FilesConfig {
   /** Undefined: no quota. */
   projectQuotaBytes?: number;
   uploadsPerAddress: number;
+  downloadsPerAddress: number;
 }
 
 export const defaultWebRoot = resolve(import.meta.dirname, '../../web/dist');
 export const defaultShippedRulesFile = resolve(import.meta.dirname, '../../web/firestore.rules');
+export const defaultShippedStorageRulesFile = resolve(import.meta.dirname, '../../web/storage.rules');
 
 export function defaultOptions(overrides: Partial<HearthOptions> = {}): HearthOptions {
   return {
@@ -53,7 +57,7 @@ export function defaultOptions(overrides: Partial<HearthOptions> = {}): HearthOp
     logLevel: 'info',
     ...defaultAuthOptions,
     ...defaultFirestoreOptions,
-    files: { maxObjectBytes: 5 * 1024 ** 3, uploadsPerAddress: 32 },
+    files: { maxObjectBytes: 5 * 1024 ** 3, uploadsPerAddress: 32, downloadsPerAddress: 16 },
     ...overrides,
   };
 }

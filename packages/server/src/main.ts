@@ -7,7 +7,7 @@ import { registerUsersCommands } from './cli/users.js';
 import { defaultSignUpLimits } from './auth/core/signup-limit.js';
 import { registerMigrateCommand } from './cli/migrate.js';
 import { createServiceAccountKey, listServiceAccountKeys, revokeServiceAccountKey } from './auth/core/service-account-commands.js';
-import { defaultOptions, defaultShippedRulesFile, type HearthOptions } from './config.js';
+import { defaultOptions, defaultShippedRulesFile, defaultShippedStorageRulesFile, type HearthOptions } from './config.js';
 import { parseTrustedProxies } from './http/trusted-proxies.js';
 
 function port(value: string): number {
@@ -64,6 +64,7 @@ interface StartFlags {
   maxObjectSize?: number;
   storageQuota?: number;
   maxUploadsPerAddress: number;
+  maxDownloadsPerAddress: number;
   captchaWork: number;
   smsUrl: string;
   smsAccount?: string;
@@ -116,6 +117,7 @@ program
   .option('--max-object-size <bytes>', 'Cloud Storage: the largest object in bytes (default 5 GiB)', count)
   .option('--storage-quota <bytes>', 'Cloud Storage: the bytes one project\'s objects may take (default: no quota)', count)
   .option('--max-uploads-per-address <n>', 'Cloud Storage: uploads one client address may have in flight at once', count, 32)
+  .option('--max-downloads-per-address <n>', 'Cloud Storage: downloads one client address may have in flight at once (four times as many more wait their turn)', count, 16)
   .option('--storage-rules <file>', 'Cloud Storage security rules for the default project (storage.rules); reloaded when the file changes')
   .option('--sms-account <sid>', 'send SMS codes through a Twilio-style provider with this account id (token in HEARTH_SMS_TOKEN); otherwise texts go to the SMS outbox in --dev and are refused in production')
   .option('--sms-from <number>', 'the number (or sender id) SMS codes are sent from')
@@ -158,9 +160,11 @@ program
         maxObjectBytes: flags.maxObjectSize ?? defaults.files.maxObjectBytes,
         ...(flags.storageQuota !== undefined ? { projectQuotaBytes: flags.storageQuota } : {}),
         uploadsPerAddress: flags.maxUploadsPerAddress,
+        downloadsPerAddress: flags.maxDownloadsPerAddress,
       },
       ...(flags.storageUrl || process.env.HEARTH_STORAGE_URL ? { storageUrl: flags.storageUrl ?? process.env.HEARTH_STORAGE_URL } : {}),
       shippedRulesFile: defaultShippedRulesFile,
+      shippedStorageRulesFile: defaultShippedStorageRulesFile,
       ...(flags.demoIdp ? { demoIdpPort: flags.demoIdp === true ? flags.port + 1 : port(flags.demoIdp) } : {}),
       accountThrottle: { ...defaults.accountThrottle, maxFailures: flags.maxFailedSignins },
       signUpLimits: {
@@ -195,6 +199,7 @@ program
         `    project        ${options.defaultProjectId}   API key ${hearth.defaultApiKey}`,
         `    admin key      in ${adminKeyFrom}`,
         `    rules          ${hearth.rulesSummary}`,
+        `    storage rules  ${hearth.storageRulesSummary}`,
         `    sms            ${smsSummary[hearth.smsDelivery]}`,
         `    connect        connectAuthEmulator(auth, '${url}', { disableWarnings: true })`,
         `    firebase-admin FIREBASE_AUTH_EMULATOR_HOST=${url.replace('http://', '')} (with --dev)`,

@@ -7,6 +7,7 @@ import type { HumanChecks } from './auth/captcha/human-check.js';
 import type { SmsDeliveryMode } from './auth/phone/sms-delivery.js';
 import type { HearthOptions } from './config.js';
 import { registerConsoleTools, setUpConsole } from './console/console-setup.js';
+import { registerConsoleStorageRules } from './console/storage-rules-simulation.js';
 import { setUpFiles } from './files/files-setup.js';
 import { assembleFirestore } from './firestore/firestore-setup.js';
 import { createHttpApp } from './http/app.js';
@@ -25,6 +26,10 @@ export interface Hearth {
   defaultApiKey: string;
   /** One line for the start banner: which security rules guard the document database. */
   rulesSummary: string;
+  /** The same for Cloud Storage. */
+  storageRulesSummary: string;
+  /** Deletes a deleted account's files (`users/{uid}/` in its project's default buckets), for the account-data erasure. */
+  eraseUserFiles(projectId: string, uid: string): Promise<number>;
   /** The reCAPTCHA stand-in's server side: challenges, tokens, and the check identity calls make. */
   humanCheck: HumanChecks;
   /** Where SMS codes go: the outbox, the provider, both, or nowhere (phone sign-in refused). */
@@ -81,7 +86,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   });
   await registerConsoleTools(app, { auth, firestore, dev: options.dev, publicUrl: urls.publicUrl });
   await firestore.register(app);
-  const files = await setUpFiles(app, { dataDir: options.dataDir, dev: options.dev, defaultProjectId: options.defaultProjectId, ...options.files, ...(options.storageRulesFile ? { storageRulesFile: options.storageRulesFile } : {}), ...(options.storageUrl ? { storageUrl: options.storageUrl } : {}) }, {
+  const files = await setUpFiles(app, { dataDir: options.dataDir, dev: options.dev, defaultProjectId: options.defaultProjectId, ...options.files, ...(options.storageRulesFile ? { storageRulesFile: options.storageRulesFile } : {}), ...(options.shippedStorageRulesFile ? { shippedStorageRulesFile: options.shippedStorageRulesFile } : {}), ...(options.storageUrl ? { storageUrl: options.storageUrl } : {}) }, {
     store: storage.files,
     rules: firestore.rulesRegistry,
     readDocument: (projectId, databaseId, path) => firestore.guard.reader({ projectId, databaseId }).get(path),
@@ -90,6 +95,13 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     resolveCaller: (authorization, projectId, consoleSession) => firestore.access.callerOf(authorization, projectId, consoleSession),
     publicUrl: () => options.publicUrl?.replace(/\/$/, '') ?? '',
     logger,
+  });
+  registerConsoleStorageRules(app, {
+    registry: firestore.rulesRegistry,
+    readObject: (bucket, name) => storage.files.getObject(bucket, name),
+    readDocument: (projectId, databaseId, path) => firestore.guard.reader({ projectId, databaseId }).get(path),
+    dev: options.dev,
+    isOwnerCredential,
   });
   await registerWebRoutes(app, options.webRoot, auth.projects, urls.publicUrl);
 
@@ -101,6 +113,8 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     adminKey: auth.adminKey,
     defaultApiKey,
     rulesSummary: firestore.rulesSummary,
+    storageRulesSummary: files.rulesSummary,
+    eraseUserFiles: (projectId, uid) => files.eraseUserFiles(projectId, uid),
     humanCheck: auth.humanCheck,
     smsDelivery: auth.smsDelivery,
     url: '',

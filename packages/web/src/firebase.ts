@@ -26,6 +26,8 @@ interface InitConfig {
   apiKey: string;
   projectId: string;
   authDomain: string;
+  /** The default Cloud Storage bucket (an older server names none). */
+  storageBucket?: unknown;
   /** Hearth's addition: the enabled providers (an older server sends none). */
   providers?: unknown;
 }
@@ -63,7 +65,7 @@ export async function startAuth(): Promise<Site> {
   if (!response.ok) throw new Error(`init.json answered ${response.status}`);
   const body: unknown = await response.json();
   if (!isInitConfig(body)) throw new Error('init.json is missing apiKey, projectId or authDomain');
-  const options: FirebaseOptions = { apiKey: body.apiKey, projectId: body.projectId, authDomain: body.authDomain };
+  const options: FirebaseOptions = { apiKey: body.apiKey, projectId: body.projectId, authDomain: body.authDomain, ...(typeof body.storageBucket === 'string' ? { storageBucket: body.storageBucket } : {}) };
   const app = initializeApp(options);
   // On start the SDK looks for a saved user in each of these, in order; new sign-ins go to
   // the first available one until the sign-in page picks another with setPersistence.

@@ -6,17 +6,21 @@ import { openDatabaseFile } from '../storage/sqlite/sqlite-file.js';
 import { applyPgMigrations, inPgTransaction, openPgPool, type PgClient } from '../storage/postgres/pg-connection.js';
 import { identitySchemaSteps, rulesSchemaSteps } from '../storage/postgres/pg-identity-schema.js';
 import { documentSchemaSteps } from '../storage/postgres/pg-document-schema.js';
+import { filesSchemaSteps } from '../storage/postgres/pg-files-store.js';
 import { copyDocuments, documentTables, inBatches, type CopyProgress, type DocumentCopyReport } from './migrate-documents.js';
 
 /**
  * `hearth migrate --data DIR --database-url URL`: an SQLite data folder's identity and rules rows,
- * key rings, instance secrets and documents (migrate-documents.ts) copied into an empty PostgreSQL
+ * Cloud Storage metadata, key rings, instance secrets and documents (migrate-documents.ts) copied into an empty PostgreSQL
  * database, in one transaction: a failure or a kill midway leaves the target as it was (only the
  * empty schema, which any instance would make at start).
  */
 
-/** Copied tables and their columns, the same on both sides; `boolean` columns are 0/1 in SQLite. */
-const tables: ReadonlyArray<{ name: string; columns: string[]; boolean?: string[]; serial?: boolean }> = [
+/**
+ * Copied tables and their columns, the same on both sides; `boolean` columns are 0/1 in SQLite;
+ * `select` reads a column PostgreSQL keeps apart from a SQLite row's JSON record.
+ */
+const tables: ReadonlyArray<{ name: string; columns: string[]; boolean?: string[]; serial?: boolean; select?: string[] }> = [
   { name: 'projects', columns: ['project_id', 'config'] },
   { name: 'users', columns: ['project_id', 'local_id', 'email', 'phone_number', 'version', 'record'] },
   { name: 'user_providers', columns: ['project_id', 'provider_id', 'raw_id', 'local_id'] },
@@ -32,6 +36,15 @@ const tables: ReadonlyArray<{ name: string; columns: string[]; boolean?: string[
   { name: 'sms_outbox', columns: ['id', 'project_id', 'created_at', 'message'], serial: true },
   { name: 'rules_rulesets', columns: ['project_id', 'ruleset_id', 'create_time', 'source'] },
   { name: 'rules_releases', columns: ['project_id', 'name', 'ruleset_id', 'create_time', 'update_time'] },
+  // Cloud Storage metadata (the bytes stay where they are: the data folder's files/, or the S3 bucket).
+  { name: 'files_objects', columns: ['bucket', 'name', 'project_id', 'generation', 'metageneration', 'size', 'blob_key', 'record'] },
+  { name: 'files_usage', columns: ['project_id', 'bytes'] },
+  {
+    name: 'files_uploads',
+    columns: ['upload_id', 'expires_at', 'received', 'state', 'record'],
+    select: ['upload_id', 'expires_at', "json_extract(record, '$.received')", "json_extract(record, '$.state')", 'record'],
+  },
+  { name: 'files_events', columns: ['id', 'project_id', 'bucket', 'name', 'kind', 'at', 'object'], serial: true },
 ];
 
 /** Data-folder files that become rows shared by every instance. */
@@ -62,6 +75,7 @@ export async function migrateToPostgres(dataDir: string, databaseUrl: string, pr
     await applyPgMigrations(pool, 'identity', identitySchemaSteps);
     await applyPgMigrations(pool, 'rules', rulesSchemaSteps);
     await applyPgMigrations(pool, 'documents', documentSchemaSteps);
+    await applyPgMigrations(pool, 'files', filesSchemaSteps);
     const targetTables = [...tables.map((t) => t.name), 'key_rings', 'shared_secrets', ...documentTables];
     return await inPgTransaction(pool, async (client) => {
       // Locked against an instance starting on the target meanwhile: it would write its own defaults.
@@ -106,7 +120,7 @@ function progressPrinter(): CopyProgress {
 }
 
 async function copyTable(sqlite: Database.Database, client: PgClient, table: (typeof tables)[number]): Promise<number> {
-  const select = sqlite.prepare(`SELECT ${table.columns.join(', ')} FROM ${table.name}`).raw(true);
+  const select = sqlite.prepare(`SELECT ${(table.select ?? table.columns).join(', ')} FROM ${table.name}`).raw(true);
   let count = 0;
   const booleans = new Set((table.boolean ?? []).map((column) => table.columns.indexOf(column)));
   await inBatches(select.iterate() as Iterable<unknown[]>, batchRows, async (batch) => {
@@ -123,7 +137,7 @@ async function copyTable(sqlite: Database.Database, client: PgClient, table: (ty
 export function registerMigrateCommand(program: Command): void {
   program
     .command('migrate')
-    .description("copy an SQLite data folder's accounts, settings, codes, mails, rules, keys and documents into an empty PostgreSQL database")
+    .description("copy an SQLite data folder's accounts, settings, codes, mails, rules, keys, documents and storage metadata into an empty PostgreSQL database")
     .option('--data <dir>', 'the data folder to copy from', './.hearth')
     .option('--database-url <url>', 'the empty PostgreSQL database to copy into (or HEARTH_DATABASE_URL)')
     .action(async (flags: { data: string; databaseUrl?: string }) => {

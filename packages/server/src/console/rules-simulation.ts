@@ -136,7 +136,7 @@ function pathOf(raw: unknown, method: RulesMethod): string {
   return relative;
 }
 
-function authOf(raw: unknown): RulesRequest['auth'] {
+export function authOf(raw: unknown): RulesRequest['auth'] {
   if (raw === undefined || raw === null) return null;
   const wire = wireObject(raw, 'auth');
   onlyKeys(wire, ['uid', 'token'], 'auth');

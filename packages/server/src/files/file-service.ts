@@ -5,7 +5,7 @@ import type { FilesStore, StoredObject } from '../storage/files-store.js';
 import type { ByteStore } from './bytes/byte-store.js';
 import { fileErrors, type DeniedMethod, type StorageApi } from './core/file-errors.js';
 import { applyMetadata, type IncomingMetadata } from './core/object-metadata.js';
-import { afterPrefix, isBucketName, isWellFormed, objectNameProblem, projectOfBucket } from './core/object-names.js';
+import { afterPrefix, hasControlCharacter, isBucketName, isWellFormed, justAfter, objectNameProblem, projectOfBucket } from './core/object-names.js';
 import type { FilesCaller, StorageAccess, StorageGuard, StorageMethod } from './security/storage-guard.js';
 
 export interface FileLimits {
@@ -97,11 +97,14 @@ export class FileService {
     const maxResults = request.maxResults ?? maxListResults;
     if (!Number.isSafeInteger(maxResults) || maxResults < 1) throw fileErrors.invalid(api, 'maxResults must be a positive integer.');
     const limit = Math.min(maxResults, maxListResults);
+    // No object name holds a control character, so neither does a prefix or a page token worth asking
+    // for (and PostgreSQL's text cannot hold a NUL at all).
+    if (!isWellFormed(request.prefix) || hasControlCharacter(request.prefix)) throw fileErrors.invalid(api, 'The prefix is not a valid object name prefix.');
     await this.require(api, caller, { projectId, bucket: request.bucket, method: 'list', path: request.prefix.replace(/\/+$/, '') });
     let cursor = request.prefix;
     if (request.pageToken !== undefined && request.pageToken !== '') {
       const decoded = Buffer.from(request.pageToken, 'base64url').toString('utf8');
-      if (!decoded.startsWith(request.prefix) || !isWellFormed(decoded)) throw fileErrors.invalid(api, 'Invalid page token.');
+      if (!decoded.startsWith(request.prefix) || !isWellFormed(decoded) || hasControlCharacter(decoded)) throw fileErrors.invalid(api, 'Invalid page token.');
       cursor = decoded;
     }
     const items: StoredObject[] = [];
@@ -126,7 +129,7 @@ export class FileService {
         continue;
       }
       if (rows.length < listBatch) return { items, prefixes };
-      cursor = `${rows[rows.length - 1]!.name}\u0000`;
+      cursor = justAfter(rows[rows.length - 1]!.name);
     }
   }
 
@@ -153,6 +156,29 @@ export class FileService {
     const deleted = await this.deps.store.deleteObject(bucket, name, object.generation);
     if (!deleted) throw fileErrors.preconditionFailed(api);
     this.discardBlob(deleted.blobKey);
+  }
+
+  /**
+   * Deletes every object of a bucket whose name starts with `prefix`, as the administrator (a deleted
+   * account's files): each deletion recorded as an event, its bytes freed, the project's bytes in use
+   * lowered. Safe to run twice or on several instances at once. How many objects went.
+   */
+  async deleteUnder(bucket: string, prefix: string): Promise<number> {
+    let count = 0;
+    let startAt = prefix;
+    for (;;) {
+      const batch = await this.deps.store.listObjects({ bucket, prefix, startAt, limit: listBatch });
+      for (const object of batch) {
+        const deleted = await this.deps.store.deleteObject(bucket, object.name, object.generation);
+        if (deleted) {
+          this.discardBlob(deleted.blobKey);
+          count++;
+        }
+      }
+      if (batch.length < listBatch) return count;
+      // On after the last name seen: an object replaced meanwhile (its generation changed) is left as the newer write.
+      startAt = justAfter(batch.at(-1)!.name);
+    }
   }
 
   /** Token management is the administrator's (the console's "create new access token" / revoke). */

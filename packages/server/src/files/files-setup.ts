@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { KeyObject } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { FilesStore } from '../storage/files-store.js';
@@ -8,6 +9,7 @@ import { registerJsonRoutes } from './api/json-routes.js';
 import { registerSignedUrls } from './api/signed-urls.js';
 import type { ResolveCaller } from './api/files-caller.js';
 import { UploadsPerAddress } from './api/files-plugin.js';
+import { DownloadsPerAddress } from './api/download-slots.js';
 import type { ByteStore } from './bytes/byte-store.js';
 import { DiskByteStore } from './bytes/disk-byte-store.js';
 import { parseS3Url, S3ByteStore } from './bytes/s3-byte-store.js';
@@ -17,8 +19,16 @@ import { RegimeGuard, type StorageGuard } from './security/storage-guard.js';
 import { storageRulesJudge } from './security/rules-guard.js';
 import { registerStorageRulesRoutes } from './api/storage-rules-routes.js';
 import type { Doc } from '../firestore/core/documents.js';
-import { followRulesFile } from '../firestore/security/rules-file.js';
+import { followRulesFile, releaseRulesFile } from '../firestore/security/rules-file.js';
 import { storageRelease, type RulesRegistry } from '../firestore/security/rules-registry.js';
+
+/** Where a user's files are kept under the web app's storage rules (packages/web/storage.rules). */
+export const userFilePrefixes: readonly string[] = ['users/{uid}/'];
+
+/** The buckets Firebase names for a project (a config's storageBucket is one of them). */
+export function defaultBucketsOf(projectId: string): string[] {
+  return [`${projectId}.appspot.com`, `${projectId}.firebasestorage.app`];
+}
 
 /** Headers the browser SDK must read from answers on another origin (the resumable protocol's). */
 const exposedHeaders = [
@@ -44,10 +54,17 @@ export interface FilesOptions {
   projectQuotaBytes?: number;
   /** Uploads one client address may have in flight at once. */
   uploadsPerAddress: number;
+  /** Downloads one client address may have in flight at once (as many again, four times over, wait their turn). */
+  downloadsPerAddress: number;
   /** `--storage-url s3://bucket?endpoint=...`: bytes in an S3 service instead of the data folder. */
   storageUrl?: string;
   /** `--storage-rules FILE`: released to the default project as `firebase.storage`, reloaded on change. */
   storageRulesFile?: string;
+  /**
+   * Released to the default project outside --dev when it has no storage rules yet and no
+   * --storage-rules is given: the web app's own (packages/web/storage.rules: users/{uid}/... for their owner).
+   */
+  shippedStorageRulesFile?: string;
 }
 
 export interface FilesSetupDeps {
@@ -70,6 +87,13 @@ export interface FilesDomain {
   files: FileService;
   uploads: FileUploads;
   guard: StorageGuard;
+  /** One line for the start banner: which storage rules guard the default project. */
+  rulesSummary: string;
+  /**
+   * Deletes a deleted account's files where the web app keeps them (`users/{uid}/` in the project's
+   * default buckets); the account-data erasure calls it. How many objects went.
+   */
+  eraseUserFiles(projectId: string, uid: string): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -91,14 +115,16 @@ export async function setUpFiles(app: FastifyInstance, options: FilesOptions, de
   const stopFollowingRules = options.storageRulesFile
     ? await followRulesFile(deps.rules, options.defaultProjectId, options.storageRulesFile, deps.logger, storageRelease)
     : () => undefined;
+  const rulesSummary = await prepareShippedRules(deps.rules, options, deps.logger);
   await registerStorageRulesRoutes(app, { registry: deps.rules, defaultProjectId: options.defaultProjectId, dev: options.dev, isOwner: deps.isOwner });
   const files = new FileService({ store: deps.store, bytes, guard, defaultProjectId: options.defaultProjectId, limits: limitsOf(options), logger: deps.logger });
   const uploads = new FileUploads(files);
   const baseUrl = (request: FastifyRequest) => deps.publicUrl() || `${request.protocol}://${request.host}`;
   const uploadsPerAddress = new UploadsPerAddress(options.uploadsPerAddress);
-  await registerV0Routes(app, { files, uploads, resolveCaller: deps.resolveCaller, uploadsPerAddress, baseUrl, exposedHeaders });
-  registerSignedUrls(app, { files, uploads, keysOf: deps.serviceAccountKeysOf });
-  await registerJsonRoutes(app, { files, uploads, resolveCaller: deps.resolveCaller, uploadsPerAddress, baseUrl, dev: options.dev });
+  const downloadsPerAddress = new DownloadsPerAddress(options.downloadsPerAddress);
+  await registerV0Routes(app, { files, uploads, resolveCaller: deps.resolveCaller, uploadsPerAddress, downloadsPerAddress, baseUrl, exposedHeaders });
+  registerSignedUrls(app, { files, uploads, downloadsPerAddress, keysOf: deps.serviceAccountKeysOf });
+  await registerJsonRoutes(app, { files, uploads, resolveCaller: deps.resolveCaller, uploadsPerAddress, downloadsPerAddress, baseUrl, dev: options.dev });
   // Orphans of a crash (bytes renamed into place, metadata never committed) go in the background.
   const startedAt = Date.now();
   void bytes
@@ -111,12 +137,37 @@ export async function setUpFiles(app: FastifyInstance, options: FilesOptions, de
     files,
     uploads,
     guard,
+    rulesSummary,
+    async eraseUserFiles(projectId, uid) {
+      let erased = 0;
+      for (const bucket of defaultBucketsOf(projectId)) {
+        for (const template of userFilePrefixes) erased += await files.deleteUnder(bucket, template.replace('{uid}', uid));
+      }
+      return erased;
+    },
     async close() {
       clearInterval(sweep);
       stopFollowingRules();
       await bytes.close();
     },
   };
+}
+
+/**
+ * The web app's storage rules go to the default project outside --dev until it has storage rules of
+ * its own (as Firestore's shipped rules do); says, for the start banner, what guards its files.
+ */
+async function prepareShippedRules(registry: RulesRegistry, options: FilesOptions, logger: Logger): Promise<string> {
+  const project = options.defaultProjectId;
+  if (options.storageRulesFile) return `${options.storageRulesFile} (project ${project}, reloaded on change)`;
+  const released = await registry.store.getRelease(project, storageRelease);
+  if (!released && !options.dev && options.shippedStorageRulesFile && existsSync(options.shippedStorageRulesFile)) {
+    await releaseRulesFile(registry, project, options.shippedStorageRulesFile, storageRelease);
+    logger.info({ project }, "the web app's storage rules were released to the default project");
+    return `the web app's rules (users/{uid}/... for their owner) for project ${project}`;
+  }
+  if (released) return `released rules for project ${project}`;
+  return options.dev ? 'none: storage is open to every caller (dev mode)' : 'none: storage is closed to all but the admin until storage rules are released (--storage-rules FILE)';
 }
 
 function limitsOf(options: FilesOptions): FileLimits {

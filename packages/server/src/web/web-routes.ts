@@ -21,7 +21,8 @@ export async function registerWebRoutes(app: FastifyInstance, webRoot: string | 
     const providers = Object.values(config.idps)
       .filter((idp) => idp.enabled)
       .map((idp) => ({ providerId: idp.providerId, displayName: idp.displayName ?? idp.providerId }));
-    return { apiKey: config.apiKeys[0], projectId: projects.defaultProjectId, authDomain: new URL(publicUrl()).host, providers };
+    // storageBucket: the web app keeps its files (profile photos, attachments) in the project's default bucket.
+    return { apiKey: config.apiKeys[0], projectId: projects.defaultProjectId, authDomain: new URL(publicUrl()).host, storageBucket: `${projects.defaultProjectId}.appspot.com`, providers };
   });
   const built = webRoot !== undefined && existsSync(webRoot);
   const links = new ActionLinks(projects, publicUrl);

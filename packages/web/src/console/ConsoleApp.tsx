@@ -8,6 +8,7 @@ import { UsersPage } from './users/UsersPage';
 import { UserPage } from './users/UserPage';
 import { DataPage } from './data/DataPage';
 import { RulesPage } from './rules/RulesPage';
+import { FilesPage } from './files/FilesPage';
 import { SettingsPage } from './settings/SettingsPage';
 import { OutboxPage } from './settings/OutboxPage';
 import { MetricsPage } from './metrics/MetricsPage';
@@ -87,6 +88,7 @@ export default function ConsoleApp() {
 const sections: { to: string; label: string }[] = [
   { to: 'users', label: 'Users' },
   { to: 'data', label: 'Data' },
+  { to: 'files', label: 'Files' },
   { to: 'rules', label: 'Rules' },
   { to: 'settings', label: 'Sign-in' },
   { to: 'outbox', label: 'Outbox' },
@@ -139,7 +141,9 @@ function SignedInConsole({ firebase, session, onSignedOut }: { firebase: Console
             <Route path="users" element={<UsersPage />} />
             <Route path="users/:uid" element={<UserPage />} />
             <Route path="data/*" element={<DataPage />} />
-            <Route path="rules" element={<RulesPage />} />
+            <Route path="files" element={<FilesPage />} />
+            <Route path="rules" element={<RulesPage key="firestore" />} />
+            <Route path="rules/storage" element={<RulesPage key="storage" kind="storage" />} />
             <Route path="settings" element={<SettingsPage />} />
             <Route path="outbox" element={<OutboxPage />} />
             <Route path="metrics" element={<MetricsPage />} />

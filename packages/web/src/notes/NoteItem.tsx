@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useState, type ReactNode } from 'react';
 import type { Note } from './useNotes';
 import { maxNoteLength } from './limits';
 
@@ -8,10 +8,12 @@ interface NoteItemProps {
   note: Note;
   onSave: (text: string) => void;
   onDelete: () => void;
+  /** Shown under the note while it is not being edited (its attachments). */
+  children?: ReactNode;
 }
 
 /** One note: its text and times, edited in place (Enter or Save keeps, Escape or Cancel drops). */
-export function NoteItem({ note, onSave, onDelete }: NoteItemProps) {
+export function NoteItem({ note, onSave, onDelete, children }: NoteItemProps) {
   const [draft, setDraft] = useState<string | null>(null);
   const save = () => {
     const text = draft?.trim() ?? '';
@@ -38,6 +40,7 @@ export function NoteItem({ note, onSave, onDelete }: NoteItemProps) {
               </button>
             </span>
           </div>
+          {children}
         </>
       ) : (
         <form

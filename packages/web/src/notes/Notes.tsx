@@ -4,6 +4,7 @@ import { useEffect, useRef, useState } from 'react';
 import { Navigate, useLocation } from 'react-router';
 import { useAuthState } from '../auth-context';
 import { Field } from '../components/Field';
+import { NoteAttachments, useAttachmentCleanup } from '../files/NoteAttachments';
 import { firestoreOf } from './firestore';
 import { maxNoteLength, undoWindowMs } from './limits';
 import { NoteItem } from './NoteItem';
@@ -24,7 +25,11 @@ function NotesOf({ user, db }: { user: User; db: Firestore }) {
   const online = useOnline();
   const [writeError, setWriteError] = useState<FirestoreError | null>(null);
   const [text, setText] = useState('');
-  const deletions = usePendingDeletions((id) => deleteDoc(doc(notesRef, id)).catch(setWriteError));
+  const attachments = useAttachmentCleanup(db.app, user.uid, notes && !fromCache ? notes.map((note) => note.id) : null);
+  const deletions = usePendingDeletions((id) => {
+    deleteDoc(doc(notesRef, id)).catch(setWriteError);
+    attachments.cleanUp(id);
+  });
   const error = writeError ?? listenError;
 
   function add(event: React.FormEvent) {
@@ -59,6 +64,7 @@ function NotesOf({ user, db }: { user: User; db: Firestore }) {
           {describe(error)}
         </p>
       )}
+      {attachments.alert}
       {deletions.last && (
         <p role="status" className="status undo">
           Note deleted.{' '}
@@ -77,7 +83,9 @@ function NotesOf({ user, db }: { user: User; db: Firestore }) {
       ) : (
         <ul className="notes" data-testid="notes" data-from-cache={String(fromCache)}>
           {shown.map((note) => (
-            <NoteItem key={note.id} note={note} onSave={(next) => save(note.id, next)} onDelete={() => deletions.remove(note.id)} />
+            <NoteItem key={note.id} note={note} onSave={(next) => save(note.id, next)} onDelete={() => deletions.remove(note.id)}>
+              {!note.pending && <NoteAttachments app={db.app} uid={user.uid} noteId={note.id} label={note.text} />}
+            </NoteItem>
           ))}
         </ul>
       )}

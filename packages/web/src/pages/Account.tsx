@@ -7,6 +7,7 @@ import { Field } from '../components/Field';
 import { useAction, useStatus } from '../components/useAction';
 import { ChangeEmailSection, VerifyEmailSection } from './AccountEmail';
 import { DeleteAccount } from './DeleteAccount';
+import { ProfilePhoto } from '../files/ProfilePhoto';
 import { accountHasPassword, forgetResume, pendingResume, reauthenticateWithPassword, resumeParam, type ResumableAction } from './recent-sign-in';
 import { SetPassword } from './SetPassword';
 import { SignInMethods } from './SignInMethods';
@@ -76,6 +77,7 @@ function AccountOf({ user, onDeleting }: { user: User; onDeleting: (deleting: bo
         </dd>
       </dl>
       <VerifyEmailSection user={user} />
+      <ProfilePhoto user={user} />
       <NameForm user={user} />
       <SignInMethods user={user} />
       <TwoStep user={user} />

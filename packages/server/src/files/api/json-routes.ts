@@ -7,6 +7,7 @@ import type { FileUploads, NewObject } from '../file-uploads.js';
 import type { FilesCaller } from '../security/storage-guard.js';
 import { filesCallerOf, type ResolveCaller } from './files-caller.js';
 import { bodyStream, contentLength, queryString, readJson, streamBodies, type UploadsPerAddress } from './files-plugin.js';
+import type { DownloadsPerAddress } from './download-slots.js';
 import { sendObjectBytes } from './media-response.js';
 import { boundaryOf, readMultipartUpload } from './multipart-related.js';
 import { clientAddressOf } from '../../http/address-key.js';
@@ -16,6 +17,7 @@ export interface JsonRoutesDeps {
   uploads: FileUploads;
   resolveCaller: ResolveCaller;
   uploadsPerAddress: UploadsPerAddress;
+  downloadsPerAddress: DownloadsPerAddress;
   /** --dev: a request without any credential is the administrator, as in Google's emulator (never from a page on another origin). */
   dev: boolean;
   /** The origin answers' links and session URLs point at (the request's own unless a public URL is set). */
@@ -89,7 +91,7 @@ function objectRoutes(app: FastifyInstance, deps: JsonRoutesDeps): void {
   app.get('/b/:bucket/o/:object', async (request, reply) => {
     const { bucket, object: name } = request.params as ObjectParams;
     const object = await files.readable(api, await callerOf(deps, request, bucket), bucket, name);
-    if (queryString(api, request.query, 'alt') === 'media') return sendObjectBytes(files, api, object, request, reply);
+    if (queryString(api, request.query, 'alt') === 'media') return sendObjectBytes(files, deps.downloadsPerAddress, api, object, request, reply);
     return jsonObject(deps, request, reply, object);
   });
 
@@ -131,7 +133,7 @@ function downloadRoutes(app: FastifyInstance, deps: JsonRoutesDeps): void {
   app.get('/b/:bucket/o/:object', async (request, reply) => {
     const { bucket, object: name } = request.params as ObjectParams;
     const object = await deps.files.readable(api, await callerOf(deps, request, bucket), bucket, name);
-    return sendObjectBytes(deps.files, api, object, request, reply);
+    return sendObjectBytes(deps.files, deps.downloadsPerAddress, api, object, request, reply);
   });
 }
 

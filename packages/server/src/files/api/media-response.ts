@@ -5,6 +5,7 @@ import type { StoredObject } from '../../storage/files-store.js';
 import { fileErrors, type StorageApi } from '../core/file-errors.js';
 import { etagOf } from '../core/object-metadata.js';
 import type { FileService } from '../file-service.js';
+import type { DownloadsPerAddress } from './download-slots.js';
 
 /** `Range: bytes=a-b | a- | -n` (one range; anything else serves the whole object, as RFC 9110 allows). */
 export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | undefined {
@@ -27,16 +28,35 @@ export function parseRange(header: string | undefined, size: number): { start: n
  * Sends an object's bytes, streamed from the byte store: Range (206), Google's x-goog-* headers,
  * and gzip objects unzipped for clients that do not accept gzip (then without Range, as Google
  * does). The bytes are whatever users uploaded, served from Hearth's own origin: a sandbox CSP and
- * nosniff keep an uploaded HTML or SVG file from running as a page of that origin.
+ * nosniff keep an uploaded HTML or SVG file from running as a page of that origin. Each download
+ * holds one of its address's slots (download-slots.ts) from before the bytes are opened until its
+ * connection is done with them.
  */
-export async function sendObjectBytes(files: FileService, api: StorageApi, object: StoredObject, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+export async function sendObjectBytes(files: FileService, downloads: DownloadsPerAddress, api: StorageApi, object: StoredObject, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const gunzip = object.contentEncoding === 'gzip' && !/\bgzip\b/i.test(String(request.headers['accept-encoding'] ?? ''));
   const range = gunzip || object.size === 0 ? undefined : parseRange(request.headers.range, object.size);
   if (range === 'unsatisfiable') {
     void reply.header('Content-Range', `bytes */${object.size}`);
     throw fileErrors.rangeNotSatisfiable(api);
   }
-  let body: Readable = await files.openBytes(object, range);
+  const gone = new AbortController();
+  const onClose = () => gone.abort();
+  reply.raw.once('close', onClose);
+  const release = await downloads.take(request.ip, gone.signal);
+  reply.raw.off('close', onClose);
+  if (!release) throw fileErrors.tooManyRequests(api);
+  if (reply.raw.destroyed) {
+    release();
+    throw fileErrors.tooManyRequests(api);
+  }
+  reply.raw.once('close', release);
+  let body: Readable;
+  try {
+    body = await files.openBytes(object, range);
+  } catch (error) {
+    release();
+    throw error;
+  }
   void reply
     .header('Content-Type', object.contentType ?? 'application/octet-stream')
     .header('Accept-Ranges', 'bytes')

@@ -6,11 +6,13 @@ import { fileErrors } from '../core/file-errors.js';
 import type { FileService } from '../file-service.js';
 import type { FileUploads } from '../file-uploads.js';
 import { contentLength } from './files-plugin.js';
+import type { DownloadsPerAddress } from './download-slots.js';
 import { sendObjectBytes } from './media-response.js';
 
 export interface SignedUrlDeps {
   files: FileService;
   uploads: FileUploads;
+  downloadsPerAddress: DownloadsPerAddress;
   /** A service account's public keys and project, by its email (what signed the URL). */
   keysOf(clientEmail: string): Promise<{ projectId: string; keys: KeyObject[] } | undefined>;
 }
@@ -61,7 +63,7 @@ async function serve(deps: SignedUrlDeps, request: FastifyRequest, reply: Fastif
   const caller = { kind: 'admin' } as const;
   if (request.method === 'GET' || request.method === 'HEAD') {
     const object = await deps.files.readable(api, caller, bucket, name);
-    return sendObjectBytes(deps.files, api, object, request, reply);
+    return sendObjectBytes(deps.files, deps.downloadsPerAddress, api, object, request, reply);
   }
   if (request.method === 'PUT') {
     const contentType = request.headers['content-type'];

@@ -7,6 +7,7 @@ import type { FileUploads, NewObject } from '../file-uploads.js';
 import type { FilesCaller } from '../security/storage-guard.js';
 import { filesCallerOf, type ResolveCaller } from './files-caller.js';
 import { bodyStream, contentLength, queryString, readJson, streamBodies, type UploadsPerAddress } from './files-plugin.js';
+import type { DownloadsPerAddress } from './download-slots.js';
 import { sendObjectBytes } from './media-response.js';
 import { boundaryOf, readMultipartUpload } from './multipart-related.js';
 import { clientAddressOf } from '../../http/address-key.js';
@@ -16,6 +17,7 @@ export interface V0RoutesDeps {
   uploads: FileUploads;
   resolveCaller: ResolveCaller;
   uploadsPerAddress: UploadsPerAddress;
+  downloadsPerAddress: DownloadsPerAddress;
   /** The origin resumable upload URLs point at (the request's own unless a public URL is set). */
   baseUrl(request: FastifyRequest): string;
   /** Access-Control-Expose-Headers for pages on other origins (the SDK reads X-Goog-Upload-URL). */
@@ -55,7 +57,7 @@ function routes(app: FastifyInstance, deps: V0RoutesDeps): void {
     const caller = await callerOf(request, bucket);
     const token = queryString(api, request.query, 'token');
     const object = await files.readable(api, caller, bucket, name, token);
-    if (queryString(api, request.query, 'alt') === 'media') return sendObjectBytes(files, api, object, request, reply);
+    if (queryString(api, request.query, 'alt') === 'media') return sendObjectBytes(files, deps.downloadsPerAddress, api, object, request, reply);
     return metadataReply(reply, await files.withDownloadToken(object));
   });
 

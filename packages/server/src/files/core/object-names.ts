@@ -7,8 +7,7 @@ export function objectNameProblem(name: string): string | undefined {
   if (name.length === 0) return 'The object name is empty.';
   if (Buffer.byteLength(name) > 1024) return 'The object name is longer than 1024 bytes.';
   if (!isWellFormed(name)) return 'The object name is not valid UTF-8.';
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(name)) return 'The object name contains a control character.';
+  if (hasControlCharacter(name)) return 'The object name contains a control character.';
   if (name.split('/').some((segment) => segment === '.' || segment === '..')) return "The object name contains a '.' or '..' segment.";
   if (name.startsWith('.well-known/acme-challenge/')) return 'The object name is reserved.';
   return undefined;
@@ -38,6 +37,22 @@ export function afterPrefix(prefix: string): string | undefined {
     return chars.join('') + String.fromCodePoint(next);
   }
   return undefined;
+}
+
+// eslint-disable-next-line no-control-regex
+const controlCharacter = /[\u0000-\u001f\u007f]/;
+
+export function hasControlCharacter(text: string): boolean {
+  return controlCharacter.test(text);
+}
+
+/**
+ * The least string after `name` that an object could be named: no name holds a control character,
+ * so `name + U+0001` sorts after `name` and before every longer name that starts with it (U+0000
+ * would too, but PostgreSQL's text cannot hold it).
+ */
+export function justAfter(name: string): string {
+  return `${name}\u0001`;
 }
 
 /** No lone surrogate: the text has a UTF-8 form. */

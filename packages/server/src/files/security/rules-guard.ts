@@ -52,7 +52,8 @@ export function storageRulesJudge(deps: StorageRulesDeps): (caller: FilesCaller,
   };
 }
 
-function rulesFields(object: StoredObject): StorageObjectFields {
+/** An object's metadata as storage rules see it (`resource`, `request.resource`). */
+export function rulesFields(object: StoredObject): StorageObjectFields {
   return {
     name: object.name,
     bucket: object.bucket,

@@ -6,7 +6,7 @@ import { num } from './pg-rows.js';
  * Schema steps of component 'files' (append only): the same rows as the SQLite file's. Names
  * compare as bytes (COLLATE "C"), as in SQLite, so listings and page tokens mean the same on both.
  */
-const filesSchema = [
+export const filesSchemaSteps: readonly string[] = [
   `
   CREATE TABLE files_objects (
     bucket TEXT COLLATE "C" NOT NULL,
@@ -53,7 +53,7 @@ export class PgFilesStore implements FilesStore {
   private constructor(private readonly pool: PgPool) {}
 
   static async open(pool: PgPool): Promise<PgFilesStore> {
-    await applyPgMigrations(pool, 'files', filesSchema);
+    await applyPgMigrations(pool, 'files', filesSchemaSteps);
     return new PgFilesStore(pool);
   }
 

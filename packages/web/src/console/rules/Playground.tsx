@@ -3,6 +3,7 @@ import { useConsole } from '../ConsoleApp';
 import { ErrorNote, useAction } from '../ui';
 import { fromJson } from '../data/values';
 import { simulate, type SimulateAnswer, type SimulateRequest } from './rules-api';
+import { Verdict } from './Verdict';
 
 type Method = SimulateRequest['method'];
 
@@ -138,32 +139,7 @@ export function Playground({ source }: { source: string }) {
         Simulate
       </button>
       <ErrorNote error={action.error} />
-      {answer && (
-        <div className={answer.allowed ? 'console-verdict console-allow' : 'console-verdict console-deny'} data-testid="playground-verdict" role="status">
-          <strong>{answer.allowed ? 'Allowed' : 'Denied'}</strong>
-          {answer.decidedBy ? (
-            <p>
-              Decided at line {answer.decidedBy.line} by <code>match {answer.decidedBy.match}</code>
-              {answer.decidedBy.condition ? (
-                <>
-                  {' '}
-                  with <code>{answer.decidedBy.condition}</code>
-                </>
-              ) : null}
-              .
-            </p>
-          ) : (
-            !answer.allowed && <p>No rule allows this request.</p>
-          )}
-          {answer.reason && !answer.allowed && <p>Why: {answer.reason}</p>}
-          {answer.error && <p>Evaluation error: {answer.error}</p>}
-          {(answer.issues ?? []).map((issue, index) => (
-            <p key={index}>
-              Line {issue.line}: {issue.message}
-            </p>
-          ))}
-        </div>
-      )}
+      {answer && <Verdict answer={answer} />}
     </form>
   );
 }

@@ -1,11 +1,14 @@
 import { useEffect, useState } from 'react';
+import { NavLink } from 'react-router';
 import { useConsole } from '../ConsoleApp';
 import { Empty, ErrorNote, Loading, useAction, useLoad } from '../ui';
 import { Playground } from './Playground';
 import { IssueList, RulesEditor } from './RulesEditor';
-import { checkRules, currentRelease, deploy, getRuleset, listRulesets, release, rulesSourceOf, type RulesIssue } from './rules-api';
+import { StoragePlayground } from './StoragePlayground';
+import { checkRules, checkStorageRules, currentRelease, deploy, getRuleset, listRulesetsOf, release, rulesSourceOf, type RulesIssue, type RulesKind } from './rules-api';
 
-const starter = `rules_version = '2';
+const starters: Record<RulesKind, string> = {
+  firestore: `rules_version = '2';
 service cloud.firestore {
   match /databases/{database}/documents {
     match /{document=**} {
@@ -13,16 +16,28 @@ service cloud.firestore {
     }
   }
 }
-`;
+`,
+  storage: `rules_version = '2';
+service firebase.storage {
+  match /b/{bucket}/o {
+    match /{allPaths=**} {
+      allow read, write: if false;
+    }
+  }
+}
+`,
+};
 
-export function RulesPage() {
+/** The rules of the document database or of Cloud Storage: edited with checks as one types, deployed, tried, rolled back. */
+export function RulesPage({ kind = 'firestore' }: { kind?: RulesKind }) {
   const { projectId } = useConsole();
+  const starter = starters[kind];
   const released = useLoad(async () => {
-    const current = await currentRelease(projectId);
+    const current = await currentRelease(projectId, kind);
     const ruleset = current ? await getRuleset(projectId, current.rulesetName) : null;
-    return { current, source: ruleset ? rulesSourceOf(ruleset) : null };
-  }, projectId);
-  const history = useLoad(() => listRulesets(projectId), projectId);
+    return { current, source: ruleset ? rulesSourceOf(ruleset, kind) : null };
+  }, `${kind}/${projectId}`);
+  const history = useLoad(() => listRulesetsOf(projectId, kind), `${kind}/${projectId}`);
   const [source, setSource] = useState<string | null>(null);
   const [issues, setIssues] = useState<RulesIssue[]>([]);
   const [checkedSource, setCheckedSource] = useState<string | null>(null);
@@ -39,7 +54,7 @@ export function RulesPage() {
     if (source === null) return;
     const timer = setTimeout(() => {
       void checking.run(async () => {
-        const found = await checkRules(projectId, '(default)', source);
+        const found = kind === 'storage' ? await checkStorageRules(projectId, source) : await checkRules(projectId, '(default)', source);
         setIssues(found);
         setCheckedSource(source);
       });
@@ -54,6 +69,12 @@ export function RulesPage() {
   return (
     <section>
       <h1>Rules</h1>
+      <nav className="console-tabs" aria-label="Rules of">
+        <NavLink to="/console/rules" end>
+          Firestore
+        </NavLink>
+        <NavLink to="/console/rules/storage">Storage</NavLink>
+      </nav>
       {released.loading && <Loading what="the released rules" />}
       <ErrorNote error={released.error} />
       {released.data && (
@@ -75,7 +96,7 @@ export function RulesPage() {
               disabled={deploying.busy || !upToDate || errors.length > 0}
               onClick={() =>
                 void deploying.run(async () => {
-                  const ruleset = await deploy(projectId, source);
+                  const ruleset = await deploy(projectId, source, kind);
                   setNotice(`Deployed ${ruleset.name.split('/').pop()}.`);
                   released.reload();
                   history.reload();
@@ -92,7 +113,7 @@ export function RulesPage() {
           </div>
           <ErrorNote error={deploying.error} />
           {notice && <p role="status">{notice}</p>}
-          <Playground source={source} />
+          {kind === 'storage' ? <StoragePlayground source={source} /> : <Playground source={source} />}
         </>
       )}
       <h2>History</h2>
@@ -106,7 +127,7 @@ export function RulesPage() {
             return (
               <li key={ruleset.name}>
                 <code>{ruleset.name.split('/').pop()}</code> {new Date(ruleset.createTime).toLocaleString()} {isCurrent && <span className="console-badge console-ok">released</span>}{' '}
-                <button type="button" onClick={() => void deploying.run(async () => setSource(rulesSourceOf(await getRuleset(projectId, ruleset.name))))}>
+                <button type="button" onClick={() => void deploying.run(async () => setSource(rulesSourceOf(await getRuleset(projectId, ruleset.name), kind)))}>
                   Open
                 </button>{' '}
                 {!isCurrent && (
@@ -114,7 +135,7 @@ export function RulesPage() {
                     type="button"
                     onClick={() =>
                       void deploying.run(async () => {
-                        await release(projectId, ruleset.name);
+                        await release(projectId, ruleset.name, kind);
                         setNotice(`Rolled back to ${ruleset.name.split('/').pop()}.`);
                         released.reload();
                       })
