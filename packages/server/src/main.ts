@@ -6,6 +6,7 @@ import { devExposure } from './cli/start-checks.js';
 import { registerUsersCommands } from './cli/users.js';
 import { defaultSignUpLimits } from './auth/core/signup-limit.js';
 import { registerMigrateCommand } from './cli/migrate.js';
+import { registerFirestoreTransfer } from './cli/firestore-transfer.js';
 import { createServiceAccountKey, listServiceAccountKeys, revokeServiceAccountKey } from './auth/core/service-account-commands.js';
 import { defaultOptions, defaultShippedRulesFile, defaultShippedStorageRulesFile, type HearthOptions } from './config.js';
 import { parseTrustedProxies } from './http/trusted-proxies.js';
@@ -226,6 +227,10 @@ program
 
 registerUsersCommands(program);
 registerMigrateCommand(program);
+registerFirestoreTransfer(
+  program.command('import').description("bring data in from Google's formats"),
+  program.command('export').description("write data out in Google's formats"),
+);
 
 const serviceAccounts = program.command('service-accounts').description("a project's service-account keys (JSON files for firebase-admin's cert())");
 serviceAccounts
