@@ -230,6 +230,10 @@ registerUsersCommands(program);
 registerMigrateCommand(program);
 const importCommand = program.command('import').description("bring a Firebase project in from Google's formats: a `firebase emulators:export` folder (documents, accounts) with its firebase.json (rules, indexes)");
 const exportCommand = program.command('export').description("write a project out as a `firebase emulators:export` folder (documents, accounts, rules) that Google's emulators start from");
+// `import firestore DIR --data X`: the flags after a subcommand are the subcommand's (both levels have --data).
+program.enablePositionalOptions();
+importCommand.enablePositionalOptions();
+exportCommand.enablePositionalOptions();
 registerProjectTransfer(importCommand, exportCommand);
 registerFirestoreTransfer(importCommand, exportCommand);
 
