@@ -1,15 +1,18 @@
 /**
  * `hearth import DIR` of a `firebase emulators:export` folder (firebase-export-metadata.json,
  * firestore_export/ as Google's Firestore emulator exports it, auth_export/accounts.json in the Auth
- * emulator's shape with its plain-text "fakeHash" passwords) and the project's firebase.json: the
+ * emulator's shape with its plain-text "fakeHash" passwords, storage_export/ as the Storage emulator
+ * writes it) and the project's firebase.json: the
  * documents are there, the users sign in with their passwords (hashed on the way in, never kept in
- * plain text), the rules are in force. `hearth export DIR` writes the same layout back, and a second
+ * plain text), the rules are in force, the Storage emulator's objects download with their tokens. `hearth export DIR` writes the same layout back, and a second
  * Hearth imported from it has the same documents, accounts (passwords included) and rules.
  *
  * Skipped when gcloud and its Firestore emulator component are missing (CI installs them: .ci/run).
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { crc32c } from '@node-rs/crc32';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { deleteApp, initializeApp } from 'firebase/app';
@@ -23,6 +26,15 @@ import { storedRows } from '../helpers/test-backend.js';
 
 setLogLevel('silent');
 const projectId = 'demo-project-folder';
+const bucket = `${projectId}.appspot.com`;
+const photo = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 31) % 256));
+
+/** The object's bytes through its Firebase download URL (the token the export kept). */
+async function download(hearth: TestHearth): Promise<Buffer> {
+  const response = await fetch(`${hearth.url}/v0/b/${bucket}/o/${encodeURIComponent('photos/cat one.png')}?alt=media&token=tok-1`);
+  assert.equal(response.status, 200, await response.clone().text());
+  return Buffer.from(await response.arrayBuffer());
+}
 const password = 'correct horse:battery staple';
 const emulator: GoogleEmulator | undefined = await startGoogleEmulator();
 
@@ -67,6 +79,18 @@ async function emulatorsExportFolder(): Promise<string> {
     ],
   }));
   writeFileSync(join(folder, 'auth_export', 'config.json'), JSON.stringify({ signIn: { allowDuplicateEmails: false } }));
+  // The Storage emulator's export: blobs/ and metadata/ under the bucket, the file name URI-encoded.
+  const storage = join(folder, 'storage_export');
+  mkdirSync(join(storage, 'blobs', bucket, 'photos'), { recursive: true });
+  mkdirSync(join(storage, 'metadata', bucket, 'photos'), { recursive: true });
+  writeFileSync(join(storage, 'buckets.json'), JSON.stringify({ buckets: [{ id: bucket }] }));
+  writeFileSync(join(storage, 'blobs', bucket, 'photos', 'cat%20one.png'), photo);
+  writeFileSync(join(storage, 'metadata', bucket, 'photos', 'cat%20one.png.json'), JSON.stringify({
+    name: 'photos/cat one.png', bucket, generation: 1_700_000_000_123, metageneration: 2, contentType: 'image/png',
+    timeCreated: '2023-11-14T22:13:20.123Z', updated: '2023-11-14T22:13:21.000Z', storageClass: 'STANDARD', size: photo.length,
+    md5Hash: createHash('md5').update(photo).digest('base64'), crc32c: String(crc32c(photo)), etag: 'x', downloadTokens: ['tok-1'],
+    customMetadata: { owner: 'ada1' },
+  }));
   writeFileSync(join(folder, 'firestore.rules'), rules);
   writeFileSync(join(folder, 'firebase.json'), JSON.stringify({ firestore: { rules: 'firestore.rules' } }));
   return folder;
@@ -115,6 +139,17 @@ describe('hearth import / export of a firebase emulators:export folder', { skip:
     assert.match(importOutput, /Imported 1 document\(s\) into demo-project-folder\/\(default\)/);
     assert.match(importOutput, /Imported 2 of 2 account\(s\) into demo-project-folder \(1 with a password, hashed on the way in\)/);
     assert.match(importOutput, /Released .*firestore\.rules as the Firestore rules of demo-project-folder/);
+    assert.match(importOutput, /Imported 1 Cloud Storage object\(s\), 70000 bytes, into bucket\(s\) demo-project-folder\.appspot\.com/);
+  });
+
+  test('Cloud Storage objects keep their bytes, metadata and download tokens', async () => {
+    assert.deepEqual(await download(hearth), photo);
+    const meta = await fetch(`${hearth.url}/v0/b/${bucket}/o/${encodeURIComponent('photos/cat one.png')}?token=tok-1`);
+    const body = (await meta.json()) as Record<string, unknown>;
+    assert.equal(body.contentType, 'image/png');
+    assert.deepEqual(body.metadata, { owner: 'ada1' });
+    assert.equal(body.md5Hash, createHash('md5').update(photo).digest('base64'));
+    assert.equal(body.timeCreated, '2023-11-14T22:13:20.123Z');
   });
 
   test('users sign in with their passwords, the rules are in force, no plain-text password is kept', async () => {
@@ -128,7 +163,10 @@ describe('hearth import / export of a firebase emulators:export folder', { skip:
     const out = join(tempDataDir(), 'out');
     const exported = await hearthCli(['export', out, '--project', projectId], dataDir);
     assert.equal(exported.code, 0, exported.stderr);
-    for (const file of ['firebase-export-metadata.json', 'firebase.json', 'firestore.rules', 'auth_export/accounts.json', 'firestore_export/firestore_export.overall_export_metadata']) {
+    assert.deepEqual(readFileSync(join(out, 'storage_export/blobs', bucket, 'photos/cat%20one.png')), photo);
+    const objectMetadata = JSON.parse(readFileSync(join(out, 'storage_export/metadata', bucket, 'photos/cat%20one.png.json'), 'utf8')) as Record<string, unknown>;
+    assert.deepEqual([objectMetadata.name, objectMetadata.generation, objectMetadata.downloadTokens, objectMetadata.crc32c], ['photos/cat one.png', 1_700_000_000_123, ['tok-1'], String(crc32c(photo))]);
+    for (const file of ['firebase-export-metadata.json', 'firebase.json', 'firestore.rules', 'auth_export/accounts.json', 'firestore_export/firestore_export.overall_export_metadata', 'storage_export/buckets.json']) {
       assert.ok(existsSync(join(out, file)), `${file} is missing`);
     }
     assert.equal(readFileSync(join(out, 'firestore.rules'), 'utf8'), rules);
@@ -143,6 +181,7 @@ describe('hearth import / export of a firebase emulators:export folder', { skip:
     const second = await startHearth({ dataDir: secondDir, defaultProjectId: projectId });
     try {
       assert.deepEqual(await clientView(second, password), { signIn: 'no error', wrongPassword: 'auth/invalid-credential', signedOut: 'permission-denied', signedIn: 'hi' });
+      assert.deepEqual(await download(second), photo);
     } finally {
       await second.close();
     }

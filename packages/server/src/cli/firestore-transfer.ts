@@ -10,6 +10,7 @@ import { checkDatabase } from '../firestore/core/paths.js';
 import { exportDatabase, importExport, NotAnExport, UnreadableEntity, type ImportReport } from '../firestore/exports/firestore-transfer.js';
 import { CorruptLog } from '../firestore/exports/leveldb-log.js';
 import { EmulatorAccountsError } from '../auth/core/emulator-accounts.js';
+import { StorageExportError } from '../files/exports/storage-export.js';
 
 /**
  * `hearth import firestore DIR` and `hearth export firestore DIR`: a database in and out in the
@@ -95,7 +96,7 @@ export async function runTransfer(name: string, command: () => Promise<void>): P
   try {
     await command();
   } catch (error) {
-    const known = [TransferRefusal, NotAnExport, UnreadableEntity, CorruptLog, DatabaseNotEmpty, ApiError, EmulatorAccountsError];
+    const known = [TransferRefusal, NotAnExport, UnreadableEntity, CorruptLog, DatabaseNotEmpty, ApiError, EmulatorAccountsError, StorageExportError];
     if (!known.some((kind) => error instanceof kind)) throw error;
     process.stderr.write(`hearth ${name}: ${(error as Error).message}${error instanceof DatabaseNotEmpty ? ' (nothing was written)' : ''}\n`);
     process.exitCode = 1;

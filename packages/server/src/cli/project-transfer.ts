@@ -10,11 +10,16 @@ import { checkDatabase } from '../firestore/core/paths.js';
 import { exportDatabase, importExport } from '../firestore/exports/firestore-transfer.js';
 import { releaseRulesFile } from '../firestore/security/rules-file.js';
 import { firestoreFile, firestoreRelease, RulesRegistry, storageFile, storageRelease } from '../firestore/security/rules-registry.js';
+import type { ByteStore } from '../files/bytes/byte-store.js';
+import { DiskByteStore } from '../files/bytes/disk-byte-store.js';
+import { parseS3Url, S3ByteStore } from '../files/bytes/s3-byte-store.js';
+import { exportStorage, importStorageExport } from '../files/exports/storage-export.js';
+import { defaultBucketsOf } from '../files/files-setup.js';
 import { describeImport, openTransferStorage, progressLine, runTransfer, TransferRefusal, type StorageFlags } from './firestore-transfer.js';
 
 /**
  * `hearth import DIR` and `hearth export DIR`: a whole project in the folder layout of `firebase
- * emulators:export` (firebase-export-metadata.json, firestore_export/, auth_export/) with the
+ * emulators:export` (firebase-export-metadata.json, firestore_export/, auth_export/, storage_export/) with the
  * project's firebase.json (security rules, indexes). The Firestore part is all or nothing (one
  * transaction, into a database with no documents) and goes first; accounts and rules follow.
  */
@@ -27,11 +32,19 @@ interface FirebaseJson {
 interface ExportMetadata {
   firestore?: { path?: string };
   auth?: { path?: string };
+  storage?: { path?: string };
 }
 
 interface ProjectImportFlags extends StorageFlags {
   project?: string;
   config?: string;
+  storageUrl?: string;
+}
+
+/** Where the server keeps Cloud Storage bytes: the S3 service of --storage-url (or HEARTH_STORAGE_URL), else the data folder's files/. */
+function byteStoreOf(flags: StorageFlags & { storageUrl?: string }): ByteStore {
+  const url = flags.storageUrl ?? process.env.HEARTH_STORAGE_URL;
+  return url ? new S3ByteStore(parseS3Url(url)) : new DiskByteStore(join(resolve(flags.data), 'files'));
 }
 
 function readJson<T>(file: string): T {
@@ -62,10 +75,13 @@ async function importProject(dir: string, flags: ProjectImportFlags): Promise<st
   const metadata = existsSync(metadataFile) ? readJson<ExportMetadata>(metadataFile) : {};
   const firestoreFolder = join(folder, metadata.firestore?.path ?? 'firestore_export');
   const accountsFile = join(folder, metadata.auth?.path ?? 'auth_export', 'accounts.json');
+  const storageFolder = join(folder, metadata.storage?.path ?? 'storage_export');
   const configFile = flags.config ?? (existsSync(join(folder, 'firebase.json')) ? join(folder, 'firebase.json') : undefined);
   const files = projectFiles(configFile);
   const hasFirestore = existsSync(firestoreFolder);
-  if (!hasFirestore && !existsSync(accountsFile) && !configFile) throw new TransferRefusal(`${folder} holds no firestore_export/, auth_export/accounts.json nor firebase.json`);
+  if (!hasFirestore && !existsSync(accountsFile) && !existsSync(storageFolder) && !configFile) {
+    throw new TransferRefusal(`${folder} holds no firestore_export/, auth_export/accounts.json, storage_export/ nor firebase.json`);
+  }
   if (!hasFirestore && !flags.project) throw new TransferRefusal('give --project: without a Firestore export the folder does not say which project it is');
 
   const lines: string[] = [];
@@ -94,6 +110,15 @@ async function importProject(dir: string, flags: ProjectImportFlags): Promise<st
       }
       lines.push(`Imported ${users.length - refused} of ${users.length} account(s) into ${project} (${withPassword} with a password, hashed on the way in).`);
     }
+    if (existsSync(storageFolder)) {
+      const bytes = byteStoreOf(flags);
+      try {
+        const report = await importStorageExport(storageFolder, { bytes, files: storage.files, projectId: project });
+        lines.push(`Imported ${report.objects} Cloud Storage object(s), ${report.bytes} bytes, into bucket(s) ${report.buckets.join(', ') || '(none)'} of ${project} (download tokens kept).`);
+      } finally {
+        await bytes.close();
+      }
+    }
     const registry = new RulesRegistry(storage.rules, pino({ level: 'silent' }));
     if (files.firestoreRules) {
       await releaseRulesFile(registry, project, files.firestoreRules, firestoreRelease);
@@ -112,6 +137,7 @@ async function importProject(dir: string, flags: ProjectImportFlags): Promise<st
 
 interface ProjectExportFlags extends StorageFlags {
   project: string;
+  storageUrl?: string;
 }
 
 async function exportProject(dir: string, flags: ProjectExportFlags): Promise<string[]> {
@@ -130,6 +156,13 @@ async function exportProject(dir: string, flags: ProjectExportFlags): Promise<st
     writeFileSync(join(folder, 'auth_export', 'accounts.json'), toEmulatorAccounts(accounts), { mode: 0o600 });
     writeFileSync(join(folder, 'auth_export', 'config.json'), `${JSON.stringify({ signIn: { allowDuplicateEmails: false } }, null, 2)}\n`);
     lines.push(`Exported ${accounts.length} account(s) to auth_export/ (passwords as Hearth's scrypt: they sign in on Hearth; on the Auth emulator after a reset).`);
+    const bytes = byteStoreOf(flags);
+    try {
+      const objects = await exportStorage(join(folder, 'storage_export'), { bytes, files: storage.files, buckets: defaultBucketsOf(db.projectId) });
+      lines.push(`Exported ${objects.objects} Cloud Storage object(s), ${objects.bytes} bytes, of bucket(s) ${objects.buckets.join(', ')} to storage_export/.`);
+    } finally {
+      await bytes.close();
+    }
     const config: FirebaseJson = {};
     for (const [release, file, service] of [[firestoreRelease, 'firestore.rules', 'firestore'], [storageRelease, 'storage.rules', 'storage']] as const) {
       const released = await storage.rules.getRelease(db.projectId, release);
@@ -145,6 +178,7 @@ async function exportProject(dir: string, flags: ProjectExportFlags): Promise<st
       version: 'hearth',
       firestore: { version: 'hearth', path: 'firestore_export', metadata_file: 'firestore_export/firestore_export.overall_export_metadata' },
       auth: { version: 'hearth', path: 'auth_export' },
+      storage: { version: 'hearth', path: 'storage_export' },
     }, null, 2)}\n`);
     lines.push(`Start Google's emulators from it: firebase emulators:start --import ${folder} --config ${join(folder, 'firebase.json')}`);
   } finally {
@@ -158,6 +192,7 @@ export function registerProjectTransfer(importCommand: Command, exportCommand: C
     .argument('[dir]', 'a `firebase emulators:export` folder')
     .option('--project <id>', "the project to import into (default: the Firestore export's own)")
     .option('--config <file>', "the project's firebase.json, for its rules and indexes (default: DIR/firebase.json when there)")
+    .option('--storage-url <url>', "the server's S3 byte store for Cloud Storage objects (or HEARTH_STORAGE_URL); default: the data folder")
     .option('--data <dir>', 'data folder', './.hearth')
     .option('--database-url <url>', 'the PostgreSQL database instead of the data folder (or HEARTH_DATABASE_URL)')
     .action((dir: string | undefined, flags: ProjectImportFlags) =>
@@ -169,6 +204,7 @@ export function registerProjectTransfer(importCommand: Command, exportCommand: C
   exportCommand
     .argument('[dir]', 'a new folder')
     .option('--project <id>', 'project id', 'demo-hearth')
+    .option('--storage-url <url>', "the server's S3 byte store for Cloud Storage objects (or HEARTH_STORAGE_URL); default: the data folder")
     .option('--data <dir>', 'data folder', './.hearth')
     .option('--database-url <url>', 'the PostgreSQL database instead of the data folder (or HEARTH_DATABASE_URL)')
     .action((dir: string | undefined, flags: ProjectExportFlags) =>
