@@ -75,6 +75,10 @@ async function emulatorsExportFolder(): Promise<string> {
         customAttributes: '{"role":"admin"}',
         providerUserInfo: [{ providerId: 'password', email: 'ada@example.com', federatedId: 'ada@example.com', rawId: 'ada@example.com', displayName: 'Ada' }],
       },
+      {
+        localId: 'cy3', email: 'cy@example.com', emailVerified: true, createdAt: '1700000000000',
+        mfaInfo: [{ mfaEnrollmentId: 'f1', displayName: 'work phone', phoneInfo: '+15555550199', enrolledAt: '2023-11-14T22:13:20.000Z' }],
+      },
       { localId: 'bob2', phoneNumber: '+15555550100', createdAt: '1700000000000', providerUserInfo: [{ providerId: 'phone', rawId: '+15555550100', phoneNumber: '+15555550100' }] },
     ],
   }));
@@ -137,7 +141,7 @@ describe('hearth import / export of a firebase emulators:export folder', { skip:
 
   test('it says what it brought in', () => {
     assert.match(importOutput, /Imported 1 document\(s\) into demo-project-folder\/\(default\)/);
-    assert.match(importOutput, /Imported 2 of 2 account\(s\) into demo-project-folder \(1 with a password, hashed on the way in\)/);
+    assert.match(importOutput, /Imported 3 of 3 account\(s\) into demo-project-folder \(1 with a password, hashed on the way in\)/);
     assert.match(importOutput, /Released .*firestore\.rules as the Firestore rules of demo-project-folder/);
     assert.match(importOutput, /Imported 1 Cloud Storage object\(s\), 70000 bytes, into bucket\(s\) demo-project-folder\.appspot\.com/);
   });
@@ -155,7 +159,7 @@ describe('hearth import / export of a firebase emulators:export folder', { skip:
   test('users sign in with their passwords, the rules are in force, no plain-text password is kept', async () => {
     assert.deepEqual(await clientView(hearth, password), { signIn: 'no error', wrongPassword: 'auth/invalid-credential', signedOut: 'permission-denied', signedIn: 'hi' });
     const stored = await storedRows(dataDir, 'SELECT record FROM users');
-    assert.equal(stored.length, 2);
+    assert.equal(stored.length, 3);
     for (const row of stored) assert.ok(!String(row.record).includes('correct horse'), 'a stored account holds the plain-text password');
   });
 
@@ -170,14 +174,17 @@ describe('hearth import / export of a firebase emulators:export folder', { skip:
       assert.ok(existsSync(join(out, file)), `${file} is missing`);
     }
     assert.equal(readFileSync(join(out, 'firestore.rules'), 'utf8'), rules);
-    const accounts = JSON.parse(readFileSync(join(out, 'auth_export/accounts.json'), 'utf8')) as { kind: string; users: Array<{ localId: string; customAttributes?: string }> };
+    const accounts = JSON.parse(readFileSync(join(out, 'auth_export/accounts.json'), 'utf8')) as { kind: string; users: Array<{ localId: string; customAttributes?: string; mfaInfo?: Array<{ phoneInfo: string; displayName: string }> }> };
     assert.equal(accounts.kind, 'identitytoolkit#DownloadAccountResponse');
-    assert.deepEqual(accounts.users.map((user) => user.localId).sort(), ['ada1', 'bob2']);
+    assert.deepEqual(accounts.users.map((user) => user.localId).sort(), ['ada1', 'bob2', 'cy3']);
+    assert.deepEqual(accounts.users.find((user) => user.localId === 'cy3')!.mfaInfo!.map(({ phoneInfo, displayName }) => ({ phoneInfo, displayName })), [{ phoneInfo: '+15555550199', displayName: 'work phone' }]);
+    assert.match(exported.stderr, /firebase auth:import .*accounts\.json --hash-algo STANDARD_SCRYPT --mem-cost \d+ --block-size \d+ --parallelization \d+ --dk-len \d+/);
     assert.equal(accounts.users.find((user) => user.localId === 'ada1')!.customAttributes, '{"role":"admin"}');
 
     const secondDir = tempDataDir();
     const reimported = await hearthCli(['import', out], secondDir);
     assert.equal(reimported.code, 0, reimported.stderr);
+    assert.match(reimported.stderr, /Imported 3 of 3 account\(s\)/);
     const second = await startHearth({ dataDir: secondDir, defaultProjectId: projectId });
     try {
       assert.deepEqual(await clientView(second, password), { signIn: 'no error', wrongPassword: 'auth/invalid-credential', signedOut: 'permission-denied', signedIn: 'hi' });

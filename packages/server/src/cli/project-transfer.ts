@@ -3,7 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import pino from 'pino';
 import { emulatorImportHashOptions, fromEmulatorAccounts, toEmulatorAccounts } from '../auth/core/emulator-accounts.js';
-import { exportAccounts, type ExportedAccount } from '../auth/core/user-export.js';
+import { exportAccounts, exportHashOptions, type ExportedAccount } from '../auth/core/user-export.js';
 import { importAccounts, maxImportBatch } from '../auth/core/user-import.js';
 import { loadIndexFile } from '../firestore/core/index-file.js';
 import { checkDatabase } from '../firestore/core/paths.js';
@@ -156,6 +156,8 @@ async function exportProject(dir: string, flags: ProjectExportFlags): Promise<st
     writeFileSync(join(folder, 'auth_export', 'accounts.json'), toEmulatorAccounts(accounts), { mode: 0o600 });
     writeFileSync(join(folder, 'auth_export', 'config.json'), `${JSON.stringify({ signIn: { allowDuplicateEmails: false } }, null, 2)}\n`);
     lines.push(`Exported ${accounts.length} account(s) to auth_export/ (passwords as Hearth's scrypt: they sign in on Hearth; on the Auth emulator after a reset).`);
+    const { hashAlgo, memCost, blockSize, parallelization, dkLen } = exportHashOptions;
+    lines.push(`Into Firebase: firebase auth:import ${join(folder, 'auth_export', 'accounts.json')} --hash-algo ${hashAlgo} --mem-cost ${memCost} --block-size ${blockSize} --parallelization ${parallelization} --dk-len ${dkLen}`);
     const bytes = byteStoreOf(flags);
     try {
       const objects = await exportStorage(join(folder, 'storage_export'), { bytes, files: storage.files, buckets: defaultBucketsOf(db.projectId) });

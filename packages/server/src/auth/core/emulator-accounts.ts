@@ -84,7 +84,9 @@ export async function fromEmulatorAccounts(json: string): Promise<{ users: Impor
     const lastLoginAt = text(record.lastLoginAt);
     if (lastLoginAt !== undefined) account.lastLoginAt = lastLoginAt;
     if (Array.isArray(record.providerUserInfo)) account.providerUserInfo = record.providerUserInfo.map(provider);
-    if (Array.isArray(record.mfaInfo)) account.mfaInfo = record.mfaInfo;
+    // Phone factors move (as in the Firebase CLI's format); a TOTP secret is in no export to move.
+    const phoneFactors = Array.isArray(record.mfaInfo) ? record.mfaInfo.filter((factor: unknown) => typeof (factor as { phoneInfo?: unknown } | null)?.phoneInfo === 'string') : [];
+    if (phoneFactors.length > 0) account.mfaInfo = phoneFactors;
     const password = typeof record.passwordHash === 'string' ? plainPassword(record.passwordHash) : undefined;
     if (password !== undefined) {
       const salt = randomBytes(16);
