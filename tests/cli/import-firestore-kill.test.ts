@@ -15,7 +15,7 @@ import { repoRoot, tempDataDir } from '../helpers/hearth.js';
 import { hearthCli } from '../helpers/firestore-export-differential.js';
 import { storedRows, testDatabaseUrl } from '../helpers/test-backend.js';
 
-const count = 60_000;
+const count = 100_000;
 
 function writeLargeExport(): string {
   const folder = join(tempDataDir(), 'big');
@@ -47,11 +47,12 @@ test('a killed import leaves the target empty; run again, it imports everything'
   });
   let stderr = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  // Killed once it says it has written some documents (in its one transaction), well before the end.
+  // Killed once it says it has written some documents (in its one transaction), before the last batch.
   await new Promise<void>((resolve, reject) => {
     child.stderr!.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
-      if (/importing: \d+ documents/.test(stderr)) resolve();
+      const written = [...stderr.matchAll(/importing: (\d+) documents/g)].map((match) => Number(match[1]));
+      if (written.some((n) => n < count)) resolve();
     });
     child.once('exit', () => reject(new Error(`the import ended before it could be killed (make the export larger):\n${stderr}`)));
   });
@@ -84,4 +85,31 @@ test('a corrupt export is refused with where it is broken, nothing written', asy
   const notAnExport = await hearthCli(['import', 'firestore', dataDir], dataDir);
   assert.equal(notAnExport.code, 1);
   assert.match(notAnExport.stderr, /no \.overall_export_metadata file/);
+});
+
+test('--collection-ids takes only those collection groups, at any depth, both ways; --database names the target', async () => {
+  const folder = join(tempDataDir(), 'mixed');
+  const writer = new ExportWriter(folder);
+  for (const path of ['items/a', 'items/b', 'notes/n1', 'items/a/notes/n2', 'items/a/other/o1']) {
+    writer.add(documentToEntity('demo-kill', '(default)', path, new Map([['p', { type: 'string', value: path }]])));
+  }
+  writer.close();
+  const dataDir = tempDataDir();
+  const imported = await hearthCli(['import', 'firestore', folder, '--collection-ids', 'notes', '--database', 'only-notes'], dataDir);
+  assert.equal(imported.code, 0, imported.stderr);
+  assert.match(imported.stderr, /Imported 2 document\(s\) into demo-kill\/only-notes .*read 5 record\(s\).*3 left out by --collection-ids/);
+  const rows = await storedRows(dataDir, "SELECT collection_id AS c FROM fs_documents WHERE db = 'demo-kill/only-notes'");
+  assert.deepEqual(rows.map((row) => String(row.c)).sort(), ['notes', 'notes']);
+
+  const everything = await hearthCli(['import', 'firestore', folder], dataDir);
+  assert.equal(everything.code, 0, everything.stderr);
+  const out = join(tempDataDir(), 'items-only');
+  const exported = await hearthCli(['export', 'firestore', out, '--project', 'demo-kill', '--collection-ids', 'items,other'], dataDir);
+  assert.equal(exported.code, 0, exported.stderr);
+  assert.match(exported.stderr, /Exported 3 document\(s\) of demo-kill\/\(default\)/);
+  const back = tempDataDir();
+  const again = await hearthCli(['import', 'firestore', out], back);
+  assert.equal(again.code, 0, again.stderr);
+  const paths = await storedRows(back, "SELECT collection_id AS c FROM fs_documents WHERE db = 'demo-kill/(default)'");
+  assert.deepEqual(paths.map((row) => String(row.c)).sort(), ['items', 'items', 'other']);
 });
