@@ -79,7 +79,12 @@ export interface StorageImportReport {
 export async function importStorageExport(folder: string, target: { bytes: ByteStore; files: FilesStore; projectId: string }): Promise<StorageImportReport> {
   const bucketsFile = join(folder, 'buckets.json');
   if (!existsSync(bucketsFile)) throw new StorageExportError(`${folder} has no buckets.json: not a Storage emulator export`);
-  const listed = (JSON.parse(readFileSync(bucketsFile, 'utf8')) as { buckets?: Array<{ id?: string }> }).buckets ?? [];
+  let listed: Array<{ id?: string }>;
+  try {
+    listed = (JSON.parse(readFileSync(bucketsFile, 'utf8')) as { buckets?: Array<{ id?: string }> }).buckets ?? [];
+  } catch (error) {
+    throw new StorageExportError(`${bucketsFile} is not JSON: ${(error as Error).message}`);
+  }
   const report: StorageImportReport = { buckets: listed.flatMap((bucket) => (bucket.id ? [bucket.id] : [])), objects: 0, bytes: 0 };
   const metadataFolder = join(folder, 'metadata');
   if (!existsSync(metadataFolder)) return report;
@@ -87,7 +92,12 @@ export async function importStorageExport(folder: string, target: { bytes: ByteS
     if (!metadataFile.endsWith('.json')) continue;
     const relativePath = relative(metadataFolder, metadataFile).slice(0, -'.json'.length);
     const blobFile = join(folder, 'blobs', relativePath);
-    const metadata = JSON.parse(readFileSync(metadataFile, 'utf8')) as EmulatorMetadata;
+    let metadata: EmulatorMetadata;
+    try {
+      metadata = JSON.parse(readFileSync(metadataFile, 'utf8')) as EmulatorMetadata;
+    } catch (error) {
+      throw new StorageExportError(`${metadataFile} is not JSON: ${(error as Error).message}`);
+    }
     if (!metadata.name || !metadata.bucket || !existsSync(blobFile)) throw new StorageExportError(`${metadataFile}: no object name, bucket or bytes (${relativePath.split(sep).join('/')})`);
     // The checksums are worked out from the bytes: what Hearth serves must match what it holds.
     const sums = await checksums(blobFile);

@@ -66,7 +66,12 @@ export function findExport(path: string): ExportFiles {
   const outputFiles: string[] = [];
   for (const record of readLogRecords(metadataFile)) {
     if (record.equals(versionRecord)) continue;
-    const listing = OverallMetadata.toObject(OverallMetadata.decode(record)) as { part?: Array<{ path?: string }> };
+    let listing: { part?: Array<{ path?: string }> };
+    try {
+      listing = OverallMetadata.toObject(OverallMetadata.decode(record)) as typeof listing;
+    } catch (error) {
+      throw new NotAnExport(`${metadataFile} is not an export's metadata: ${(error as Error).message}`);
+    }
     for (const part of listing.part ?? []) {
       if (!part.path) continue;
       const partFolder = dirname(resolve(folder, part.path));
