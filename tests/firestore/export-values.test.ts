@@ -3,11 +3,13 @@
  * emulator (every type, nested maps and arrays, a subcollection, a numeric id, a named database),
  * exported by the emulator, imported with `hearth import firestore`: Hearth returns exactly the
  * emulator's fields (int64 extremes, NaN, -0, timestamps to the microsecond, bytes, references,
- * geopoints, vectors). An import into a database that has documents is refused and writes nothing.
+ * geopoints, vectors); the named database exported again by Hearth starts Google's emulator with the
+ * same fields. An import into a database that has documents is refused and writes nothing.
  *
  * Skipped when gcloud and its Firestore emulator component are missing (CI installs them: .ci/run).
  */
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { deleteApp, initializeApp, type App } from 'firebase-admin/app';
 import { FieldValue, GeoPoint, getFirestore, setLogFunction, Timestamp, type Firestore } from 'firebase-admin/firestore';
@@ -101,6 +103,19 @@ describe('hearth import firestore: every value as the emulator exported it', { s
   test('a named database keeps its name and its references', async () => {
     const [fromEmulator, fromHearth] = await Promise.all([documents(emulator!.url, 'other', ['things/t1']), documents(hearth.url, 'other', ['things/t1'])]);
     assert.deepEqual(fromHearth, fromEmulator);
+  });
+
+  test("a named database out with hearth export firestore: Google's emulator starts from it with the same fields", async () => {
+    const folder = join(tempDataDir(), 'other_export');
+    const exported = await hearthCli(['export', 'firestore', folder, '--project', projectId, '--database', 'other'], dataDir);
+    assert.equal(exported.code, 0, exported.stderr);
+    const fromHearth = (await startGoogleEmulator({ args: [`--import-data=${join(folder, 'other_export.overall_export_metadata')}`] }))!;
+    try {
+      const [original, restarted] = await Promise.all([documents(emulator!.url, 'other', ['things/t1']), documents(fromHearth.url, 'other', ['things/t1'])]);
+      assert.deepEqual(restarted, original);
+    } finally {
+      await fromHearth.stop();
+    }
   });
 
   test('into a database with documents: refused, nothing written', async () => {
