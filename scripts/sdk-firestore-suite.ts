@@ -16,35 +16,21 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { runBrowserSuite } from './sdk-suite/browser-suite.js';
 import { copyFirestoreTests } from './sdk-suite/firestore-checkout.js';
 import { runNodeSuite } from './sdk-suite/node-suite.js';
+import { suiteArgs } from './sdk-suite/suite-args.js';
 import { countsOf, formatCounts, type SuiteRun } from './sdk-suite/results.js';
 import { repoRoot, startFirestoreEmulator, startHearthDev, type Target } from './sdk-suite/targets.js';
 
-const { values } = parseArgs({
-  options: {
-    sdk: { type: 'string' },
-    ref: { type: 'string', default: 'HEAD' },
-    tools: { type: 'string', default: process.env.HEARTH_TOOLS ?? '/work/tools' },
-    targets: { type: 'string', default: 'hearth,emulator' },
-    suites: { type: 'string', default: 'node,browser' },
-    project: { type: 'string', default: 'test-emulator' },
-    grep: { type: 'string' },
-    verbose: { type: 'boolean', default: false },
-  },
-});
-if (!values.sdk) {
-  process.stderr.write('usage: tsx scripts/sdk-firestore-suite.ts --sdk FIREBASE_JS_SDK_CHECKOUT [--ref REF] [--tools DIR] [--targets hearth,emulator]\n');
-  process.exit(2);
-}
+const values = suiteArgs('sdk-firestore-suite.ts', 'test-emulator');
 
 const scratch = mkdtempSync(join(tmpdir(), 'sdk-firestore-suite-'));
-const checkout = copyFirestoreTests(values.sdk, values.ref!, scratch);
-const nodePaths = [join(repoRoot, 'node_modules'), join(values.tools!, 'node_modules')];
-const files = values.grep ? checkout.testFiles.filter((file) => file.includes(values.grep!)) : checkout.testFiles;
-const projectId = values.project!;
+const checkout = copyFirestoreTests(values.sdk, values.ref, scratch);
+const nodePaths = [join(repoRoot, 'node_modules'), join(values.tools, 'node_modules')];
+const grep = values.grep;
+const files = grep ? checkout.testFiles.filter((file) => file.includes(grep)) : checkout.testFiles;
+const projectId = values.project;
 process.stdout.write(`SDK tests from ${checkout.describe}: ${files.length} files\n`);
 
 const starters: Record<string, () => Promise<Target>> = {
@@ -59,7 +45,7 @@ const suites: Record<string, (target: Target, env: Record<string, string>, scrat
     runBrowserSuite({
       files,
       nodePaths,
-      toolsModules: join(values.tools!, 'node_modules'),
+      toolsModules: join(values.tools, 'node_modules'),
       hostPort: target.hostPort,
       projectId,
       timeoutMs: 40 * 60_000,
@@ -76,9 +62,9 @@ function progress(line: string): void {
 
 const summary: string[] = [];
 try {
-  for (const suiteName of values.suites!.split(',')) {
+  for (const suiteName of values.suites) {
     const runs = new Map<string, SuiteRun>();
-    for (const targetName of values.targets!.split(',')) {
+    for (const targetName of values.targets) {
       const start = starters[targetName];
       const suite = suites[suiteName];
       if (!start || !suite) throw new Error(`unknown target ${targetName} or suite ${suiteName}`);

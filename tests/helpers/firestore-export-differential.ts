@@ -11,26 +11,15 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { GoogleEmulator } from './firestore-emulator.js';
 import { repoRoot, tempDataDir } from './hearth.js';
-import { canonicalRunQuery, compareAnswers, type Answer, type Mismatch, type Server } from './firestore-differential-compare.js';
+import { call, canonicalRunQuery, compareAnswers, type Mismatch, type Server } from './firestore-differential-compare.js';
 import { Random, layoutForSeed, randomDataset, randomValidQuery, type Dataset } from './random-firestore.js';
 import { testDatabaseUrl } from './test-backend.js';
+
+export { call };
 
 export const exportProject = 'demo-export';
 export const exportDatabaseRoot = `projects/${exportProject}/databases/(default)/documents`;
 
-export async function call(server: Server, method: 'GET' | 'POST', path: string, body?: unknown): Promise<Answer> {
-  const response = await fetch(`${server.url}/v1/${path}`, {
-    method,
-    headers: { authorization: 'Bearer owner', 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  try {
-    return { status: response.status, body: JSON.parse(text) };
-  } catch {
-    return { status: response.status, body: text };
-  }
-}
 
 /** Seed 2 queries a root collection, seed 3 one under a document (both parents, collection groups from the root). */
 export const exportSeeds = [2, 3];
