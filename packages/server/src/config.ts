@@ -30,6 +30,8 @@ export interface HearthOptions extends AuthOptions, FirestoreOptions {
   storageRulesFile?: string;
   /** Released to the default project outside --dev when it has no storage rules and no --storage-rules is given (the web app's). */
   shippedStorageRulesFile?: string;
+  /** `--functions DIR`: a Cloud Functions for Firebase code base run beside Hearth (functions/). */
+  functionsDir?: string;
   /** Cloud Storage (files/): the largest object, a quota per project, uploads and downloads in flight per client address. */
   files: FilesConfig;
 }
