@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import type { DispatcherOptions } from './functions/event-dispatcher.js';
 import { defaultAuthOptions, type AuthOptions } from './auth/auth-options.js';
 import { defaultFirestoreOptions, type FirestoreOptions } from './firestore/firestore-options.js';
 
@@ -32,6 +33,8 @@ export interface HearthOptions extends AuthOptions, FirestoreOptions {
   shippedStorageRulesFile?: string;
   /** `--functions DIR`: a Cloud Functions for Firebase code base run beside Hearth (functions/). */
   functionsDir?: string;
+  /** Tests: the trigger dispatcher's backoff, tries and poll (functions/event-dispatcher.ts). */
+  functionsDispatcher?: Partial<DispatcherOptions>;
   /** Cloud Storage (files/): the largest object, a quota per project, uploads and downloads in flight per client address. */
   files: FilesConfig;
 }

@@ -9,7 +9,7 @@ import type { HearthOptions } from './config.js';
 import { registerConsoleTools, setUpConsole } from './console/console-setup.js';
 import { registerConsoleStorageRules } from './console/storage-rules-simulation.js';
 import { setUpFiles } from './files/files-setup.js';
-import { setUpFunctions, type FunctionsAssembly } from './functions/functions-setup.js';
+import { discoverCodeBase, setUpFunctions, type FunctionsAssembly } from './functions/functions-setup.js';
 import { assembleFirestore } from './firestore/firestore-setup.js';
 import { createHttpApp } from './http/app.js';
 import { ownOriginsOf } from './http/browser-origin.js';
@@ -55,7 +55,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   // The folder holds password hashes, keys and mails: private to the owner even if it existed before.
   chmodSync(options.dataDir, 0o700);
   // First: a code base that cannot be loaded refuses the start before anything is opened.
-  const functions = await setUpFunctions({ defaultProjectId: options.defaultProjectId, ...(options.functionsDir ? { functionsDir: options.functionsDir } : {}) }, logger);
+  const functionsPlan = await discoverCodeBase({ defaultProjectId: options.defaultProjectId, ...(options.functionsDir ? { functionsDir: options.functionsDir } : {}) });
   const pgPool = options.databaseUrl ? openPgPool(options.databaseUrl) : undefined;
   const storage = await openStorage(options.dataDir, pgPool, options.sqliteWriterLatch).catch(async (error: unknown) => {
     await pgPool?.end();
@@ -110,6 +110,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     dev: options.dev,
     isOwnerCredential,
   });
+  const functions = setUpFunctions(functionsPlan, { documents: storage.documents, triggerEvents: storage.triggerEvents, ...(options.functionsDispatcher ? { dispatcher: options.functionsDispatcher } : {}) }, logger);
   await registerWebRoutes(app, options.webRoot, auth.projects, urls.publicUrl);
 
   const defaultApiKey = (await auth.projects.config(options.defaultProjectId)).apiKeys[0]!;

@@ -9,6 +9,10 @@ import { defaultBucketsOf } from '../files/files-setup.js';
 import { baseEnvironment, discoverFunctions } from './discovery.js';
 import type { FunctionEndpoint } from './manifest.js';
 import { WorkerProcess } from './worker-process.js';
+import type { DocumentStore } from '../storage/document-store.js';
+import type { TriggerEventStore } from '../storage/trigger-events.js';
+import { defaultDispatcherOptions, EventDispatcher, type DispatcherOptions } from './event-dispatcher.js';
+import { firestoreTriggerSelector } from './firestore-triggers.js';
 
 export interface FunctionsOptions {
   /** `--functions DIR`: the folder of a Cloud Functions for Firebase code base (its package.json). */
@@ -21,6 +25,10 @@ export interface FunctionsAssembly {
   endpoints: FunctionEndpoint[];
   /** The worker running the code base (undefined without --functions). */
   worker: WorkerProcess | undefined;
+  /** Delivers the trigger events commits store (undefined without --functions). */
+  dispatcher: EventDispatcher | undefined;
+  /** Trigger events waiting for delivery, and set aside. */
+  eventCounts(): Promise<{ pending: number; setAside: number }>;
   /** One line for the start banner. */
   summary: string;
   /** Once Hearth listens: starts the worker, its firebase-admin reaching `hearthUrl`. */
@@ -50,27 +58,62 @@ export function workerEnvironment(projectId: string, hearthUrl: string): NodeJS.
   };
 }
 
-export async function setUpFunctions(options: FunctionsOptions, logger: Logger): Promise<FunctionsAssembly> {
-  if (!options.functionsDir) {
-    return { endpoints: [], worker: undefined, summary: 'none', async started() {}, async close() {} };
-  }
+/** The code base as discovered, before anything else of Hearth is opened. */
+export interface FunctionsPlan {
+  codeBase: string;
+  projectId: string;
+  endpoints: FunctionEndpoint[];
+}
+
+/** Discovery first: a code base that does not load refuses the start before storage is opened. */
+export async function discoverCodeBase(options: FunctionsOptions): Promise<FunctionsPlan | undefined> {
+  if (!options.functionsDir) return undefined;
   const codeBase = resolve(options.functionsDir);
   const projectId = options.defaultProjectId;
+  const endpoints = await discoverFunctions(codeBase, workerEnvironment(projectId, 'http://127.0.0.1:1'));
+  return { codeBase, projectId, endpoints };
+}
+
+export interface FunctionsDeps {
+  documents: DocumentStore;
+  triggerEvents: TriggerEventStore;
+  dispatcher?: Partial<DispatcherOptions>;
+}
+
+export function setUpFunctions(plan: FunctionsPlan | undefined, deps: FunctionsDeps, logger: Logger): FunctionsAssembly {
+  if (!plan) {
+    return { endpoints: [], worker: undefined, dispatcher: undefined, summary: 'none', eventCounts: () => deps.triggerEvents.counts(), async started() {}, async close() {} };
+  }
+  const { codeBase, projectId, endpoints } = plan;
   let hearthUrl = '';
-  const endpoints = await discoverFunctions(codeBase, { ...workerEnvironment(projectId, 'http://127.0.0.1:1') });
   const worker = new WorkerProcess(codeBase, () => workerEnvironment(projectId, hearthUrl), logger.child({ codeBase }));
   for (const endpoint of endpoints) {
     if (endpoint.kind.type === 'unsupported') logger.warn({ function: endpoint.name, reason: endpoint.kind.reason }, 'a function Hearth does not run');
   }
+  const dispatcher = new EventDispatcher(deps.triggerEvents, worker, endpoints, logger.child({ component: 'functions' }), { ...defaultDispatcherOptions, ...deps.dispatcher });
+  const selector = firestoreTriggerSelector(projectId, endpoints);
+  if (selector) {
+    // Installed before Hearth listens: no commit is made without its events.
+    deps.documents.raiseTriggerEvents((db, change, commitTime) => {
+      const events = selector(db, change, commitTime);
+      if (events.length) dispatcher.noteRaised();
+      return events;
+    });
+  }
   return {
     endpoints,
     worker,
+    dispatcher,
+    eventCounts: () => deps.triggerEvents.counts(),
     summary: `${codeBase}: ${endpoints.map((endpoint) => endpoint.name).join(', ') || 'no functions'}`,
     async started(url) {
       hearthUrl = url;
       await worker.start();
+      dispatcher.start();
     },
     async close() {
+      deps.documents.raiseTriggerEvents(undefined);
+      await dispatcher.stop();
       await worker.close();
     },
   };

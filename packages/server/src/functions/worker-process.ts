@@ -18,7 +18,11 @@ export interface WorkerAnswer {
 
 /** The worker did not answer: it died, or the call outlived its timeout. */
 export class WorkerUnavailable extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** 'timeout': the function ran past its time (its failure); 'down': the worker was not there (not the function's). */
+    readonly reason: 'timeout' | 'down' = 'down',
+  ) {
     super(message);
     this.name = 'WorkerUnavailable';
   }
@@ -146,7 +150,8 @@ export class WorkerProcess {
       });
       return { status: answer.status, headers: answer.headers, body: Buffer.from(await answer.arrayBuffer()) };
     } catch (error) {
-      throw new WorkerUnavailable(deadline.aborted ? `the function did not finish within ${Math.round(init.timeoutMs / 1000)} s` : `the functions worker did not answer: ${(error as Error).message}`);
+      if (deadline.aborted) throw new WorkerUnavailable(`the function did not finish within ${Math.round(init.timeoutMs / 1000)} s`, 'timeout');
+      throw new WorkerUnavailable(`the functions worker did not answer: ${(error as Error).message}`);
     }
   }
 

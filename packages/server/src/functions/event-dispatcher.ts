@@ -1,0 +1,195 @@
+/**
+ * Delivers stored trigger events to the worker, at least once: claims due events under a lease
+ * (so one instance at a time holds each), calls the function, and settles the event by its answer.
+ * - delivered (2xx): removed;
+ * - the function failed (threw, or ran past its timeoutSeconds): with `retry` set it is due again
+ *   after a backoff (1 s doubling to 10 min, jittered) until `maxAttempts` tries, then set aside;
+ *   without `retry` it is set aside at once (Google drops it; Hearth keeps it for the operator);
+ * - the worker was not there (restarting): due again shortly, not counted against the function.
+ * A crash between the call and the settle leaves the lease to lapse, and the event is delivered
+ * again with the same id: functions must be idempotent, as on Google's servers.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { TriggerEvent, TriggerEventStore } from '../storage/trigger-events.js';
+import type { FirestoreEventPayload } from './firestore-triggers.js';
+import { workerEventBody } from './firestore-event-shapes.js';
+import type { FunctionEndpoint } from './manifest.js';
+import { WorkerUnavailable, type WorkerProcess } from './worker-process.js';
+
+export interface DispatcherOptions {
+  /** Tries before an event is set aside (with retry). */
+  maxAttempts: number;
+  /** The first retry's wait; each later one doubles, up to maxBackoffMs. */
+  firstBackoffMs: number;
+  maxBackoffMs: number;
+  /** Deliveries in flight at once, per instance. */
+  concurrency: number;
+  /** How often the store is looked at when nothing was raised here (other instances' commits, retries). */
+  pollMs: number;
+  /** A function's time when its manifest sets none (Google's default for event functions). */
+  defaultTimeoutSeconds: number;
+}
+
+export const defaultDispatcherOptions: DispatcherOptions = {
+  maxAttempts: 8,
+  firstBackoffMs: 1000,
+  maxBackoffMs: 600_000,
+  concurrency: 16,
+  pollMs: 500,
+  defaultTimeoutSeconds: 60,
+};
+
+export interface DeliveryRecord {
+  id: string;
+  target: string;
+  attempt: number;
+  ok: boolean;
+  ms: number;
+  error?: string;
+  at: number;
+}
+
+export class EventDispatcher {
+  private readonly owner = randomUUID();
+  private readonly byName: Map<string, FunctionEndpoint>;
+  private running = false;
+  private stopped = false;
+  private timer: NodeJS.Timeout | undefined;
+  private raised = 0;
+  private inFlight = 0;
+  private loop: Promise<void> | undefined;
+  /** The last deliveries (newest last), for the console and tests. */
+  readonly deliveries: DeliveryRecord[] = [];
+  private readonly settledListeners = new Set<(record: DeliveryRecord) => void>();
+
+  constructor(
+    private readonly store: TriggerEventStore,
+    private readonly worker: WorkerProcess,
+    endpoints: readonly FunctionEndpoint[],
+    private readonly logger: Logger,
+    private readonly options: DispatcherOptions = defaultDispatcherOptions,
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.byName = new Map(endpoints.map((endpoint) => [endpoint.name, endpoint]));
+  }
+
+  /** Something was raised by a commit of this process: look soon rather than at the next poll. */
+  noteRaised(): void {
+    this.raised++;
+    if (this.running && !this.loop) this.schedule(5);
+  }
+
+  onSettled(listener: (record: DeliveryRecord) => void): () => void {
+    this.settledListeners.add(listener);
+    return () => this.settledListeners.delete(listener);
+  }
+
+  start(): void {
+    if (this.running || this.stopped) return;
+    this.running = true;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    await this.loop;
+  }
+
+  private schedule(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (!this.running || this.loop) return;
+      this.loop = this.round().finally(() => {
+        this.loop = undefined;
+      });
+    }, ms);
+  }
+
+  /** Claims and delivers until nothing is due, then waits for the next poll (or a raise). */
+  private async round(): Promise<void> {
+    try {
+      for (;;) {
+        if (!this.running) return;
+        const room = this.options.concurrency - this.inFlight;
+        if (room <= 0) {
+          await new Promise((wake) => setTimeout(wake, 5));
+          continue;
+        }
+        this.raised = 0;
+        const leaseMs = this.maxTimeoutMs() + 30_000;
+        const claimed = await this.store.claim(this.owner, this.clock(), leaseMs, room);
+        for (const event of claimed) {
+          this.inFlight++;
+          void this.deliver(event).finally(() => {
+            this.inFlight--;
+          });
+        }
+        if (claimed.length === 0 && this.raised === 0) break;
+        if (claimed.length === 0) await new Promise((wake) => setTimeout(wake, 5));
+      }
+    } catch (error) {
+      if (this.running) this.logger.error({ err: error }, 'claiming trigger events failed; trying again at the next poll');
+    }
+    if (this.running) this.schedule(this.options.pollMs);
+  }
+
+  private maxTimeoutMs(): number {
+    let max = this.options.defaultTimeoutSeconds;
+    for (const endpoint of this.byName.values()) max = Math.max(max, endpoint.timeoutSeconds ?? 0);
+    return max * 1000;
+  }
+
+  private async deliver(event: TriggerEvent): Promise<void> {
+    const endpoint = this.byName.get(event.target);
+    const started = this.clock();
+    const attempt = event.attempts + 1;
+    let failure: { error: string; counts: boolean } | undefined;
+    if (!endpoint) {
+      failure = { error: `the code base no longer exports ${event.target}`, counts: true };
+    } else {
+      try {
+        const payload = JSON.parse(event.payload) as FirestoreEventPayload;
+        const body = workerEventBody(event.id, payload, event.commitTime, endpoint.region);
+        const answer = await this.worker.request(`/__hearth/events/${encodeURIComponent(event.target)}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+          timeoutMs: (endpoint.timeoutSeconds ?? this.options.defaultTimeoutSeconds) * 1000,
+        });
+        if (answer.status < 200 || answer.status >= 300) {
+          failure = { error: `status ${answer.status}: ${answer.body.toString('utf8').slice(0, 1000)}`, counts: true };
+        }
+      } catch (error) {
+        const down = error instanceof WorkerUnavailable && error.reason === 'down';
+        failure = { error: (error as Error).message, counts: !down };
+      }
+    }
+    const record: DeliveryRecord = { id: event.id, target: event.target, attempt, ok: !failure, ms: this.clock() - started, at: this.clock(), ...(failure ? { error: failure.error } : {}) };
+    this.deliveries.push(record);
+    if (this.deliveries.length > 1000) this.deliveries.shift();
+    try {
+      if (!failure) await this.store.succeed(event.id, this.owner);
+      else await this.store.fail(event.id, this.owner, this.nextTry(event, endpoint, failure));
+    } catch (error) {
+      // The lease lapses and the event is delivered again: at least once.
+      this.logger.error({ err: error, event: event.id }, 'settling a trigger event failed');
+    }
+    if (failure?.counts) this.logger.warn({ function: event.target, event: event.id, attempt, error: failure.error }, 'a function failed its event');
+    for (const listener of this.settledListeners) listener(record);
+  }
+
+  private nextTry(event: TriggerEvent, endpoint: FunctionEndpoint | undefined, failure: { error: string; counts: boolean }): { nextAt: number; error: string; setAside: boolean } {
+    const now = this.clock();
+    if (!failure.counts) {
+      // Not the function's failure: the same try again soon (the stored count goes up; a retry bound of its own below).
+      return { nextAt: now + 1000, error: failure.error, setAside: event.attempts + 1 >= this.options.maxAttempts * 4 };
+    }
+    if (!endpoint?.retry || event.attempts + 1 >= this.options.maxAttempts) return { nextAt: now, error: failure.error, setAside: true };
+    const backoff = Math.min(this.options.firstBackoffMs * 2 ** event.attempts, this.options.maxBackoffMs);
+    return { nextAt: now + Math.round(backoff * (0.75 + Math.random() * 0.5)), error: failure.error, setAside: false };
+  }
+}
