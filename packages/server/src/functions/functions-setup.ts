@@ -3,7 +3,9 @@
  * functions from its manifest, starts its worker once Hearth listens (the worker's firebase-admin
  * is pointed at Hearth's address), and wires what each kind of function needs.
  */
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { registerFunctionRoutes } from './http-routes.js';
 import { resolve } from 'node:path';
 import { defaultBucketsOf } from '../files/files-setup.js';
 import { baseEnvironment, discoverFunctions } from './discovery.js';
@@ -27,6 +29,8 @@ export interface FunctionsAssembly {
   worker: WorkerProcess | undefined;
   /** Delivers the trigger events commits store (undefined without --functions). */
   dispatcher: EventDispatcher | undefined;
+  /** HTTPS and callable functions' routes on Hearth's app. */
+  register(app: FastifyInstance): Promise<void>;
   /** Trigger events waiting for delivery, and set aside. */
   eventCounts(): Promise<{ pending: number; setAside: number }>;
   /** One line for the start banner. */
@@ -78,11 +82,13 @@ export interface FunctionsDeps {
   documents: DocumentStore;
   triggerEvents: TriggerEventStore;
   dispatcher?: Partial<DispatcherOptions>;
+  /** Throws unless `token` is a valid ID token of the project (any of its tenants). */
+  verifyIdToken(projectId: string, token: string): Promise<unknown>;
 }
 
 export function setUpFunctions(plan: FunctionsPlan | undefined, deps: FunctionsDeps, logger: Logger): FunctionsAssembly {
   if (!plan) {
-    return { endpoints: [], worker: undefined, dispatcher: undefined, summary: 'none', eventCounts: () => deps.triggerEvents.counts(), async started() {}, async close() {} };
+    return { endpoints: [], worker: undefined, dispatcher: undefined, summary: 'none', async register() {}, eventCounts: () => deps.triggerEvents.counts(), async started() {}, async close() {} };
   }
   const { codeBase, projectId, endpoints } = plan;
   let hearthUrl = '';
@@ -105,6 +111,7 @@ export function setUpFunctions(plan: FunctionsPlan | undefined, deps: FunctionsD
     worker,
     dispatcher,
     eventCounts: () => deps.triggerEvents.counts(),
+    register: (app) => registerFunctionRoutes(app, { projectId, endpoints, worker, verifyIdToken: deps.verifyIdToken }),
     summary: `${codeBase}: ${endpoints.map((endpoint) => endpoint.name).join(', ') || 'no functions'}`,
     async started(url) {
       hearthUrl = url;
