@@ -6,6 +6,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { registerFunctionRoutes } from './http-routes.js';
+import { BlockingCalls } from './blocking-calls.js';
+import type { BlockingSlot } from '../auth/core/blocking-functions.js';
 import { resolve } from 'node:path';
 import { defaultBucketsOf } from '../files/files-setup.js';
 import { baseEnvironment, discoverFunctions } from './discovery.js';
@@ -82,6 +84,8 @@ export interface FunctionsDeps {
   documents: DocumentStore;
   triggerEvents: TriggerEventStore;
   dispatcher?: Partial<DispatcherOptions>;
+  /** The identity domain's slot for blocking functions (beforeCreate, beforeSignIn). */
+  blocking?: BlockingSlot;
   /** Throws unless `token` is a valid ID token of the project (any of its tenants). */
   verifyIdToken(projectId: string, token: string): Promise<unknown>;
 }
@@ -97,6 +101,8 @@ export function setUpFunctions(plan: FunctionsPlan | undefined, deps: FunctionsD
     if (endpoint.kind.type === 'unsupported') logger.warn({ function: endpoint.name, reason: endpoint.kind.reason }, 'a function Hearth does not run');
   }
   const dispatcher = new EventDispatcher(deps.triggerEvents, worker, endpoints, logger.child({ component: 'functions' }), { ...defaultDispatcherOptions, ...deps.dispatcher });
+  const blocking = new BlockingCalls(projectId, endpoints, worker);
+  if (blocking.size && deps.blocking) deps.blocking.current = blocking;
   const selector = firestoreTriggerSelector(projectId, endpoints);
   if (selector) {
     // Installed before Hearth listens: no commit is made without its events.
@@ -120,6 +126,7 @@ export function setUpFunctions(plan: FunctionsPlan | undefined, deps: FunctionsD
     },
     async close() {
       deps.documents.raiseTriggerEvents(undefined);
+      if (deps.blocking?.current === blocking) deps.blocking.current = undefined;
       await dispatcher.stop();
       await worker.close();
     },
