@@ -44,6 +44,8 @@ export interface DeliveryRecord {
   id: string;
   target: string;
   attempt: number;
+  /** The commit that raised the event (µs). */
+  commitTime: number;
   ok: boolean;
   ms: number;
   error?: string;
@@ -168,7 +170,7 @@ export class EventDispatcher {
         failure = { error: (error as Error).message, counts: !down };
       }
     }
-    const record: DeliveryRecord = { id: event.id, target: event.target, attempt, ok: !failure, ms: this.clock() - started, at: this.clock(), ...(failure ? { error: failure.error } : {}) };
+    const record: DeliveryRecord = { id: event.id, target: event.target, attempt, commitTime: event.commitTime, ok: !failure, ms: this.clock() - started, at: this.clock(), ...(failure ? { error: failure.error } : {}) };
     this.deliveries.push(record);
     if (this.deliveries.length > 1000) this.deliveries.shift();
     try {
