@@ -35,7 +35,9 @@ describe('a functions code base beside Hearth', () => {
 
   test('its functions are read from its manifest, v2 and v1', () => {
     const byName = new Map(server.hearth.functions.endpoints.map((endpoint) => [endpoint.name, endpoint]));
-    assert.deepEqual([...byName.keys()].sort(), ['adminRoundTrip', 'aggregateRatings', 'alwaysFails', 'copyOnCreate', 'crash', 'grouped-hello', 'noteWritten', 'vetSignIn', 'vetSignUp', 'whoAmI']);
+    for (const name of ['adminRoundTrip', 'aggregateRatings', 'alwaysFails', 'copyOnCreate', 'crash', 'grouped-hello', 'noteWritten', 'vetSignIn', 'vetSignUp', 'whoAmI', 'slowTrigger']) assert.ok(byName.has(name), name);
+    assert.equal(byName.get('slowTrigger')!.timeoutSeconds, 1);
+    assert.equal(byName.get('vetSignUp')!.kind.type, 'blocking');
     assert.deepEqual(byName.get('aggregateRatings')!.kind, { type: 'firestore', eventType: 'google.cloud.firestore.document.v1.created', database: '(default)', namespace: '(default)', document: 'restaurants/{restaurantId}/ratings/{ratingId}' });
     assert.equal(byName.get('aggregateRatings')!.retry, true);
     assert.equal(byName.get('copyOnCreate')!.platform, 'gcfv1');

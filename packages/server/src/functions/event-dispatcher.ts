@@ -29,6 +29,11 @@ export interface DispatcherOptions {
   pollMs: number;
   /** A function's time when its manifest sets none (Google's default for event functions). */
   defaultTimeoutSeconds: number;
+  /**
+   * The re-trigger loop guard: more events than this for one function and one document within a
+   * minute (a trigger writing the document it listens to, again and again) are set aside undelivered.
+   */
+  loopLimitPerMinute: number;
 }
 
 export const defaultDispatcherOptions: DispatcherOptions = {
@@ -38,6 +43,7 @@ export const defaultDispatcherOptions: DispatcherOptions = {
   concurrency: 16,
   pollMs: 500,
   defaultTimeoutSeconds: 60,
+  loopLimitPerMinute: 100,
 };
 
 export interface DeliveryRecord {
@@ -64,6 +70,8 @@ export class EventDispatcher {
   /** The last deliveries (newest last), for the console and tests. */
   readonly deliveries: DeliveryRecord[] = [];
   private readonly settledListeners = new Set<(record: DeliveryRecord) => void>();
+  /** Per function and document: the times (ms) of its events' first deliveries in the last minute. */
+  private readonly recent = new Map<string, number[]>();
 
   constructor(
     private readonly store: TriggerEventStore,
@@ -149,9 +157,11 @@ export class EventDispatcher {
     const endpoint = this.byName.get(event.target);
     const started = this.clock();
     const attempt = event.attempts + 1;
-    let failure: { error: string; counts: boolean } | undefined;
+    let failure: { error: string; counts: boolean; setAside?: boolean } | undefined;
     if (!endpoint) {
       failure = { error: `the code base no longer exports ${event.target}`, counts: true };
+    } else if (event.attempts === 0 && this.loops(event, started)) {
+      failure = { error: `re-trigger loop suspected: more than ${this.options.loopLimitPerMinute} events for ${event.target} on ${event.path} in a minute; set aside undelivered`, counts: true, setAside: true };
     } else {
       try {
         const payload = JSON.parse(event.payload) as FirestoreEventPayload;
@@ -184,8 +194,21 @@ export class EventDispatcher {
     for (const listener of this.settledListeners) listener(record);
   }
 
-  private nextTry(event: TriggerEvent, endpoint: FunctionEndpoint | undefined, failure: { error: string; counts: boolean }): { nextAt: number; error: string; setAside: boolean } {
+  /** Counts a first delivery; true when its function and document are over the loop guard's limit. */
+  private loops(event: TriggerEvent, now: number): boolean {
+    const key = `${event.target}\u0000${event.db}\u0000${event.path}`;
+    const times = (this.recent.get(key) ?? []).filter((time) => now - time < 60_000);
+    times.push(now);
+    this.recent.set(key, times);
+    if (this.recent.size > 10_000) {
+      for (const [other, list] of this.recent) if (now - list[list.length - 1]! >= 60_000) this.recent.delete(other);
+    }
+    return times.length > this.options.loopLimitPerMinute;
+  }
+
+  private nextTry(event: TriggerEvent, endpoint: FunctionEndpoint | undefined, failure: { error: string; counts: boolean; setAside?: boolean }): { nextAt: number; error: string; setAside: boolean } {
     const now = this.clock();
+    if (failure.setAside) return { nextAt: now, error: failure.error, setAside: true };
     if (!failure.counts) {
       // Not the function's failure: the same try again soon (the stored count goes up; a retry bound of its own below).
       return { nextAt: now + 1000, error: failure.error, setAside: event.attempts + 1 >= this.options.maxAttempts * 4 };
