@@ -7,6 +7,7 @@ import type { HumanChecks } from './auth/captcha/human-check.js';
 import type { SmsDeliveryMode } from './auth/phone/sms-delivery.js';
 import type { HearthOptions } from './config.js';
 import { registerConsoleTools, setUpConsole } from './console/console-setup.js';
+import { registerConsoleFunctionsRoutes } from './console/functions-routes.js';
 import { registerConsoleStorageRules } from './console/storage-rules-simulation.js';
 import { setUpFiles } from './files/files-setup.js';
 import { discoverCodeBase, setUpFunctions, type FunctionsAssembly } from './functions/functions-setup.js';
@@ -112,6 +113,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   });
   const functions = setUpFunctions(functionsPlan, { documents: storage.documents, triggerEvents: storage.triggerEvents, ...(auth.deps.blocking ? { blocking: auth.deps.blocking } : {}), verifyIdToken: (projectId, token) => auth.verifyIdToken(projectId, token, { anyTenant: true }), ...(options.functionsDispatcher ? { dispatcher: options.functionsDispatcher } : {}) }, logger);
   await functions.register(app);
+  registerConsoleFunctionsRoutes(app, { functions, isOwnerCredential });
   await registerWebRoutes(app, options.webRoot, auth.projects, urls.publicUrl);
 
   const defaultApiKey = (await auth.projects.config(options.defaultProjectId)).apiKeys[0]!;

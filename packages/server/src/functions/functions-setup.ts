@@ -35,6 +35,8 @@ export interface FunctionsAssembly {
   register(app: FastifyInstance): Promise<void>;
   /** Trigger events waiting for delivery, and set aside. */
   eventCounts(): Promise<{ pending: number; setAside: number }>;
+  /** The stored trigger events (the console lists them and puts set-aside ones back). */
+  triggerEvents: TriggerEventStore;
   /** One line for the start banner. */
   summary: string;
   /** Once Hearth listens: starts the worker, its firebase-admin reaching `hearthUrl`. */
@@ -92,7 +94,7 @@ export interface FunctionsDeps {
 
 export function setUpFunctions(plan: FunctionsPlan | undefined, deps: FunctionsDeps, logger: Logger): FunctionsAssembly {
   if (!plan) {
-    return { endpoints: [], worker: undefined, dispatcher: undefined, summary: 'none', async register() {}, eventCounts: () => deps.triggerEvents.counts(), async started() {}, async close() {} };
+    return { endpoints: [], worker: undefined, dispatcher: undefined, summary: 'none', async register() {}, eventCounts: () => deps.triggerEvents.counts(), triggerEvents: deps.triggerEvents, async started() {}, async close() {} };
   }
   const { codeBase, projectId, endpoints } = plan;
   let hearthUrl = '';
@@ -117,6 +119,7 @@ export function setUpFunctions(plan: FunctionsPlan | undefined, deps: FunctionsD
     worker,
     dispatcher,
     eventCounts: () => deps.triggerEvents.counts(),
+    triggerEvents: deps.triggerEvents,
     register: (app) => registerFunctionRoutes(app, { projectId, endpoints, worker, verifyIdToken: deps.verifyIdToken }),
     summary: `${codeBase}: ${endpoints.map((endpoint) => endpoint.name).join(', ') || 'no functions'}`,
     async started(url) {
