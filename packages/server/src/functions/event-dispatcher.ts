@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import type { TriggerEvent, TriggerEventStore } from '../storage/trigger-events.js';
 import type { FirestoreEventPayload } from './firestore-triggers.js';
 import { workerEventBody } from './firestore-event-shapes.js';
+import { storageEventBody, type StorageEventPayload } from './storage-triggers.js';
 import type { FunctionEndpoint } from './manifest.js';
 import { WorkerUnavailable, type WorkerProcess } from './worker-process.js';
 
@@ -164,8 +165,8 @@ export class EventDispatcher {
       failure = { error: `re-trigger loop suspected: more than ${this.options.loopLimitPerMinute} events for ${event.target} on ${event.path} in a minute; set aside undelivered`, counts: true, setAside: true };
     } else {
       try {
-        const payload = JSON.parse(event.payload) as FirestoreEventPayload;
-        const body = workerEventBody(event.id, payload, event.commitTime, endpoint.region);
+        const payload = JSON.parse(event.payload) as FirestoreEventPayload | StorageEventPayload;
+        const body = 'source' in payload && payload.source === 'storage' ? storageEventBody(event.id, payload, event.commitTime / 1000) : workerEventBody(event.id, payload as FirestoreEventPayload, event.commitTime, endpoint.region);
         const answer = await this.worker.request(`/__hearth/events/${encodeURIComponent(event.target)}`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },

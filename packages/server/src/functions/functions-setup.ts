@@ -7,6 +7,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { registerFunctionRoutes } from './http-routes.js';
 import { BlockingCalls } from './blocking-calls.js';
+import { StorageEventBridge } from './storage-triggers.js';
+import type { FilesStore } from '../storage/files-store.js';
 import type { BlockingSlot } from '../auth/core/blocking-functions.js';
 import { resolve } from 'node:path';
 import { defaultBucketsOf } from '../files/files-setup.js';
@@ -85,6 +87,8 @@ export async function discoverCodeBase(options: FunctionsOptions): Promise<Funct
 export interface FunctionsDeps {
   documents: DocumentStore;
   triggerEvents: TriggerEventStore;
+  /** Cloud Storage's object metadata and its event log (storage triggers). */
+  files: FilesStore;
   dispatcher?: Partial<DispatcherOptions>;
   /** The identity domain's slot for blocking functions (beforeCreate, beforeSignIn). */
   blocking?: BlockingSlot;
@@ -102,7 +106,9 @@ export function setUpFunctions(plan: FunctionsPlan | undefined, deps: FunctionsD
   for (const endpoint of endpoints) {
     if (endpoint.kind.type === 'unsupported') logger.warn({ function: endpoint.name, reason: endpoint.kind.reason }, 'a function Hearth does not run');
   }
-  const dispatcher = new EventDispatcher(deps.triggerEvents, worker, endpoints, logger.child({ component: 'functions' }), { ...defaultDispatcherOptions, ...deps.dispatcher });
+  const dispatcherOptions = { ...defaultDispatcherOptions, ...deps.dispatcher };
+  const dispatcher = new EventDispatcher(deps.triggerEvents, worker, endpoints, logger.child({ component: 'functions' }), dispatcherOptions);
+  const storageBridge = new StorageEventBridge(deps.files, deps.triggerEvents, endpoints, projectId, () => hearthUrl, () => dispatcher.noteRaised(), logger.child({ component: 'functions' }), Math.max(dispatcherOptions.pollMs, 200));
   const blocking = new BlockingCalls(projectId, endpoints, worker);
   if (blocking.size && deps.blocking) deps.blocking.current = blocking;
   const selector = firestoreTriggerSelector(projectId, endpoints);
@@ -124,12 +130,15 @@ export function setUpFunctions(plan: FunctionsPlan | undefined, deps: FunctionsD
     summary: `${codeBase}: ${endpoints.map((endpoint) => endpoint.name).join(', ') || 'no functions'}`,
     async started(url) {
       hearthUrl = url;
+      await storageBridge.prepare();
       await worker.start();
       dispatcher.start();
+      storageBridge.start();
     },
     async close() {
       deps.documents.raiseTriggerEvents(undefined);
       if (deps.blocking?.current === blocking) deps.blocking.current = undefined;
+      await storageBridge.stop();
       await dispatcher.stop();
       await worker.close();
     },

@@ -51,6 +51,14 @@ export interface TriggerEventStore {
   /** A set-aside event is due again now, its tries counted from zero. */
   requeue(id: string, now: number): Promise<boolean>;
   counts(): Promise<{ pending: number; setAside: number }>;
+  /**
+   * Events raised outside a document commit (from a log of their own, such as Cloud Storage's
+   * object events): an id already stored is left as it is, so a source read again raises nothing twice.
+   */
+  insert(events: ReadonlyArray<NewTriggerEvent & { db: string; path: string; commitTime: number }>, now: number): Promise<void>;
+  /** How far a source has been read (`undefined` at first), and moving it on. */
+  cursor(source: string): Promise<string | undefined>;
+  setCursor(source: string, value: string): Promise<void>;
 }
 
 /** The row shape both stores select. */

@@ -90,4 +90,7 @@ export const documentSchemaSteps: readonly string[] = [
   );
   CREATE INDEX fn_events_due ON fn_events (set_aside, next_at);
   `,
+  `
+  CREATE TABLE fn_cursors (source TEXT PRIMARY KEY, value TEXT NOT NULL);
+  `,
 ];

@@ -1,4 +1,4 @@
-import { triggerEventOf, type TriggerEvent, type TriggerEventRow, type TriggerEventStore } from '../trigger-events.js';
+import { triggerEventOf, type NewTriggerEvent, type TriggerEvent, type TriggerEventRow, type TriggerEventStore } from '../trigger-events.js';
 import type { PgPool } from './pg-connection.js';
 
 const columns = 'id, target, db, path, commit_time, payload, attempts, next_at, set_aside, last_error';
@@ -43,6 +43,26 @@ export class PgTriggerEvents implements TriggerEventStore {
   async requeue(id: string, now: number): Promise<boolean> {
     const result = await this.pool.query('UPDATE fn_events SET set_aside = FALSE, attempts = 0, next_at = $1, lease_owner = NULL, lease_until = 0 WHERE id = $2 AND set_aside', [now, id]);
     return (result.rowCount ?? 0) === 1;
+  }
+
+  async insert(events: ReadonlyArray<NewTriggerEvent & { db: string; path: string; commitTime: number }>, now: number): Promise<void> {
+    if (!events.length) return;
+    const clean = (text: string) => text.replaceAll('\u0000', '\uFFFD');
+    await this.pool.query(
+      `INSERT INTO fn_events (id, target, db, path, commit_time, payload, next_at)
+       SELECT e.id, e.target, e.db, e.path, e.commit_time, e.payload, $7 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[]) AS e(id, target, db, path, commit_time, payload)
+       ON CONFLICT DO NOTHING`,
+      [events.map((e) => e.id), events.map((e) => e.target), events.map((e) => e.db), events.map((e) => clean(e.path)), events.map((e) => e.commitTime), events.map((e) => clean(e.payload)), now],
+    );
+  }
+
+  async cursor(source: string): Promise<string | undefined> {
+    const { rows } = await this.pool.query<{ value: string }>('SELECT value FROM fn_cursors WHERE source = $1', [source]);
+    return rows[0]?.value;
+  }
+
+  async setCursor(source: string, value: string): Promise<void> {
+    await this.pool.query('INSERT INTO fn_cursors (source, value) VALUES ($1, $2) ON CONFLICT (source) DO UPDATE SET value = EXCLUDED.value', [source, value]);
   }
 
   async counts(): Promise<{ pending: number; setAside: number }> {

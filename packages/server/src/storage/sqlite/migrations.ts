@@ -337,6 +337,10 @@ const migrations: string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX fn_events_due ON fn_events (set_aside, next_at);
   `,
+  // How far the functions domain has read each event source of its own (Cloud Storage's object events).
+  `
+  CREATE TABLE fn_cursors (source TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+  `,
 ];
 
 export function migrate(db: Database): void {

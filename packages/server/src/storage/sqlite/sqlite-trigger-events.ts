@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { triggerEventOf, type TriggerEvent, type TriggerEventRow, type TriggerEventStore } from '../trigger-events.js';
+import { triggerEventOf, type NewTriggerEvent, type TriggerEvent, type TriggerEventRow, type TriggerEventStore } from '../trigger-events.js';
 
 const columns = 'id, target, db, path, commit_time, payload, attempts, next_at, set_aside, last_error';
 
@@ -27,6 +27,11 @@ export class SqliteTriggerEvents implements TriggerEventStore {
       ),
       list: db.prepare<[number, number], TriggerEventRow>(`SELECT ${columns} FROM fn_events WHERE set_aside = ? ORDER BY commit_time LIMIT ?`),
       requeue: db.prepare<[number, string]>('UPDATE fn_events SET set_aside = 0, attempts = 0, next_at = ?, lease_owner = NULL, lease_until = 0 WHERE id = ? AND set_aside = 1'),
+      insert: db.prepare<[string, string, string, string, number, string, number]>(
+        'INSERT OR IGNORE INTO fn_events (id, target, db, path, commit_time, payload, next_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
+      cursor: db.prepare<[string], { value: string }>('SELECT value FROM fn_cursors WHERE source = ?'),
+      setCursor: db.prepare<[string, string]>('INSERT INTO fn_cursors (source, value) VALUES (?, ?) ON CONFLICT (source) DO UPDATE SET value = excluded.value'),
       counts: db.prepare<[], { pending: number; set_aside: number }>(
         'SELECT COALESCE(SUM(set_aside = 0), 0) AS pending, COALESCE(SUM(set_aside = 1), 0) AS set_aside FROM fn_events',
       ),
@@ -59,6 +64,23 @@ export class SqliteTriggerEvents implements TriggerEventStore {
   async requeue(id: string, now: number): Promise<boolean> {
     await this.writeTurn();
     return this.statements.requeue.run(now, id).changes === 1;
+  }
+
+  async insert(events: ReadonlyArray<NewTriggerEvent & { db: string; path: string; commitTime: number }>, now: number): Promise<void> {
+    if (!events.length) return;
+    await this.writeTurn();
+    this.db.transaction(() => {
+      for (const event of events) this.statements.insert.run(event.id, event.target, event.db, event.path, event.commitTime, event.payload, now);
+    }).immediate();
+  }
+
+  async cursor(source: string): Promise<string | undefined> {
+    return this.statements.cursor.get(source)?.value;
+  }
+
+  async setCursor(source: string, value: string): Promise<void> {
+    await this.writeTurn();
+    this.statements.setCursor.run(source, value);
   }
 
   async counts(): Promise<{ pending: number; setAside: number }> {
