@@ -111,7 +111,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     dev: options.dev,
     isOwnerCredential,
   });
-  const functions = setUpFunctions(functionsPlan, { documents: storage.documents, triggerEvents: storage.triggerEvents, files: storage.files, ...(auth.deps.blocking ? { blocking: auth.deps.blocking } : {}), verifyIdToken: (projectId, token) => auth.verifyIdToken(projectId, token, { anyTenant: true }), ...(options.functionsDispatcher ? { dispatcher: options.functionsDispatcher } : {}) }, logger);
+  const functions = setUpFunctions(functionsPlan, { documents: storage.documents, triggerEvents: storage.triggerEvents, files: storage.files, accounts: auth.deps.users, ...(auth.deps.blocking ? { blocking: auth.deps.blocking } : {}), verifyIdToken: (projectId, token) => auth.verifyIdToken(projectId, token, { anyTenant: true }), ...(options.functionsDispatcher ? { dispatcher: options.functionsDispatcher } : {}) }, logger);
   await functions.register(app);
   registerConsoleFunctionsRoutes(app, { functions, isOwnerCredential });
   await registerWebRoutes(app, options.webRoot, auth.projects, urls.publicUrl);

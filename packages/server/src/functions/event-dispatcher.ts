@@ -15,6 +15,8 @@ import type { TriggerEvent, TriggerEventStore } from '../storage/trigger-events.
 import type { FirestoreEventPayload } from './firestore-triggers.js';
 import { workerEventBody } from './firestore-event-shapes.js';
 import { storageEventBody, type StorageEventPayload } from './storage-triggers.js';
+import { authEventBody, type AuthEventPayload } from './auth-triggers.js';
+import type { WorkerEventBody } from './firestore-event-shapes.js';
 import type { FunctionEndpoint } from './manifest.js';
 import { WorkerUnavailable, type WorkerProcess } from './worker-process.js';
 
@@ -57,6 +59,14 @@ export interface DeliveryRecord {
   ms: number;
   error?: string;
   at: number;
+}
+
+/** What the worker is sent for a stored event, by the source that raised it. */
+function eventBody(event: TriggerEvent, endpoint: FunctionEndpoint): WorkerEventBody {
+  const payload = JSON.parse(event.payload) as FirestoreEventPayload | StorageEventPayload | AuthEventPayload;
+  if ('source' in payload && payload.source === 'storage') return storageEventBody(event.id, payload, event.commitTime / 1000);
+  if ('source' in payload && payload.source === 'auth') return authEventBody(event.id, payload, event.commitTime / 1000);
+  return workerEventBody(event.id, payload as FirestoreEventPayload, event.commitTime, endpoint.region);
 }
 
 export class EventDispatcher {
@@ -165,8 +175,7 @@ export class EventDispatcher {
       failure = { error: `re-trigger loop suspected: more than ${this.options.loopLimitPerMinute} events for ${event.target} on ${event.path} in a minute; set aside undelivered`, counts: true, setAside: true };
     } else {
       try {
-        const payload = JSON.parse(event.payload) as FirestoreEventPayload | StorageEventPayload;
-        const body = 'source' in payload && payload.source === 'storage' ? storageEventBody(event.id, payload, event.commitTime / 1000) : workerEventBody(event.id, payload as FirestoreEventPayload, event.commitTime, endpoint.region);
+        const body = eventBody(event, endpoint);
         const answer = await this.worker.request(`/__hearth/events/${encodeURIComponent(event.target)}`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },

@@ -8,6 +8,8 @@ import type { Logger } from 'pino';
 import { registerFunctionRoutes } from './http-routes.js';
 import { BlockingCalls } from './blocking-calls.js';
 import { StorageEventBridge } from './storage-triggers.js';
+import { authTriggerListener } from './auth-triggers.js';
+import type { AccountChange } from '../auth/core/user-repository.js';
 import type { FilesStore } from '../storage/files-store.js';
 import type { BlockingSlot } from '../auth/core/blocking-functions.js';
 import { resolve } from 'node:path';
@@ -90,6 +92,8 @@ export interface FunctionsDeps {
   /** Cloud Storage's object metadata and its event log (storage triggers). */
   files: FilesStore;
   dispatcher?: Partial<DispatcherOptions>;
+  /** The identity domain's accounts: v1 auth onCreate / onDelete hear of their changes. */
+  accounts?: { onAccountChange(listener: (change: AccountChange) => void): () => void };
   /** The identity domain's slot for blocking functions (beforeCreate, beforeSignIn). */
   blocking?: BlockingSlot;
   /** Throws unless `token` is a valid ID token of the project (any of its tenants). */
@@ -109,6 +113,8 @@ export function setUpFunctions(plan: FunctionsPlan | undefined, deps: FunctionsD
   const dispatcherOptions = { ...defaultDispatcherOptions, ...deps.dispatcher };
   const dispatcher = new EventDispatcher(deps.triggerEvents, worker, endpoints, logger.child({ component: 'functions' }), dispatcherOptions);
   const storageBridge = new StorageEventBridge(deps.files, deps.triggerEvents, endpoints, projectId, () => hearthUrl, () => dispatcher.noteRaised(), logger.child({ component: 'functions' }), Math.max(dispatcherOptions.pollMs, 200));
+  const accountListener = authTriggerListener(projectId, endpoints, deps.triggerEvents, () => dispatcher.noteRaised(), logger.child({ component: 'functions' }));
+  const stopAccounts = accountListener && deps.accounts ? deps.accounts.onAccountChange(accountListener) : undefined;
   const blocking = new BlockingCalls(projectId, endpoints, worker);
   if (blocking.size && deps.blocking) deps.blocking.current = blocking;
   const selector = firestoreTriggerSelector(projectId, endpoints);
@@ -138,6 +144,7 @@ export function setUpFunctions(plan: FunctionsPlan | undefined, deps: FunctionsD
     async close() {
       deps.documents.raiseTriggerEvents(undefined);
       if (deps.blocking?.current === blocking) deps.blocking.current = undefined;
+      stopAccounts?.();
       await storageBridge.stop();
       await dispatcher.stop();
       await worker.close();
