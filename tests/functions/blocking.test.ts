@@ -82,6 +82,23 @@ describe('blocking functions', () => {
     await assert.rejects(createUserWithEmailAndPassword(auth, 'refused@fine.example', 'secret123'), (error: { code?: string; message?: string }) => error.code === 'auth/internal-error' && /not today/.test(error.message ?? ''));
   });
 
+  test('a first phone sign-in is vetted too: the new account\'s first token carries the session claims', async () => {
+    const v1 = (method: string) => `${server.url}/identitytoolkit.googleapis.com/v1/accounts:${method}?key=${server.apiKey}`;
+    const post = async (url: string, body: unknown) => {
+      const answer = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return { status: answer.status, body: (await answer.json()) as Record<string, string> };
+    };
+    const sent = await post(v1('sendVerificationCode'), { phoneNumber: '+447700900123', recaptchaToken: 'dev-token' });
+    assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    const codes = (await (await fetch(`${server.url}/emulator/v1/projects/${server.projectId}/verificationCodes`)).json()) as { verificationCodes: Array<{ sessionInfo: string; code: string }> };
+    const code = codes.verificationCodes.find((entry) => entry.sessionInfo === sent.body.sessionInfo)!.code;
+    const signedIn = await post(v1('signInWithPhoneNumber'), { sessionInfo: sent.body.sessionInfo, code });
+    assert.equal(signedIn.status, 200, JSON.stringify(signedIn.body));
+    assert.equal(signedIn.body.isNewUser, true);
+    const claims = JSON.parse(Buffer.from(signedIn.body.idToken!.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+    assert.ok(claims.signInIp, 'the beforeSignIn session claim on a new phone account');
+  });
+
   test('the administrator\'s accounts are not vetted', async () => {
     const made = await getAdminAuth(admin).createUser({ email: 'ops@blocked.example', password: 'secret123' });
     assert.equal(made.customClaims, undefined);

@@ -85,3 +85,16 @@ export async function askBlocking(slot: BlockingSlot | undefined, event: Blockin
   if (!functions?.has(event.eventType)) return undefined;
   return functions.call(event);
 }
+
+/**
+ * An account a client's first sign-in is about to make: beforeCreate, then beforeSignIn, as on
+ * sign-up. The account to store, and the developer claims for its first tokens.
+ */
+export async function vetNewAccount(slot: BlockingSlot | undefined, event: Omit<BlockingEvent, 'eventType' | 'user'>, user: UserRecord): Promise<{ user: UserRecord; developerClaims: string | undefined }> {
+  if (!slot?.current) return { user, developerClaims: undefined };
+  const created = applyBlockingAnswer(user, await askBlocking(slot, { ...event, eventType: 'beforeCreate', user }));
+  const session = await askBlocking(slot, { ...event, eventType: 'beforeSignIn', user: created });
+  const vetted = applyBlockingAnswer(created, session);
+  if (vetted.disabled) throw authError('USER_DISABLED');
+  return { user: vetted, developerClaims: withSessionClaims(undefined, session) };
+}
