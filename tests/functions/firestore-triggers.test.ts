@@ -73,6 +73,10 @@ describe('Firestore triggers', () => {
     assert.equal((updated.after as { title: string }).title, 'second');
     const deleted = events.find((event) => event.after === null)!;
     assert.equal((deleted.before as { title: string }).title, 'second');
+    // Each try's printed lines are kept with it.
+    const tries = server.hearth.functions.dispatcher!.deliveries.filter((record) => record.target === 'noteWritten' && events.some((event) => event.id === record.id));
+    assert.equal(tries.length, 3);
+    await waitFor('the logs', async () => (tries.every((record) => record.logs.some((line) => line.includes('note n1 written'))) ? true : undefined), 10_000);
   });
 
   test('v1 onCreate gets (snapshot, context) with params, event id, type and resource', async () => {

@@ -58,6 +58,8 @@ export interface DeliveryRecord {
   ok: boolean;
   ms: number;
   error?: string;
+  /** What the function printed during this try. */
+  logs: string[];
   at: number;
 }
 
@@ -169,6 +171,7 @@ export class EventDispatcher {
     const started = this.clock();
     const attempt = event.attempts + 1;
     let failure: { error: string; counts: boolean; setAside?: boolean } | undefined;
+    let logs: string[] = [];
     if (!endpoint) {
       failure = { error: `the code base no longer exports ${event.target}`, counts: true };
     } else if (event.attempts === 0 && this.loops(event, started)) {
@@ -181,7 +184,9 @@ export class EventDispatcher {
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify(body),
           timeoutMs: (endpoint.timeoutSeconds ?? this.options.defaultTimeoutSeconds) * 1000,
+          invocationId: `${event.id}/${attempt}`,
         });
+        logs = answer.logs;
         if (answer.status < 200 || answer.status >= 300) {
           failure = { error: `status ${answer.status}: ${answer.body.toString('utf8').slice(0, 1000)}`, counts: true };
         }
@@ -190,7 +195,7 @@ export class EventDispatcher {
         failure = { error: (error as Error).message, counts: !down };
       }
     }
-    const record: DeliveryRecord = { id: event.id, target: event.target, attempt, commitTime: event.commitTime, ok: !failure, ms: this.clock() - started, at: this.clock(), ...(failure ? { error: failure.error } : {}) };
+    const record: DeliveryRecord = { id: event.id, target: event.target, attempt, commitTime: event.commitTime, ok: !failure, ms: this.clock() - started, at: this.clock(), logs, ...(failure ? { error: failure.error } : {}) };
     this.deliveries.push(record);
     if (this.deliveries.length > 1000) this.deliveries.shift();
     try {

@@ -14,7 +14,12 @@ export interface WorkerAnswer {
   status: number;
   headers: Headers;
   body: Buffer;
+  /** What the function printed during this invocation (with `invocationId`), in order. */
+  logs: string[];
 }
+
+/** Lines kept per invocation. */
+const maxInvocationLines = 100;
 
 /** The worker did not answer: it died, or the call outlived its timeout. */
 export class WorkerUnavailable extends Error {
@@ -47,6 +52,8 @@ export class WorkerProcess {
   /** How many times a worker was started (1 for the first). */
   starts = 0;
   private readonly lineListeners = new Set<(line: WorkerLogLine) => void>();
+  /** Lines of invocations in flight, by invocation id. */
+  private readonly invocations = new Map<string, string[]>();
 
   constructor(
     private readonly codeBase: string,
@@ -85,7 +92,12 @@ export class WorkerProcess {
     this.capture(child, 'stdout');
     this.capture(child, 'stderr');
     return new Promise<void>((resolveReady, rejectReady) => {
-      child.on('message', (message: { type?: string; port?: number }) => {
+      child.on('message', (message: { type?: string; port?: number; invocation?: string; text?: string }) => {
+        if (message?.type === 'log' && typeof message.invocation === 'string' && typeof message.text === 'string') {
+          const lines = this.invocations.get(message.invocation);
+          if (lines && lines.length < maxInvocationLines) lines.push(...message.text.split('\n').filter((line) => line !== '').slice(0, maxInvocationLines - lines.length));
+          return;
+        }
         if (message?.type === 'ready' && typeof message.port === 'number') {
           this.port = message.port;
           resolveReady();
@@ -132,7 +144,7 @@ export class WorkerProcess {
   }
 
   /** Waits for the worker, then sends it one request; a refusal or time-out is a WorkerUnavailable. */
-  async request(path: string, init: { method: string; headers?: Record<string, string>; body?: Buffer | string; timeoutMs: number }): Promise<WorkerAnswer> {
+  async request(path: string, init: { method: string; headers?: Record<string, string>; body?: Buffer | string; timeoutMs: number; invocationId?: string }): Promise<WorkerAnswer> {
     const deadline = AbortSignal.timeout(init.timeoutMs);
     if (this.closed) throw new WorkerUnavailable('the functions worker is stopped');
     await Promise.race([
@@ -140,18 +152,24 @@ export class WorkerProcess {
       new Promise((_, reject) => deadline.addEventListener('abort', () => reject(new WorkerUnavailable('the functions worker did not start in time')), { once: true })),
     ]);
     if (this.port === undefined) throw new WorkerUnavailable('the functions worker is restarting');
+    const logs: string[] = [];
+    if (init.invocationId) this.invocations.set(init.invocationId, logs);
     try {
       const answer = await fetch(`http://127.0.0.1:${this.port}${path}`, {
         method: init.method,
-        headers: { ...init.headers, 'x-hearth-worker-key': this.key },
+        headers: { ...init.headers, 'x-hearth-worker-key': this.key, ...(init.invocationId ? { 'x-hearth-invocation': init.invocationId } : {}) },
         ...(init.body !== undefined && init.method !== 'GET' && init.method !== 'HEAD' ? { body: typeof init.body === 'string' ? init.body : new Uint8Array(init.body) } : {}),
         signal: deadline,
         redirect: 'manual',
       });
-      return { status: answer.status, headers: answer.headers, body: Buffer.from(await answer.arrayBuffer()) };
+      return { status: answer.status, headers: answer.headers, body: Buffer.from(await answer.arrayBuffer()), logs };
     } catch (error) {
       if (deadline.aborted) throw new WorkerUnavailable(`the function did not finish within ${Math.round(init.timeoutMs / 1000)} s`, 'timeout');
       throw new WorkerUnavailable(`the functions worker did not answer: ${(error as Error).message}`);
+    } finally {
+      // Lines travel over IPC, the answer over HTTP: the last ones may come just after it.
+      const id = init.invocationId;
+      if (id) setTimeout(() => this.invocations.delete(id), 1000).unref();
     }
   }
 

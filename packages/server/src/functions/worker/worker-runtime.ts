@@ -12,6 +12,7 @@
  * which the code base can read): another local process cannot invoke functions through the port.
  * Its express is the one firebase-functions itself depends on, resolved from the code base.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -48,6 +49,26 @@ interface ExpressModule {
 }
 
 const codeBase = resolve(process.cwd());
+
+/**
+ * Each invocation's printed lines (console.log, firebase-functions' logger) go to Hearth over IPC
+ * with the invocation's id (the `x-hearth-invocation` header), as well as to the worker's own output.
+ */
+const invocation = new AsyncLocalStorage<string>();
+for (const name of ['stdout', 'stderr'] as const) {
+  const stream = process[name];
+  const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
+  stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+    const id = invocation.getStore();
+    if (id && process.connected) process.send?.({ type: 'log', invocation: id, stream: name, text: String(chunk).slice(0, 16_384) });
+    return write(chunk, ...rest);
+  }) as typeof stream.write;
+}
+
+function within<T>(req: IncomingMessage, work: () => T): T {
+  const id = req.headers['x-hearth-invocation'];
+  return typeof id === 'string' && id ? invocation.run(id, work) : work();
+}
 const requireFromCodeBase = createRequire(join(codeBase, 'package.json'));
 
 async function loadCodeBase(): Promise<Record<string, unknown>> {
@@ -123,7 +144,7 @@ async function main(key: string): Promise<void> {
       const rest = match[3] ?? '';
       req.url = rest.startsWith('/') ? rest : `/${rest}`;
       try {
-        await handler(req, res);
+        await within(req, () => handler(req, res));
       } catch (error) {
         console.error(errorText(error));
         if (!res.headersSent) res.status(500).send('Internal Server Error');
@@ -133,16 +154,16 @@ async function main(key: string): Promise<void> {
     const body = req.body as { signature?: unknown; event?: unknown; data?: unknown; context?: unknown } | undefined;
     try {
       if (body?.signature === 'cloudevent' && body.event && typeof body.event === 'object') {
-        await handler(fromBase64Data(body.event as Record<string, unknown>));
+        await within(req, () => handler(fromBase64Data(body.event as Record<string, unknown>)));
       } else if (body?.signature === 'event') {
-        await handler(body.data, body.context);
+        await within(req, () => handler(body.data, body.context));
       } else {
         res.status(400).json({ error: 'signature must be cloudevent or event' });
         return;
       }
       res.json({ ok: true });
     } catch (error) {
-      console.error(errorText(error));
+      within(req, () => console.error(errorText(error)));
       res.status(500).json({ error: error instanceof Error ? error.message : String(error) });
     }
   });
