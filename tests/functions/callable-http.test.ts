@@ -99,3 +99,30 @@ describe('callable and HTTPS functions', () => {
     await assert.rejects(httpsCallable(functions, 'whoAmI')({}), (error: { code?: string }) => error.code === 'functions/unauthenticated');
   });
 });
+
+describe('callable functions outside --dev (the production path)', () => {
+  test("a signed-in caller's RS256 ID token is checked by Hearth and the function sees the caller", async () => {
+    const server = await startHearth({ functionsDir: fixture, dev: false });
+    try {
+      const signUp = await fetch(`${server.url}/identitytoolkit.googleapis.com/v1/accounts:signUp?key=${server.apiKey}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'prod@fine.example', password: 'secret123', returnSecureToken: true }),
+      });
+      assert.equal(signUp.status, 200);
+      const { idToken, localId } = (await signUp.json()) as { idToken: string; localId: string };
+      assert.equal(JSON.parse(Buffer.from(idToken.split('.')[0]!, 'base64url').toString()).alg, 'RS256');
+      const call = (authorization?: string) => fetch(`${server.url}/functions/whoAmI`, { method: 'POST', headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) }, body: '{"data":"p"}' });
+      const answer = await call(`Bearer ${idToken}`);
+      assert.equal(answer.status, 200);
+      assert.deepEqual(await answer.json(), { result: { uid: localId, echo: 'p' } });
+      // A token with its signature changed, and the emulator's credential, are refused outside --dev.
+      const tampered = `${idToken.slice(0, -4)}${idToken.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`;
+      assert.equal((await call(`Bearer ${tampered}`)).status, 401);
+      assert.equal((await call('Bearer owner')).status, 401);
+      assert.equal((await call()).status, 401, 'signed out: the function refuses');
+    } finally {
+      await server.close();
+    }
+  });
+});

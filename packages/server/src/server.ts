@@ -56,7 +56,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   // The folder holds password hashes, keys and mails: private to the owner even if it existed before.
   chmodSync(options.dataDir, 0o700);
   // First: a code base that cannot be loaded refuses the start before anything is opened.
-  const functionsPlan = await discoverCodeBase({ defaultProjectId: options.defaultProjectId, ...(options.functionsDir ? { functionsDir: options.functionsDir } : {}) });
+  const functionsPlan = await discoverCodeBase({ defaultProjectId: options.defaultProjectId, dev: options.dev, ...(options.functionsDir ? { functionsDir: options.functionsDir } : {}) });
   const pgPool = options.databaseUrl ? openPgPool(options.databaseUrl) : undefined;
   const storage = await openStorage(options.dataDir, pgPool, options.sqliteWriterLatch).catch(async (error: unknown) => {
     await pgPool?.end();

@@ -26,6 +26,7 @@ export interface FunctionsOptions {
   /** `--functions DIR`: the folder of a Cloud Functions for Firebase code base (its package.json). */
   functionsDir?: string;
   defaultProjectId: string;
+  dev: boolean;
 }
 
 export interface FunctionsAssembly {
@@ -75,6 +76,7 @@ export interface FunctionsPlan {
   codeBase: string;
   projectId: string;
   endpoints: FunctionEndpoint[];
+  dev: boolean;
 }
 
 /** Discovery first: a code base that does not load refuses the start before storage is opened. */
@@ -83,7 +85,7 @@ export async function discoverCodeBase(options: FunctionsOptions): Promise<Funct
   const codeBase = resolve(options.functionsDir);
   const projectId = options.defaultProjectId;
   const endpoints = await discoverFunctions(codeBase, workerEnvironment(projectId, 'http://127.0.0.1:1'));
-  return { codeBase, projectId, endpoints };
+  return { codeBase, projectId, endpoints, dev: options.dev };
 }
 
 export interface FunctionsDeps {
@@ -107,6 +109,10 @@ export function setUpFunctions(plan: FunctionsPlan | undefined, deps: FunctionsD
   const { codeBase, projectId, endpoints } = plan;
   let hearthUrl = '';
   const worker = new WorkerProcess(codeBase, () => workerEnvironment(projectId, hearthUrl), logger.child({ codeBase }));
+  if (!plan.dev) {
+    // firebase-admin in the worker presents the emulator credential, `Bearer owner`, which only --dev accepts.
+    logger.warn('functions run outside --dev: their firebase-admin calls to Hearth (Firestore, Auth, Storage) are refused for now (docs/FUNCTIONS.md)');
+  }
   for (const endpoint of endpoints) {
     if (endpoint.kind.type === 'unsupported') logger.warn({ function: endpoint.name, reason: endpoint.kind.reason }, 'a function Hearth does not run');
   }
