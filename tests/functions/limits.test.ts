@@ -63,6 +63,23 @@ describe('function limits', () => {
     await waitFor('set aside', async () => ((await server.hearth.functions.eventCounts()).setAside > before ? true : undefined));
   });
 
+  test('a function past the memory limit ends its worker, not Hearth; the worker starts again', async () => {
+    const worker = server.hearth.functions.worker!;
+    assert.equal(server.hearth.functions.endpoints.find((endpoint) => endpoint.name === 'hog')!.availableMemoryMb, 256);
+    const starts = worker.starts;
+    const answer = await fetch(`${server.url}/functions/hog`);
+    assert.equal(answer.status, 503);
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const again = await fetch(`${server.url}/functions/grouped-hello/after`);
+      if (again.status === 200) break;
+      if (Date.now() > deadline) throw new Error('the worker did not come back');
+      await new Promise((wake) => setTimeout(wake, 200));
+    }
+    assert.ok(worker.starts > starts);
+    assert.ok(worker.lines.some((line) => /heap limit|out of memory/i.test(line.text)), 'the worker said why it died');
+  });
+
   test('an HTTP function past its timeoutSeconds answers 504, and Hearth goes on', async () => {
     const answer = await fetch(`${server.url}/functions/slowRequest`);
     assert.equal(answer.status, 504);

@@ -108,7 +108,11 @@ export function setUpFunctions(plan: FunctionsPlan | undefined, deps: FunctionsD
   }
   const { codeBase, projectId, endpoints } = plan;
   let hearthUrl = '';
-  const worker = new WorkerProcess(codeBase, () => workerEnvironment(projectId, hearthUrl), logger.child({ codeBase }));
+  // One worker runs every function: the largest memory any of them asks for (Google's default 256 MiB),
+  // the smallest concurrency (Google's default 80 for v2).
+  const memoryMb = Math.max(256, ...endpoints.map((endpoint) => endpoint.availableMemoryMb ?? 0));
+  const concurrency = Math.min(80, ...endpoints.map((endpoint) => endpoint.concurrency ?? 80));
+  const worker = new WorkerProcess(codeBase, () => workerEnvironment(projectId, hearthUrl), logger.child({ codeBase }), { memoryMb, concurrency });
   if (!plan.dev) {
     // firebase-admin in the worker presents the emulator credential, `Bearer owner`, which only --dev accepts.
     logger.warn('functions run outside --dev: their firebase-admin calls to Hearth (Firestore, Auth, Storage) are refused for now (docs/FUNCTIONS.md)');

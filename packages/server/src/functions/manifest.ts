@@ -22,6 +22,10 @@ export interface FunctionEndpoint {
   retry: boolean;
   /** The function's timeoutSeconds, if it set one. */
   timeoutSeconds?: number;
+  /** Its memory (`memory: '512MiB'`), if it set one. */
+  availableMemoryMb?: number;
+  /** Its concurrency (calls one instance takes at once), if it set one. */
+  concurrency?: number;
   region: string;
 }
 
@@ -118,6 +122,8 @@ export function parseManifest(body: string): FunctionEndpoint[] {
       kind: kindOf(value),
       retry: trigger.retry === true,
       ...(typeof timeout === 'number' && timeout > 0 ? { timeoutSeconds: timeout } : {}),
+      ...(typeof value.availableMemoryMb === 'number' && value.availableMemoryMb >= 128 ? { availableMemoryMb: Math.min(value.availableMemoryMb, 32_768) } : {}),
+      ...(typeof value.concurrency === 'number' && value.concurrency >= 1 ? { concurrency: Math.min(Math.floor(value.concurrency), 1000) } : {}),
       region: regions[0] ?? 'us-central1',
     });
   }

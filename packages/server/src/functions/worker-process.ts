@@ -55,10 +55,16 @@ export class WorkerProcess {
   /** Lines of invocations in flight, by invocation id. */
   private readonly invocations = new Map<string, string[]>();
 
+  /** Calls in flight, and the ones waiting for room (beyond `limits.concurrency`). */
+  private active = 0;
+  private readonly waiting: Array<() => void> = [];
+
   constructor(
     private readonly codeBase: string,
     private readonly env: () => NodeJS.ProcessEnv,
     private readonly logger: Logger,
+    /** The worker's heap (V8's old space, MiB) and the calls it takes at once. */
+    private readonly limits: { memoryMb: number; concurrency: number } = { memoryMb: 256, concurrency: 80 },
   ) {}
 
   /** Starts the worker (once); resolves when it serves. */
@@ -83,7 +89,7 @@ export class WorkerProcess {
     const child = fork(runtimeFile, [], {
       cwd: this.codeBase,
       env: this.env(),
-      execArgv: ['--import', tsxLoader],
+      execArgv: ['--import', tsxLoader, `--max-old-space-size=${this.limits.memoryMb}`],
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       serialization: 'json',
     });
@@ -152,6 +158,22 @@ export class WorkerProcess {
       new Promise((_, reject) => deadline.addEventListener('abort', () => reject(new WorkerUnavailable('the functions worker did not start in time')), { once: true })),
     ]);
     if (this.port === undefined) throw new WorkerUnavailable('the functions worker is restarting');
+    // Beyond the worker's concurrency a call waits its turn (within its own time).
+    if (this.active >= this.limits.concurrency) {
+      await new Promise<void>((resolveTurn, reject) => {
+        const turn = () => {
+          deadline.removeEventListener('abort', giveUp);
+          resolveTurn();
+        };
+        const giveUp = () => {
+          this.waiting.splice(this.waiting.indexOf(turn), 1);
+          reject(new WorkerUnavailable('the function did not start within its time: the worker is busy', 'timeout'));
+        };
+        this.waiting.push(turn);
+        deadline.addEventListener('abort', giveUp, { once: true });
+      });
+    }
+    this.active++;
     const logs: string[] = [];
     if (init.invocationId) this.invocations.set(init.invocationId, logs);
     try {
@@ -167,6 +189,8 @@ export class WorkerProcess {
       if (deadline.aborted) throw new WorkerUnavailable(`the function did not finish within ${Math.round(init.timeoutMs / 1000)} s`, 'timeout');
       throw new WorkerUnavailable(`the functions worker did not answer: ${(error as Error).message}`);
     } finally {
+      this.active--;
+      this.waiting.shift()?.();
       // Lines travel over IPC, the answer over HTTP: the last ones may come just after it.
       const id = init.invocationId;
       if (id) setTimeout(() => this.invocations.delete(id), 1000).unref();
