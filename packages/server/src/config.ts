@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import type { DispatcherOptions } from './functions/event-dispatcher.js';
 import { defaultAuthOptions, type AuthOptions } from './auth/auth-options.js';
 import { defaultFirestoreOptions, type FirestoreOptions } from './firestore/firestore-options.js';
 
@@ -30,6 +31,10 @@ export interface HearthOptions extends AuthOptions, FirestoreOptions {
   storageRulesFile?: string;
   /** Released to the default project outside --dev when it has no storage rules and no --storage-rules is given (the web app's). */
   shippedStorageRulesFile?: string;
+  /** `--functions DIR`: a Cloud Functions for Firebase code base run beside Hearth (functions/). */
+  functionsDir?: string;
+  /** Tests: the trigger dispatcher's backoff, tries and poll (functions/event-dispatcher.ts). */
+  functionsDispatcher?: Partial<DispatcherOptions>;
   /** Cloud Storage (files/): the largest object, a quota per project, uploads and downloads in flight per client address. */
   files: FilesConfig;
 }

@@ -62,6 +62,7 @@ interface StartFlags {
   grpcPort?: number;
   rules?: string;
   storageRules?: string;
+  functions?: string;
   storageUrl?: string;
   maxObjectSize?: number;
   storageQuota?: number;
@@ -121,6 +122,7 @@ program
   .option('--max-uploads-per-address <n>', 'Cloud Storage: uploads one client address may have in flight at once', count, 32)
   .option('--max-downloads-per-address <n>', 'Cloud Storage: downloads one client address may have in flight at once (four times as many more wait their turn)', count, 16)
   .option('--storage-rules <file>', 'Cloud Storage security rules for the default project (storage.rules); reloaded when the file changes')
+  .option('--functions <dir>', 'run this Cloud Functions for Firebase code base (its folder with package.json and firebase-functions) beside Hearth: Firestore triggers, callable and HTTP functions (docs/FUNCTIONS.md)')
   .option('--sms-account <sid>', 'send SMS codes through a Twilio-style provider with this account id (token in HEARTH_SMS_TOKEN); otherwise texts go to the SMS outbox in --dev and are refused in production')
   .option('--sms-from <number>', 'the number (or sender id) SMS codes are sent from')
   .option('--sms-url <url>', 'the SMS provider API base URL (Twilio\'s Messages API)', httpBase, 'https://api.twilio.com')
@@ -158,6 +160,7 @@ program
       ...(flags.grpcPort !== undefined ? { grpcPort: flags.grpcPort } : {}),
       ...(flags.rules ? { rulesFile: resolve(flags.rules) } : {}),
       ...(flags.storageRules ? { storageRulesFile: resolve(flags.storageRules) } : {}),
+      ...(flags.functions ? { functionsDir: resolve(flags.functions) } : {}),
       files: {
         maxObjectBytes: flags.maxObjectSize ?? defaults.files.maxObjectBytes,
         ...(flags.storageQuota !== undefined ? { projectQuotaBytes: flags.storageQuota } : {}),
@@ -202,6 +205,7 @@ program
         `    admin key      in ${adminKeyFrom}`,
         `    rules          ${hearth.rulesSummary}`,
         `    storage rules  ${hearth.storageRulesSummary}`,
+        `    functions      ${hearth.functionsSummary}`,
         `    sms            ${smsSummary[hearth.smsDelivery]}`,
         `    connect        connectAuthEmulator(auth, '${url}', { disableWarnings: true })`,
         `    firebase-admin FIREBASE_AUTH_EMULATOR_HOST=${url.replace('http://', '')} (with --dev)`,

@@ -7,8 +7,10 @@ import type { HumanChecks } from './auth/captcha/human-check.js';
 import type { SmsDeliveryMode } from './auth/phone/sms-delivery.js';
 import type { HearthOptions } from './config.js';
 import { registerConsoleTools, setUpConsole } from './console/console-setup.js';
+import { registerConsoleFunctionsRoutes } from './console/functions-routes.js';
 import { registerConsoleStorageRules } from './console/storage-rules-simulation.js';
 import { setUpFiles } from './files/files-setup.js';
+import { discoverCodeBase, setUpFunctions, type FunctionsAssembly } from './functions/functions-setup.js';
 import { assembleFirestore } from './firestore/firestore-setup.js';
 import { createHttpApp } from './http/app.js';
 import { ownOriginsOf } from './http/browser-origin.js';
@@ -30,6 +32,10 @@ export interface Hearth {
   storageRulesSummary: string;
   /** Deletes a deleted account's files (`users/{uid}/` in its project's default buckets), for the account-data erasure. */
   eraseUserFiles(projectId: string, uid: string): Promise<number>;
+  /** The same for the functions code base (--functions). */
+  functionsSummary: string;
+  /** The functions code base's endpoints and worker (functions/). */
+  functions: FunctionsAssembly;
   /** The reCAPTCHA stand-in's server side: challenges, tokens, and the check identity calls make. */
   humanCheck: HumanChecks;
   /** Where SMS codes go: the outbox, the provider, both, or nowhere (phone sign-in refused). */
@@ -49,6 +55,8 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   // The folder holds password hashes, keys and mails: private to the owner even if it existed before.
   chmodSync(options.dataDir, 0o700);
+  // First: a code base that cannot be loaded refuses the start before anything is opened.
+  const functionsPlan = await discoverCodeBase({ defaultProjectId: options.defaultProjectId, dev: options.dev, ...(options.functionsDir ? { functionsDir: options.functionsDir } : {}) });
   const pgPool = options.databaseUrl ? openPgPool(options.databaseUrl) : undefined;
   const storage = await openStorage(options.dataDir, pgPool, options.sqliteWriterLatch).catch(async (error: unknown) => {
     await pgPool?.end();
@@ -103,6 +111,9 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     dev: options.dev,
     isOwnerCredential,
   });
+  const functions = setUpFunctions(functionsPlan, { documents: storage.documents, triggerEvents: storage.triggerEvents, files: storage.files, accounts: auth.deps.users, ...(auth.deps.blocking ? { blocking: auth.deps.blocking } : {}), verifyIdToken: (projectId, token) => auth.verifyIdToken(projectId, token, { anyTenant: true }), ...(options.functionsDispatcher ? { dispatcher: options.functionsDispatcher } : {}) }, logger);
+  await functions.register(app);
+  registerConsoleFunctionsRoutes(app, { functions, isOwnerCredential });
   await registerWebRoutes(app, options.webRoot, auth.projects, urls.publicUrl);
 
   const defaultApiKey = (await auth.projects.config(options.defaultProjectId)).apiKeys[0]!;
@@ -114,6 +125,8 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     defaultApiKey,
     rulesSummary: firestore.rulesSummary,
     storageRulesSummary: files.rulesSummary,
+    functionsSummary: functions.summary,
+    functions,
     eraseUserFiles: (projectId, uid) => files.eraseUserFiles(projectId, uid),
     humanCheck: auth.humanCheck,
     smsDelivery: auth.smsDelivery,
@@ -127,12 +140,14 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       publicUrl ||= hearth.url;
       ownOrigins = ownOriginsOf(hearth.url, publicUrl);
       await auth.started(options);
+      await functions.started(hearth.url);
       return hearth.url;
     },
     async close() {
       if (closed) return;
       closed = true;
       consoleServer.close();
+      await functions.close();
       await auth.stop();
       await firestore.stop();
       // Fastify finishes in-flight requests first, then mails being issued; only then is the store closed.

@@ -135,6 +135,7 @@ export async function assembleAuth(options: AuthOptions, storage: IdentityStorag
     onEmailChanged: () => undefined, // replaced below, once the mailer exists
     // Accounts made by a first sign-in (email link, provider, phone) count like accounts:signUp.
     signUps: signUpLimit,
+    blocking: {},
   };
   const sessions = new SessionService(deps);
   const admin = new AdminAccountService(store);

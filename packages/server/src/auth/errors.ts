@@ -36,6 +36,7 @@ const catalogue = {
   INVALID_PASSWORD: 400, // auth/wrong-password
   INVALID_LOGIN_CREDENTIALS: 400, // auth/invalid-credential (email enumeration protection on)
   USER_DISABLED: 400, // auth/user-disabled
+  BLOCKING_FUNCTION_ERROR_RESPONSE: 400, // auth/internal-error with the function's message (a blocking function refused)
   CREDENTIAL_TOO_OLD_LOGIN_AGAIN: 400, // auth/requires-recent-login
   // action codes (email links)
   MISSING_REQ_TYPE: 400,

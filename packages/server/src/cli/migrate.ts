@@ -45,6 +45,9 @@ const tables: ReadonlyArray<{ name: string; columns: string[]; boolean?: string[
     select: ['upload_id', 'expires_at', "json_extract(record, '$.received')", "json_extract(record, '$.state')", 'record'],
   },
   { name: 'files_events', columns: ['id', 'project_id', 'bucket', 'name', 'kind', 'at', 'object'], serial: true },
+  // Functions' trigger events not delivered yet (and set aside), and how far Cloud Storage's log was read.
+  { name: 'fn_events', columns: ['id', 'target', 'db', 'path', 'commit_time', 'payload', 'attempts', 'next_at', 'lease_owner', 'lease_until', 'set_aside', 'last_error'], boolean: ['set_aside'] },
+  { name: 'fn_cursors', columns: ['source', 'value'] },
 ];
 
 /** Data-folder files that become rows shared by every instance. */

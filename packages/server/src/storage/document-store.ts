@@ -1,3 +1,5 @@
+import type { TriggerEventSelector } from './trigger-events.js';
+
 /**
  * Storage for the document database, behind one interface. The store keeps rows and index
  * entries and scans byte ranges; what the rows mean (values, order, queries, transforms) is
@@ -110,6 +112,11 @@ export interface DocumentStore {
   indexSet(db: string): Promise<string | undefined>;
   /** Replaces every kind-2 entry of a database and records the index set they were built for. */
   rebuildComposite(db: string, indexSet: string, entriesOf: (row: DocumentRow) => IndexEntry[]): Promise<void>;
+  /**
+   * From now on every commit asks `selector` which trigger events each of its changes raises and
+   * stores them in the same transaction (storage/trigger-events.ts); undefined stops it.
+   */
+  raiseTriggerEvents(selector: TriggerEventSelector | undefined): void;
   /** Deletes every document of a database (the emulator's clear endpoint), and its history. */
   clear(db: string): Promise<void>;
   /**

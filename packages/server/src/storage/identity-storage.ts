@@ -14,6 +14,8 @@ import { openPgDocumentStore } from './postgres/pg-document-store.js';
 import { PgKeyRing, PgSharedSecrets } from './postgres/pg-shared-keys.js';
 import { PgRulesStore } from './postgres/pg-rules-store.js';
 import { PgStore } from './postgres/pg-store.js';
+import { PgTriggerEvents } from './postgres/pg-trigger-events.js';
+import type { TriggerEventStore } from './trigger-events.js';
 import type { RulesStore } from './rules-store.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
@@ -38,6 +40,8 @@ export interface IdentityStorage {
   auditLog: AuditLog;
   /** Cloud Storage objects' metadata and upload sessions (files/); the bytes are in a byte store. */
   files: FilesStore;
+  /** What commits owe functions (functions/): stored by the document commits themselves. */
+  triggerEvents: TriggerEventStore;
   /** The store's size in bytes as last seen (the SQLite file and its log, or the PostgreSQL database). */
   sizeBytes: () => number;
   /** Closes what was opened here (the pool is the caller's). */
@@ -56,6 +60,7 @@ export async function openStorage(dataDir: string, pgPool: PgPool | undefined, w
       documents: sqlite.documents(),
       auditLog: sqlite.auditLog(),
       files: sqlite.files(),
+      triggerEvents: sqlite.triggerEvents(),
       sizeBytes: () => sqliteFileBytes(dataDir),
       close: () => sqlite.close(),
     };
@@ -76,6 +81,7 @@ export async function openStorage(dataDir: string, pgPool: PgPool | undefined, w
     changeFeed: documents.feed,
     auditLog: await PgAuditLog.open(pgPool),
     files: await PgFilesStore.open(pgPool),
+    triggerEvents: new PgTriggerEvents(pgPool),
     sizeBytes: () => databaseSize.bytes,
     close: async () => {
       clearInterval(databaseSize.timer);

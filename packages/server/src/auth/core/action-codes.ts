@@ -1,3 +1,4 @@
+import { vetNewAccount } from './blocking-functions.js';
 import type { OobRequestType, UserRecord } from '../../storage/store.js';
 import { authError } from '../errors.js';
 import type { ActionMailer } from './action-mail.js';
@@ -130,10 +131,10 @@ export class ActionCodeService {
     }
     // A first sign-in by link creates the account: it counts toward the sign-up limit like accounts:signUp.
     return admitSignUp(this.deps, caller, async () => {
-      const fresh = verified(newSignedInAccount(now, { emailVerified: true }));
-      const refresh = this.deps.tokens.newRefreshToken(caller.realm, fresh, authTime, 'password');
-      const user = await this.deps.users.insert(caller.realm, fresh, [this.codes.consume(record), refresh.mutation]);
-      return { user, tokens: await this.sessions.tokensFor(caller.realm, user, authTime, 'password', refresh.token), isNewUser: true };
+      const vetted = await vetNewAccount(this.deps.blocking, { realm: caller.realm, signInMethod: 'emailLink', ipAddress: caller.clientIp }, verified(newSignedInAccount(now, { emailVerified: true })));
+      const refresh = this.deps.tokens.newRefreshToken(caller.realm, vetted.user, authTime, 'password', vetted.developerClaims);
+      const user = await this.deps.users.insert(caller.realm, vetted.user, [this.codes.consume(record), refresh.mutation]);
+      return { user, tokens: await this.sessions.tokensFor(caller.realm, user, authTime, 'password', refresh.token, vetted.developerClaims), isNewUser: true };
     });
   }
 }

@@ -16,6 +16,8 @@ export interface AuthOptions {
 export type EmailChangedHook = (caller: Caller, user: UserRecord, oldEmail: string) => void;
 
 /** What every identity operation works with. */
+import type { BlockingSlot } from './blocking-functions.js';
+
 export interface AuthDeps {
   users: UserRepository;
   tokens: TokenService;
@@ -33,6 +35,8 @@ export interface AuthDeps {
    * the same per-address and per-project limits as accounts:signUp; without it, nothing is counted.
    */
   signUps?: SignUpGate;
+  /** Auth blocking functions (beforeCreate, beforeSignIn), filled by the functions domain when it runs a code base. */
+  blocking?: BlockingSlot;
 }
 
 /** Runs an account's creation unless the caller is over its sign-up limit, and counts it once made. */

@@ -1,3 +1,4 @@
+import { applyBlockingAnswer, askBlocking, withSessionClaims, type BlockingAnswer } from './blocking-functions.js';
 import type { Mutation, SecondFactorClaim, UserRecord } from '../../storage/store.js';
 import { authError } from '../errors.js';
 import { enrollmentsFromAdmin } from '../mfa/enrollments.js';
@@ -98,10 +99,21 @@ export class SessionService {
     if (!wantsTokens) return { user: await this.deps.users.insert(caller.realm, user) };
     user.lastLoginAt = now;
     const provider: SignInProvider = email ? 'password' : 'anonymous';
+    // A client's sign-up asks the blocking functions (beforeCreate, then beforeSignIn), as Google does; an administrator's does not.
+    const blockingEvent = { realm: caller.realm, signInMethod: provider, ipAddress: caller.clientIp, ...(caller.languageCode ? { locale: caller.languageCode } : {}) };
+    let created = user;
+    let sessionAnswer: BlockingAnswer | undefined;
+    if (!caller.isAdmin) {
+      created = applyBlockingAnswer(user, await askBlocking(this.deps.blocking, { ...blockingEvent, eventType: 'beforeCreate', user }));
+      sessionAnswer = await askBlocking(this.deps.blocking, { ...blockingEvent, eventType: 'beforeSignIn', user: created });
+      created = applyBlockingAnswer(created, sessionAnswer);
+    }
+    const developerClaims = withSessionClaims(undefined, sessionAnswer);
     const authTime = Math.floor(now / 1000);
-    const refresh = this.deps.tokens.newRefreshToken(caller.realm, user, authTime, provider);
-    const stored = await this.deps.users.insert(caller.realm, user, [refresh.mutation]);
-    return { user: stored, tokens: await this.tokensFor(caller.realm, stored, authTime, provider, refresh.token) };
+    const refresh = this.deps.tokens.newRefreshToken(caller.realm, created, authTime, provider, developerClaims);
+    const stored = await this.deps.users.insert(caller.realm, created, created.disabled ? [] : [refresh.mutation]);
+    if (stored.disabled && !caller.isAdmin) throw authError('USER_DISABLED');
+    return { user: stored, tokens: await this.tokensFor(caller.realm, stored, authTime, provider, refresh.token, developerClaims) };
   }
 
   /** signUp with an idToken: give the signed-in (often anonymous) user an email and password. */
@@ -181,14 +193,18 @@ export class SessionService {
   async completeSignIn(projectId: string, account: UserRecord, provider: SignInProvider, start: SessionStart = {}): Promise<{ user: UserRecord; tokens: SessionTokens }> {
     const now = Date.now();
     const authTime = Math.floor(now / 1000);
-    const { developerClaims, secondFactor } = start;
+    const { secondFactor } = start;
+    const answer = await askBlocking(this.deps.blocking, { eventType: 'beforeSignIn', realm: projectId, user: account, signInMethod: provider });
+    const developerClaims = withSessionClaims(start.developerClaims, answer);
     const refresh = this.deps.tokens.newRefreshToken(projectId, account, authTime, provider, developerClaims, secondFactor);
     const user = await this.deps.users.update(
       projectId,
       account.localId,
-      (u) => ({ ...(start.change ? start.change(u) : u), lastLoginAt: now }),
-      () => [refresh.mutation, ...(start.alongside ?? [])],
+      (u) => applyBlockingAnswer({ ...(start.change ? start.change(u) : u), lastLoginAt: now }, answer),
+      (updated) => [...(updated.disabled ? [] : [refresh.mutation]), ...(start.alongside ?? [])],
     );
+    // A blocking function may disable the account it is asked about: the sign-in ends there.
+    if (user.disabled) throw authError('USER_DISABLED');
     return { user, tokens: await this.tokensFor(projectId, user, authTime, provider, refresh.token, developerClaims, secondFactor) };
   }
 

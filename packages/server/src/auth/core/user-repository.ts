@@ -33,8 +33,28 @@ export function newLocalId(): string {
  * Accounts over the store: every write is one atomic commit, and updates are read-modify-write
  * with an optimistic version check, retried when another request wrote in between.
  */
+/** An account made or deleted through the repository (what v1 auth onCreate / onDelete functions hear of). */
+export interface AccountChange {
+  kind: 'create' | 'delete';
+  /** The realm key. */
+  realm: string;
+  user: UserRecord;
+}
+
 export class UserRepository {
+  private readonly listeners = new Set<(change: AccountChange) => void>();
+
   constructor(private readonly store: Store) {}
+
+  /** Told after each account made or deleted here commits (not accounts:batchCreate imports, nor batch deletes). */
+  onAccountChange(listener: (change: AccountChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private tell(change: AccountChange): void {
+    for (const listener of this.listeners) listener(change);
+  }
 
   get(projectId: string, localId: string): Promise<UserRecord | undefined> {
     return this.store.getUser(projectId, localId);
@@ -60,6 +80,7 @@ export class UserRepository {
     } catch (error) {
       throw translateConflict(error);
     }
+    this.tell({ kind: 'create', realm: projectId, user: stored });
     return stored;
   }
 
@@ -91,7 +112,9 @@ export class UserRepository {
   }
 
   async delete(projectId: string, localId: string): Promise<void> {
+    const before = this.listeners.size ? await this.store.getUser(projectId, localId) : undefined;
     await this.store.commit([{ kind: 'deleteUser', projectId, localId }]);
+    if (before) this.tell({ kind: 'delete', realm: projectId, user: before });
   }
 }
 

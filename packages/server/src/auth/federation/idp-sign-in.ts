@@ -1,3 +1,4 @@
+import { vetNewAccount } from '../core/blocking-functions.js';
 import type { ProviderUserInfo, SecondFactorClaim, Store, UserRecord } from '../../storage/store.js';
 import { admitSignUp, authenticate, type AuthDeps } from '../core/auth-context.js';
 import type { Caller } from '../core/requests.js';
@@ -198,9 +199,10 @@ export class IdpSignIn {
       if (accountEmail) fresh.email = accountEmail;
       if (profile.displayName) fresh.displayName = profile.displayName;
       if (profile.photoUrl) fresh.photoUrl = profile.photoUrl;
-      const refresh = this.deps.tokens.newRefreshToken(caller.realm, fresh, authTime, providerId);
-      const user = await users.insert(caller.realm, fresh, [refresh.mutation]);
-      return { providerId, profile, user, tokens: await this.sessions.tokensFor(caller.realm, user, authTime, providerId, refresh.token), isNewUser: true };
+      const vetted = await vetNewAccount(this.deps.blocking, { realm: caller.realm, signInMethod: providerId, ipAddress: caller.clientIp }, fresh);
+      const refresh = this.deps.tokens.newRefreshToken(caller.realm, vetted.user, authTime, providerId, vetted.developerClaims);
+      const user = await users.insert(caller.realm, vetted.user, [refresh.mutation]);
+      return { providerId, profile, user, tokens: await this.sessions.tokensFor(caller.realm, user, authTime, providerId, refresh.token, vetted.developerClaims), isNewUser: true };
     });
   }
 

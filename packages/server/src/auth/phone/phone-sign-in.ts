@@ -1,3 +1,4 @@
+import { vetNewAccount } from '../core/blocking-functions.js';
 import type { UserRecord } from '../../storage/store.js';
 import { admitSignUp, authenticate, type AuthDeps, type Authenticated } from '../core/auth-context.js';
 import type { Caller } from '../core/requests.js';
@@ -92,8 +93,9 @@ export class PhoneSignIn {
   private async signUp(projectId: string, phoneNumber: string): Promise<PhoneSignInResult> {
     const now = Date.now();
     const authTime = Math.floor(now / 1000);
-    const account = newSignedInAccount(now, { phoneNumber });
-    const refresh = this.deps.tokens.newRefreshToken(projectId, account, authTime, 'phone');
+    const vetted = await vetNewAccount(this.deps.blocking, { realm: projectId, signInMethod: 'phone' }, newSignedInAccount(now, { phoneNumber }));
+    const account = vetted.user;
+    const refresh = this.deps.tokens.newRefreshToken(projectId, account, authTime, 'phone', vetted.developerClaims);
     let user: UserRecord;
     try {
       user = await this.deps.users.insert(projectId, account, [refresh.mutation]);
@@ -103,7 +105,7 @@ export class PhoneSignIn {
       if (holder) return this.signInExisting(projectId, holder, phoneNumber);
       throw error;
     }
-    const tokens = await this.sessions.tokensFor(projectId, user, authTime, 'phone', refresh.token);
+    const tokens = await this.sessions.tokensFor(projectId, user, authTime, 'phone', refresh.token, vetted.developerClaims);
     return { kind: 'session', user, tokens, isNewUser: true, phoneNumber };
   }
 

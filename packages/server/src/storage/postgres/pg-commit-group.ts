@@ -10,6 +10,7 @@ import { changeChannel, changeLogText, notifyPayload } from './pg-change-log.js'
 import { pathKey, pgRowColumns, rowFromPg, type PgRowShape } from './pg-document-scan.js';
 import { combinedStatement, documentChangeStatements, type PgStatement } from './pg-document-writes.js';
 import { inlineStatement, inlineStatements } from './pg-inline.js';
+import type { TriggerEventSelector } from '../trigger-events.js';
 
 export type Decide<T> = (current: Map<string, DocumentRow>, commitTime: number) => { changes: DocumentChange[]; result: T };
 
@@ -53,6 +54,8 @@ interface Queue {
  */
 export class PgCommitGroups {
   private readonly queues = new Map<string, Queue>();
+  /** Which trigger events a change raises (functions/), stored in the commit's own transaction. */
+  triggerEvents: TriggerEventSelector | undefined;
 
   constructor(
     private readonly pool: PgPool,
@@ -145,6 +148,30 @@ export class PgCommitGroups {
     }
   }
 
+  /** The events a member's changes raise, as one INSERT (the path's NULs, which text refuses, shown as U+FFFD: the payload holds the truth). */
+  private triggerEventStatement(db: string, stored: readonly StoredChange[], commitTime: number): PgStatement | undefined {
+    if (!this.triggerEvents) return undefined;
+    const ids: string[] = [];
+    const targets: string[] = [];
+    const paths: string[] = [];
+    const payloads: string[] = [];
+    for (const change of stored) {
+      for (const event of this.triggerEvents(db, change, commitTime)) {
+        ids.push(event.id);
+        targets.push(event.target);
+        paths.push(change.path.replaceAll('\u0000', '\uFFFD'));
+        payloads.push(event.payload);
+      }
+    }
+    if (!ids.length) return undefined;
+    return {
+      sql: `INSERT INTO fn_events (id, target, db, path, commit_time, payload, next_at)
+            SELECT e.id, e.target, $1, e.path, $2, e.payload, $3 FROM unnest($4::text[], $5::text[], $6::text[], $7::text[]) AS e(id, target, path, payload)
+            ON CONFLICT DO NOTHING`,
+      params: [db, commitTime, Date.now(), ids, targets, paths, payloads],
+    };
+  }
+
   /**
    * Every member is decided in JS on the rows as the earlier members leave them; then all their
    * writes, fs_meta and COMMIT go in one round trip. Should a statement fail there, the group runs
@@ -198,6 +225,8 @@ export class PgCommitGroups {
         });
         for (const change of decided.changes) stored.push({ path: change.path, before: current.get(change.path), after: change.row });
         const writes = [...this.history.keepStatement(db, replaced, commitTime), ...documentChangeStatements(db, decided.changes)];
+        const events = this.triggerEventStatement(db, stored, commitTime);
+        if (events) writes.push(events);
         nextSeq = stored.length ? seq + 1 : seq;
         if (stored.length) writes.push({ sql: 'INSERT INTO fs_changes (db, seq, commit_time, changes) VALUES ($1, $2, $3, $4)', params: [db, nextSeq, commitTime, changeLogText(stored)] });
         // A group of one needs no savepoint (its failure is the transaction's): writes, fs_meta, NOTIFY and COMMIT in one round trip.

@@ -71,4 +71,26 @@ export const documentSchemaSteps: readonly string[] = [
   );
   CREATE INDEX fs_changes_time ON fs_changes (commit_time);
   `,
+  `
+  -- Trigger events (storage/trigger-events.ts), inserted by commits in their own transaction and
+  -- leased to one instance's dispatcher at a time (claims with FOR UPDATE SKIP LOCKED).
+  CREATE TABLE fn_events (
+    id TEXT PRIMARY KEY,
+    target TEXT NOT NULL,
+    db TEXT NOT NULL,
+    path TEXT NOT NULL,
+    commit_time BIGINT NOT NULL,
+    payload TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_at BIGINT NOT NULL,
+    lease_owner TEXT,
+    lease_until BIGINT NOT NULL DEFAULT 0,
+    set_aside BOOLEAN NOT NULL DEFAULT FALSE,
+    last_error TEXT
+  );
+  CREATE INDEX fn_events_due ON fn_events (set_aside, next_at);
+  `,
+  `
+  CREATE TABLE fn_cursors (source TEXT PRIMARY KEY, value TEXT NOT NULL);
+  `,
 ];

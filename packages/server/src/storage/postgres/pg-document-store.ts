@@ -1,5 +1,6 @@
 import type { DocumentChange, DocumentLoad, DocumentLoadReport, DocumentRow, DocumentScan, DocumentStore, IndexEntry, IndexHit, IndexPosition, IndexScan } from '../document-store.js';
 import type { FeedEvent } from '../change-feed.js';
+import type { TriggerEventSelector } from '../trigger-events.js';
 import { idFromStored } from '../sqlite/sqlite-document-store.js';
 import { applyPgMigrations, inPgTransaction, type PgPool } from './pg-connection.js';
 import type { PgQueryable } from './pg-document-scan.js';
@@ -61,6 +62,10 @@ export class PgDocumentStore implements DocumentStore {
   ): Promise<{ result: T; commitTime: number }> {
     await this.ensureDatabase(db);
     return this.groups.submit(db, paths, decide);
+  }
+
+  raiseTriggerEvents(selector: TriggerEventSelector | undefined): void {
+    this.groups.triggerEvents = selector;
   }
 
   async scanIndex(db: string, scan: IndexScan): Promise<IndexHit[]> {

@@ -318,6 +318,29 @@ const migrations: string[] = [
   `,
   indexPrefixMigration,
   filesMigration,
+  // Trigger events (storage/trigger-events.ts): written by document commits (the writer thread, same
+  // transaction), claimed and settled by the functions dispatcher. Times: commit_time µs, the rest ms.
+  `
+  CREATE TABLE fn_events (
+    id TEXT PRIMARY KEY,
+    target TEXT NOT NULL,
+    db TEXT NOT NULL,
+    path TEXT NOT NULL,
+    commit_time INTEGER NOT NULL,
+    payload TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_at INTEGER NOT NULL,
+    lease_owner TEXT,
+    lease_until INTEGER NOT NULL DEFAULT 0,
+    set_aside INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT
+  ) WITHOUT ROWID;
+  CREATE INDEX fn_events_due ON fn_events (set_aside, next_at);
+  `,
+  // How far the functions domain has read each event source of its own (Cloud Storage's object events).
+  `
+  CREATE TABLE fn_cursors (source TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+  `,
 ];
 
 export function migrate(db: Database): void {

@@ -12,6 +12,7 @@ import type {
   IndexScan,
 } from '../document-store.js';
 import { numericIdValue } from '../name-keys.js';
+import type { TriggerEventSelector } from '../trigger-events.js';
 import { indexValueKey, maxIndexValueBytes } from '../index-value-prefix.js';
 import { CommitGroups } from './sqlite-commit-group.js';
 import { BatchRunner, type WriteBatch } from './sqlite-write-batch.js';
@@ -59,6 +60,7 @@ export class SqliteDocumentStore implements DocumentStore {
    */
   private readonly overlay = new Map<string, DocumentRow | null>();
   private inlineRunner: BatchRunner | undefined;
+  private triggerEvents: TriggerEventSelector | undefined;
 
   constructor(
     private readonly db: Database.Database,
@@ -128,6 +130,12 @@ export class SqliteDocumentStore implements DocumentStore {
           batch.add('keepVersion', db, shape.parent, shape.doc_id, shape.collection_id, shape.name_key, shape.create_time, shape.update_time, shape.fields, commitTime);
         }
         this.apply(batch, db, change);
+        if (this.triggerEvents) {
+          // In the commit's own transaction: its events are stored exactly when it is.
+          for (const event of this.triggerEvents(db, { path: change.path, before, after: change.row }, commitTime)) {
+            batch.add('insertTriggerEvent', event.id, event.target, db, change.path, commitTime, event.payload, Date.now());
+          }
+        }
         this.overlay.set(`${db}\u0000${change.path}`, change.row ?? null);
       }
       // Ahead of the group's COMMIT: the next commit of the group must come later. Should the group
@@ -138,6 +146,10 @@ export class SqliteDocumentStore implements DocumentStore {
       return { result, commitTime, changedRows: changes.length };
     });
     return { result, commitTime };
+  }
+
+  raiseTriggerEvents(selector: TriggerEventSelector | undefined): void {
+    this.triggerEvents = selector;
   }
 
   /** A small group, on this connection (CommitGroups sends it here only while the writer thread is idle). */

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { SqliteTriggerEvents } from './sqlite-trigger-events.js';
 import {
   StoreConflict,
   type HandlerSessionRecord,
@@ -365,6 +366,11 @@ export class SqliteStore implements Store {
   /** Cloud Storage objects' metadata and upload sessions, in the same file and connection. */
   files(): SqliteFilesStore {
     return new SqliteFilesStore(this.db, () => this.writeTurn());
+  }
+
+  /** Trigger events (functions/), in the same file: commits insert them on the writer thread. */
+  triggerEvents(): SqliteTriggerEvents {
+    return new SqliteTriggerEvents(this.db, () => this.writeTurn());
   }
 
   /** The operator console's audit log, in the same file and connection. */

@@ -31,6 +31,10 @@ export const writeStatements = {
     sql: 'INSERT OR IGNORE INTO fs_index (db, parent, field, kind, value, doc_id) VALUES (?, ?, ?, ?, ?, ?)',
     arity: 6,
   },
+  insertTriggerEvent: {
+    sql: 'INSERT OR IGNORE INTO fn_events (id, target, db, path, commit_time, payload, next_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    arity: 7,
+  },
   setLastCommit: {
     sql: 'INSERT INTO fs_meta (db, last_commit_time) VALUES (?, ?) ON CONFLICT (db) DO UPDATE SET last_commit_time = excluded.last_commit_time',
     arity: 2,

@@ -1,0 +1,86 @@
+/**
+ * v1 Auth triggers (functions.auth.user().onCreate / onDelete): each account the identity domain
+ * makes or deletes (its UserRepository) raises a trigger event per matching function, delivered
+ * like the others (retries, set aside, leases), as Google's Auth emulator sends them: the account
+ * in firebase-admin's UserRecord wire shape, the legacy event type, `projects/{p}` as resource.
+ * The event is stored right after the account's own commit, not inside it (the identity store is
+ * a store of its own): a crash between the two loses it.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { AccountChange } from '../auth/core/user-repository.js';
+import type { UserRecord } from '../storage/store.js';
+import type { TriggerEventStore } from '../storage/trigger-events.js';
+import type { WorkerEventBody } from './firestore-event-shapes.js';
+import type { FunctionEndpoint } from './manifest.js';
+
+const eventTypes: Record<AccountChange['kind'], string> = {
+  create: 'providers/firebase.auth/eventTypes/user.create',
+  delete: 'providers/firebase.auth/eventTypes/user.delete',
+};
+
+export interface AuthEventPayload {
+  source: 'auth';
+  eventType: string;
+  projectId: string;
+  user: Record<string, unknown>;
+}
+
+/** The account as firebase-admin's UserRecord JSON names it (what v1 userRecordConstructor reads). */
+export function userRecordWire(user: UserRecord): Record<string, unknown> {
+  let customClaims: unknown;
+  try {
+    customClaims = user.customAttributes ? JSON.parse(user.customAttributes) : undefined;
+  } catch {
+    customClaims = undefined;
+  }
+  return {
+    uid: user.localId,
+    ...(user.email !== undefined ? { email: user.email } : {}),
+    emailVerified: user.emailVerified,
+    ...(user.displayName !== undefined ? { displayName: user.displayName } : {}),
+    ...(user.photoUrl !== undefined ? { photoURL: user.photoUrl } : {}),
+    ...(user.phoneNumber !== undefined ? { phoneNumber: user.phoneNumber } : {}),
+    disabled: user.disabled,
+    metadata: { creationTime: new Date(user.createdAt).toUTCString(), ...(user.lastLoginAt ? { lastSignInTime: new Date(user.lastLoginAt).toUTCString() } : {}) },
+    providerData: user.providerUserInfo.map((info) => ({
+      providerId: info.providerId,
+      uid: info.rawId,
+      ...(info.email !== undefined ? { email: info.email } : {}),
+      ...(info.displayName !== undefined ? { displayName: info.displayName } : {}),
+      ...(info.photoUrl !== undefined ? { photoURL: info.photoUrl } : {}),
+      ...(info.phoneNumber !== undefined ? { phoneNumber: info.phoneNumber } : {}),
+    })),
+    ...(customClaims !== undefined ? { customClaims } : {}),
+    ...(user.tenantId ? { tenantId: user.tenantId } : {}),
+  };
+}
+
+export function authEventBody(id: string, payload: AuthEventPayload, at: number): WorkerEventBody {
+  return {
+    signature: 'event',
+    data: payload.user,
+    context: { eventId: id, timestamp: new Date(at).toISOString(), eventType: payload.eventType, resource: `projects/${payload.projectId}`, params: {} },
+  };
+}
+
+/** The listener the functions domain gives the identity domain's repository. */
+export function authTriggerListener(projectId: string, endpoints: readonly FunctionEndpoint[], events: TriggerEventStore, raised: () => void, logger: Logger): ((change: AccountChange) => void) | undefined {
+  const targets = new Map<string, string[]>();
+  for (const endpoint of endpoints) {
+    if (endpoint.kind.type !== 'auth') continue;
+    targets.set(endpoint.kind.eventType, [...(targets.get(endpoint.kind.eventType) ?? []), endpoint.name]);
+  }
+  if (!targets.size) return undefined;
+  return (change) => {
+    // The project's own accounts and its tenants' (the realm key starts with the project id).
+    if (change.realm.split('/')[0] !== projectId) return;
+    const eventType = eventTypes[change.kind];
+    const names = targets.get(eventType) ?? [];
+    if (!names.length) return;
+    const now = Date.now();
+    const payload: AuthEventPayload = { source: 'auth', eventType, projectId, user: userRecordWire(change.user) };
+    const rows = names.map((target) => ({ id: randomUUID(), target, db: `auth/${change.realm}`, path: change.user.localId, commitTime: now * 1000, payload: JSON.stringify(payload) }));
+    events.insert(rows, now).then(raised, (error: unknown) => logger.error({ err: error, uid: change.user.localId }, 'an Auth trigger event could not be stored'));
+  };
+}
