@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { chmodSync, mkdirSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
+import { startAccountErasures, type AccountErasures } from './account-erasure.js';
 import { identityDialect } from './auth/api/identity-dialect.js';
 import { assembleAuth } from './auth/auth-setup.js';
 import type { HumanChecks } from './auth/captcha/human-check.js';
@@ -104,6 +105,9 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     isOwnerCredential,
   });
   await registerWebRoutes(app, options.webRoot, auth.projects, urls.publicUrl);
+  // A deleted account's documents and files go too (queued with the deletion; a restart finishes it).
+  let erasures: AccountErasures | undefined;
+  auth.onAccountsDeleted(() => erasures?.wake());
 
   const defaultApiKey = (await auth.projects.config(options.defaultProjectId)).apiKeys[0]!;
   let closed = false;
@@ -127,12 +131,20 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       publicUrl ||= hearth.url;
       ownOrigins = ownOriginsOf(hearth.url, publicUrl);
       await auth.started(options);
+      erasures = startAccountErasures({
+        store: storage.store,
+        documents: firestore.database,
+        eraseUserFiles: (projectId, uid) => files.eraseUserFiles(projectId, uid),
+        projectId: options.defaultProjectId,
+        logger,
+      });
       return hearth.url;
     },
     async close() {
       if (closed) return;
       closed = true;
       consoleServer.close();
+      await erasures?.stop();
       await auth.stop();
       await firestore.stop();
       // Fastify finishes in-flight requests first, then mails being issued; only then is the store closed.

@@ -34,6 +34,9 @@ export function newLocalId(): string {
  * with an optimistic version check, retried when another request wrote in between.
  */
 export class UserRepository {
+  /** Told after accounts were deleted (the composition wakes the erasure of their data). */
+  afterDelete: () => void = () => undefined;
+
   constructor(private readonly store: Store) {}
 
   get(projectId: string, localId: string): Promise<UserRecord | undefined> {
@@ -90,9 +93,19 @@ export class UserRepository {
     }
   }
 
+  /** Deletes the account and, in the same commit, queues its data for erasure (account-erasure.ts). */
   async delete(projectId: string, localId: string): Promise<void> {
-    await this.store.commit([{ kind: 'deleteUser', projectId, localId }]);
+    await this.store.commit(accountDeletion(projectId, localId, Date.now()));
+    this.afterDelete();
   }
+}
+
+/** The mutations that delete an account: the account, and its documents and files queued for erasure. */
+export function accountDeletion(projectId: string, localId: string, now: number): Mutation[] {
+  return [
+    { kind: 'deleteUser', projectId, localId },
+    { kind: 'insertAccountErasure', erasure: { projectId, localId, requestedAt: now } },
+  ];
 }
 
 function translateConflict(error: unknown): unknown {
