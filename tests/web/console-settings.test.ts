@@ -43,6 +43,40 @@ async function projectConfig(): Promise<any> {
   return response.json();
 }
 
+test('email and password and email link are shown as they are, and each box changes only its own switch', stepTimeout, async () => {
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Sign-in' }).click();
+  const password = page.getByRole('switch', { name: 'Email and password' });
+  const link = page.getByRole('switch', { name: 'Email link (passwordless)' });
+  const email = async () => (await projectConfig()).signIn.email as { enabled: boolean; passwordRequired: boolean };
+  // A fresh project: both on (Identity Platform: the email provider enabled, passwordRequired false).
+  assert.deepEqual(await email(), { enabled: true, passwordRequired: false });
+  assert.equal(await password.isChecked(), true);
+  assert.equal(await link.isChecked(), true);
+
+  await link.click();
+  await page.getByRole('status').filter({ hasText: 'Email link disabled.' }).waitFor();
+  assert.deepEqual(await email(), { enabled: true, passwordRequired: true });
+  assert.equal(await password.isChecked(), true, 'turning email links off leaves password sign-in on');
+  assert.equal(await link.isChecked(), false);
+  await link.click();
+  await page.getByRole('status').filter({ hasText: 'Email link enabled.' }).waitFor();
+  assert.deepEqual(await email(), { enabled: true, passwordRequired: false });
+  assert.equal(await password.isChecked(), true, 'turning email links on leaves password sign-in on');
+
+  // Off, the email provider takes email links with it, and the page says so rather than hiding it.
+  await password.click();
+  await page.getByRole('status').filter({ hasText: 'Email and password disabled.' }).waitFor();
+  assert.equal((await email()).enabled, false);
+  assert.equal(await link.isDisabled(), true);
+  await page.getByText('turn on “Email and password” first').waitFor();
+  await keepScreenshot(page, 'sign-in-methods-email-off');
+  await password.click();
+  await page.getByRole('status').filter({ hasText: 'Email and password enabled.' }).waitFor();
+  assert.deepEqual(await email(), { enabled: true, passwordRequired: false });
+  assert.equal(await link.isChecked(), true, 'email links come back as they were');
+  await keepScreenshot(page, 'sign-in-methods');
+});
+
 test('switching anonymous sign-in and adding an authorized domain change the project’s config', stepTimeout, async () => {
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Sign-in' }).click();
   const anonymous = page.getByRole('switch', { name: 'Anonymous' });

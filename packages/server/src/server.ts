@@ -104,7 +104,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     dev: options.dev,
     isOwnerCredential,
   });
-  await registerWebRoutes(app, options.webRoot, auth.projects, urls.publicUrl);
+  await registerWebRoutes(app, options.webRoot, auth.projects, urls.publicUrl, auth.smsDelivery);
   // A deleted account's documents and files go too (queued with the deletion; a restart finishes it).
   let erasures: AccountErasures | undefined;
   auth.onAccountsDeleted(() => erasures?.wake());

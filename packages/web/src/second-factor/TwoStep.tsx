@@ -1,3 +1,4 @@
+import { noTextMessages, siteFeatures } from '../site-features';
 import {
   multiFactor,
   PhoneAuthProvider,
@@ -70,14 +71,19 @@ export function TwoStep({ user }: { user: User }) {
       ) : adding === 'phone' ? (
         <AddPhone user={user} onAdded={() => onAdded('The phone number')} onCancel={() => setAdding(null)} />
       ) : (
+        <>
+        {!siteFeatures().textMessages && <p className="muted" data-testid="no-text-messages">{noTextMessages}</p>}
         <p>
           <button type="button" className="secondary" onClick={() => { setDone(null); setAdding('totp'); }}>
             Add an authenticator app
           </button>{' '}
-          <button type="button" className="secondary" onClick={() => { setDone(null); setAdding('phone'); }}>
-            Add a phone number
-          </button>
+          {siteFeatures().textMessages && (
+            <button type="button" className="secondary" onClick={() => { setDone(null); setAdding('phone'); }}>
+              Add a phone number
+            </button>
+          )}
         </p>
+        </>
       )}
     </section>
   );
