@@ -43,6 +43,15 @@ async function projectConfig(): Promise<any> {
   return response.json();
 }
 
+test('the console’s home says where mail and texts go', stepTimeout, async () => {
+  await page.getByRole('link', { name: 'Hearth console' }).click();
+  await page.getByTestId('mail-delivery').filter({ hasText: 'No SMTP server: mails (verifications, password resets, sign-in links) are not sent.' }).waitFor();
+  await page.getByTestId('sms-delivery').filter({ hasText: 'Text messages are not sent: their codes are kept in the Outbox.' }).waitFor();
+  await keepScreenshot(page, 'where-mail-goes');
+  await page.getByTestId('mail-delivery').getByRole('link', { name: 'Outbox' }).click();
+  await page.getByRole('heading', { name: 'Outbox' }).waitFor();
+});
+
 test('email and password and email link are shown as they are, and each box changes only its own switch', stepTimeout, async () => {
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Sign-in' }).click();
   const password = page.getByRole('switch', { name: 'Email and password' });

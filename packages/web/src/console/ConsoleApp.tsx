@@ -1,3 +1,4 @@
+import { Delivery } from './Delivery';
 import { createContext, useCallback, useContext, useEffect, useState } from 'react';
 import { NavLink, Route, Routes } from 'react-router';
 import { currentSession, endSession, onSignedOut, type ConsoleSession } from './api';
@@ -171,6 +172,7 @@ function Overview() {
           </li>
         ))}
       </ul>
+      <Delivery />
     </section>
   );
 }
