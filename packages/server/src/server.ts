@@ -8,6 +8,7 @@ import type { HumanChecks } from './auth/captcha/human-check.js';
 import type { SmsDeliveryMode } from './auth/phone/sms-delivery.js';
 import type { HearthOptions } from './config.js';
 import { registerConsoleTools, setUpConsole } from './console/console-setup.js';
+import { registerOverviewRoutes } from './console/overview-routes.js';
 import { registerConsoleStorageRules } from './console/storage-rules-simulation.js';
 import { setUpFiles } from './files/files-setup.js';
 import { assembleFirestore } from './firestore/firestore-setup.js';
@@ -102,6 +103,21 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     readObject: (bucket, name) => storage.files.getObject(bucket, name),
     readDocument: (projectId, databaseId, path) => firestore.guard.reader({ projectId, databaseId }).get(path),
     dev: options.dev,
+    isOwnerCredential,
+  });
+  registerOverviewRoutes(app, {
+    counts: storage.counts,
+    store: storage.store,
+    auditLog: storage.auditLog,
+    documentsKey: (projectId) => firestore.database.dbKey({ projectId, databaseId: '(default)' }),
+    fileBytes: (projectId) => storage.files.usedBytes(projectId),
+    storeBytes: storage.sizeBytes,
+    latestSample: () => consoleServer.latestSample(),
+    mailSent: Boolean(options.smtpUrl),
+    smsDelivery: auth.smsDelivery,
+    hasRules: async (projectId) => (await firestore.rulesRegistry.rulesFor({ projectId, databaseId: '(default)' })) !== undefined,
+    dev: options.dev,
+    clock: options.clock ?? Date.now,
     isOwnerCredential,
   });
   await registerWebRoutes(app, options.webRoot, auth.projects, urls.publicUrl, auth.smsDelivery);

@@ -1,4 +1,4 @@
-import { Delivery } from './Delivery';
+import { Overview } from './Overview';
 import { createContext, useCallback, useContext, useEffect, useState } from 'react';
 import { NavLink, Route, Routes } from 'react-router';
 import { currentSession, endSession, onSignedOut, type ConsoleSession } from './api';
@@ -138,7 +138,7 @@ function SignedInConsole({ firebase, session, onSignedOut }: { firebase: Console
         <ErrorNote error={error} />
         <main className="console-main">
           <Routes>
-            <Route index element={<Overview />} />
+            <Route index element={<Overview sections={sections} />} />
             <Route path="users" element={<UsersPage />} />
             <Route path="users/:uid" element={<UserPage />} />
             <Route path="data/*" element={<DataPage />} />
@@ -154,25 +154,5 @@ function SignedInConsole({ firebase, session, onSignedOut }: { firebase: Console
         </main>
       </div>
     </ConsoleContext.Provider>
-  );
-}
-
-function Overview() {
-  const { session, projectId } = useConsole();
-  return (
-    <section>
-      <h1>Console</h1>
-      <p>
-        Signed in as <strong>{session.operator}</strong> until {new Date(session.expiresAt).toLocaleTimeString()}. Project <code>{projectId}</code>.
-      </p>
-      <ul className="console-cards">
-        {sections.map((section) => (
-          <li key={section.to}>
-            <NavLink to={`/console/${section.to}`}>{section.label}</NavLink>
-          </li>
-        ))}
-      </ul>
-      <Delivery />
-    </section>
   );
 }

@@ -25,6 +25,8 @@ import { isPhoneMutation, SqlitePhoneRows } from './sqlite-phone-rows.js';
 import { isOutboxMutation } from '../outbox-mutation.js';
 import { isErasureMutation } from '../erasure-mutation.js';
 import { SqliteErasureRows } from './sqlite-erasure-rows.js';
+import { sqliteCounts } from './sqlite-counts.js';
+import type { OverviewCounts } from '../overview-counts.js';
 import { SqliteOutboxRows } from './sqlite-outbox-rows.js';
 import { SqliteFilesStore } from './sqlite-files-store.js';
 import { SqliteAuditLog } from './sqlite-audit-log.js';
@@ -215,6 +217,10 @@ export class SqliteStore implements Store {
 
   async listSmsOutbox(projectId: string, limit: number): Promise<SmsOutboxMessage[]> {
     return this.phone.listSmsOutbox(projectId, limit);
+  }
+
+  counts(): OverviewCounts {
+    return sqliteCounts(this.db);
   }
 
   async listAccountErasures(limit: number): Promise<AccountErasure[]> {
