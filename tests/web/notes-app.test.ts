@@ -170,6 +170,19 @@ for (const viewport of [
       assert.equal(await onServer(uid, 'written offline'), true);
     });
 
+    test('a pasted note longer than the rules take is kept whole, and the page says why it cannot be added', stepTimeout, async () => {
+      const long = 'lorem ipsum '.repeat(100).trim();
+      const input = page.getByLabel('New note');
+      await input.focus();
+      await page.evaluate((text) => document.execCommand('insertText', false, text), long);
+      assert.equal((await input.inputValue()).length, long.length, 'nothing is cut');
+      await page.getByTestId('note-too-long').filter({ hasText: `This note is ${long.length.toLocaleString('en-US')} characters long; a note holds at most 1,000.` }).waitFor();
+      assert.equal(await page.getByRole('button', { name: 'Add note' }).isDisabled(), true);
+      await shot('too-long');
+      await input.fill('');
+      await page.getByTestId('note-too-long').waitFor({ state: 'detached' });
+    });
+
     test('a very long word wraps inside the page', stepTimeout, async () => {
       const word = `supercalifragilistic${'x'.repeat(400)}`;
       await addNote(page, word);

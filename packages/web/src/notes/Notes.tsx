@@ -6,7 +6,7 @@ import { useAuthState } from '../auth-context';
 import { Field } from '../components/Field';
 import { NoteAttachments, useAttachmentCleanup } from '../files/NoteAttachments';
 import { firestoreOf } from './firestore';
-import { maxNoteLength } from './limits';
+import { tooLong } from './limits';
 import { NoteItem } from './NoteItem';
 import { useNotes, useOnline } from './useNotes';
 import { useUndoableDelete } from './useUndoableDelete';
@@ -33,7 +33,7 @@ function NotesOf({ user, db }: { user: User; db: Firestore }) {
   function add(event: React.FormEvent) {
     event.preventDefault();
     const trimmed = text.trim();
-    if (!trimmed) return;
+    if (!trimmed || tooLong(trimmed)) return;
     setText('');
     setWriteError(null);
     // Not awaited: offline, the write waits in the SDK's queue; the listener shows it at once as pending.
@@ -52,8 +52,13 @@ function NotesOf({ user, db }: { user: User; db: Firestore }) {
       <p className="hint">Kept in sync live: open this page in another window and watch changes arrive.</p>
       <Connection online={online} fromCache={fromCache} loaded={notes !== null} pendingCount={pendingCount} />
       <form onSubmit={add} className="card">
-        <Field label="New note" type="text" maxLength={maxNoteLength} value={text} onChange={setText} />
-        <button type="submit" disabled={!text.trim()}>
+        <Field label="New note" type="text" value={text} onChange={setText} aria-describedby={tooLong(text) ? 'new-note-too-long' : undefined} />
+        {tooLong(text) && (
+          <p id="new-note-too-long" role="alert" className="alert" data-testid="note-too-long">
+            {tooLong(text)}
+          </p>
+        )}
+        <button type="submit" disabled={!text.trim() || tooLong(text) !== null}>
           Add note
         </button>
       </form>
