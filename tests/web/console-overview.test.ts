@@ -64,6 +64,21 @@ test('the overview counts users, documents and sign-ins, lists recent changes an
   await keepScreenshot(page, 'overview');
 });
 
+test('a mistyped project is opened only on Enter or Open, and the overview says nothing is there', { timeout: 60_000 }, async () => {
+  const box = page.getByRole('textbox', { name: 'Project' });
+  await box.fill('demo-tset');
+  // Moving away does not apply a half-typed id.
+  await page.getByRole('heading', { name: 'Overview' }).click();
+  await page.getByTestId('users-total').filter({ hasText: '4' }).waitFor();
+  await page.getByRole('button', { name: 'Open', exact: true }).click();
+  await page.getByTestId('warnings').getByText('There is no project "demo-tset" on this server yet').waitFor();
+  await keepScreenshot(page, 'overview-unknown-project');
+  await box.fill(server!.projectId);
+  await box.press('Enter');
+  await page.getByTestId('users-total').filter({ hasText: '4' }).waitFor();
+  assert.equal(await page.getByText('There is no project').count(), 0);
+});
+
 test('the overview is for operators only, and a bad project id is a 400', async () => {
   const anonymous = await fetch(overviewUrl(server!.projectId));
   assert.ok(anonymous.status === 401 || anonymous.status === 403, String(anonymous.status));

@@ -52,7 +52,8 @@ export function registerOverviewRoutes(app: FastifyInstance, deps: OverviewDeps)
     if (!projectPattern.test(projectId)) throw requestErrors.invalidArgument('That is not a project id.');
     const now = deps.clock();
     const startOfDay = new Date(now).setUTCHours(0, 0, 0, 0);
-    const [users, documents, fileBytes, byMethod, mails, texts, recentAudit, hasRules] = await Promise.all([
+    const [projects, users, documents, fileBytes, byMethod, mails, texts, recentAudit, hasRules] = await Promise.all([
+      deps.store.listProjects(),
       deps.counts.users(projectId, startOfDay),
       deps.counts.documents(deps.documentsKey(projectId)),
       deps.fileBytes(projectId),
@@ -79,6 +80,10 @@ export function registerOverviewRoutes(app: FastifyInstance, deps: OverviewDeps)
       recentAudit,
       warnings: [],
     };
+    // A mistyped project id shows an empty project: say so rather than show zeros silently.
+    if (!projects.some((project) => project.projectId === projectId) && users.total === 0 && documents === 0) {
+      overview.warnings.unshift(`There is no project "${projectId}" on this server yet: nothing is stored under it. Check the Project box for a typo.`);
+    }
     if (!deps.mailSent) overview.warnings.push('No SMTP server: mails (verifications, password resets, sign-in links) are kept in the Outbox and nobody receives them. Start Hearth with --smtp-url.');
     if (deps.smsDelivery === 'none') overview.warnings.push('No SMS provider: phone sign-in and codes by text message are refused.');
     if (!hasRules) overview.warnings.push(deps.dev ? 'No security rules released: the document database is open to every caller (dev mode).' : 'No security rules released: the document database is closed to all but the admin.');

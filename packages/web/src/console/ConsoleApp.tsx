@@ -125,10 +125,7 @@ function SignedInConsole({ firebase, session, onSignedOut }: { firebase: Console
             ))}
           </nav>
           <div className="console-who">
-            <label>
-              Project{' '}
-              <input aria-label="Project" size={14} defaultValue={projectId} onBlur={(event) => setProjectId(event.currentTarget.value)} onKeyDown={(event) => event.key === 'Enter' && setProjectId(event.currentTarget.value)} />
-            </label>
+            <ProjectBox projectId={projectId} onOpen={setProjectId} />
             <span data-testid="console-operator">{session.operator}</span>
             <button type="button" onClick={() => void signOut()}>
               Sign out
@@ -154,5 +151,28 @@ function SignedInConsole({ firebase, session, onSignedOut }: { firebase: Console
         </main>
       </div>
     </ConsoleContext.Provider>
+  );
+}
+
+/** The project the console shows: typed, then opened with Enter or Open (never applied half-typed on blur). */
+function ProjectBox({ projectId, onOpen }: { projectId: string; onOpen: (next: string) => void }) {
+  const [draft, setDraft] = useState(projectId);
+  useEffect(() => setDraft(projectId), [projectId]);
+  const changed = draft.trim() !== projectId;
+  return (
+    <form
+      className="console-project"
+      onSubmit={(event) => {
+        event.preventDefault();
+        onOpen(draft);
+      }}
+    >
+      <label>
+        Project <input aria-label="Project" size={14} value={draft} onChange={(event) => setDraft(event.target.value)} />
+      </label>{' '}
+      <button type="submit" disabled={!changed}>
+        Open
+      </button>
+    </form>
   );
 }
