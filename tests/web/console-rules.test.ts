@@ -101,6 +101,10 @@ test('the playground denies an anonymous read and allows the owner, naming the d
   await playground.getByRole('button', { name: 'Simulate' }).click();
   const verdict = playground.getByTestId('playground-verdict');
   await verdict.filter({ hasText: 'Denied' }).waitFor();
+  // Told in a sentence with the statement quoted, not as "false @ L5".
+  await verdict.getByTestId('denial-explanation').filter({ hasText: /The condition of the allow on line \d+ was false for this get\. allow / }).waitFor();
+  assert.doesNotMatch(await verdict.innerText(), /@ L\d/);
+  await keepScreenshot(page, 'rules-playground-denied');
 
   await playground.getByLabel('Signed-in user').check();
   await playground.getByLabel('UID').fill('alice');

@@ -139,7 +139,7 @@ export function Playground({ source }: { source: string }) {
         Simulate
       </button>
       <ErrorNote error={action.error} />
-      {answer && <Verdict answer={answer} />}
+      {answer && <Verdict answer={answer} source={source} />}
     </form>
   );
 }
