@@ -120,7 +120,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     clock: options.clock ?? Date.now,
     isOwnerCredential,
   });
-  await registerWebRoutes(app, options.webRoot, auth.projects, urls.publicUrl, auth.smsDelivery);
+  await registerWebRoutes(app, options.webRoot, auth.projects, urls.publicUrl, auth.smsDelivery, options.recentLoginSeconds);
   // A deleted account's documents and files go too (queued with the deletion; a restart finishes it).
   let erasures: AccountErasures | undefined;
   auth.onAccountsDeleted(() => erasures?.wake());

@@ -34,6 +34,7 @@ interface InitConfig {
   /** Hearth's additions: whether texts can be sent, and phone sign-in with them (site-features.ts). */
   textMessages?: unknown;
   phoneSignIn?: unknown;
+  recentLoginSeconds?: unknown;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

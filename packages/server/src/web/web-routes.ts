@@ -14,7 +14,7 @@ const apiPrefixes = ['/identitytoolkit.googleapis.com/', '/securetoken.googleapi
  * Hosting convention `/__/firebase/init.json`, from which the app learns its config, and the hosted
  * action page, whose sign-in links go back to the app that asked for them.
  */
-export async function registerWebRoutes(app: FastifyInstance, webRoot: string | undefined, projects: ProjectDirectory, publicUrl: () => string, smsDelivery: SmsDeliveryMode = 'none'): Promise<void> {
+export async function registerWebRoutes(app: FastifyInstance, webRoot: string | undefined, projects: ProjectDirectory, publicUrl: () => string, smsDelivery: SmsDeliveryMode = 'none', recentLoginSeconds?: number): Promise<void> {
   app.get('/__/firebase/init.json', async () => {
     const config = await projects.config(projects.defaultProjectId);
     // From the configured public address, never from the request's Host header.
@@ -27,7 +27,8 @@ export async function registerWebRoutes(app: FastifyInstance, webRoot: string | 
     // (without an SMS provider outside --dev no text is sent: no phone sign-in, no phone second step).
     const textMessages = smsDelivery !== 'none';
     const phoneSignIn = textMessages && config.signIn.phoneNumber.enabled;
-    return { apiKey: config.apiKeys[0], projectId: projects.defaultProjectId, authDomain: new URL(publicUrl()).host, storageBucket: `${projects.defaultProjectId}.appspot.com`, providers, textMessages, phoneSignIn };
+    // recentLoginSeconds: how recent a sign-in must be to change email or password or delete the account (--recent-login).
+    return { apiKey: config.apiKeys[0], projectId: projects.defaultProjectId, authDomain: new URL(publicUrl()).host, storageBucket: `${projects.defaultProjectId}.appspot.com`, providers, textMessages, phoneSignIn, ...(recentLoginSeconds !== undefined ? { recentLoginSeconds } : {}) };
   });
   const built = webRoot !== undefined && existsSync(webRoot);
   const links = new ActionLinks(projects, publicUrl);
