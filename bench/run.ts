@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: each Hearth throughput beside a physical baseline measured in the same process
  * run, as a ratio. Settings: BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (1), BENCH_CONNECTIONS (10),
- * BENCH_USERS (50), BENCH_ROUNDS (3: alternating Hearth/baseline rounds for the rows with a target), BENCH_MFA_USERS (300), BENCH_AUTH_PROFILE (a folder: CPU profiles of the sign-in, refresh and lookup runs and of the two trivial routes). `npm run bench -- auth` (`-- identity`: its sign-in, refresh and lookup rows only), `-- firestore`, `-- listeners`, `-- rules`, `-- vectors`, `-- postgres`, `-- console`, `-- web`, `-- storage` (Cloud Storage, bench/storage.ts) or `-- identity-storage` (PostgreSQL beside SQLite, bench/pg-identity.ts) runs one part only
+ * BENCH_USERS (50), BENCH_ROUNDS (3: alternating Hearth/baseline rounds for the rows with a target), BENCH_MFA_USERS (300), BENCH_AUTH_PROFILE (a folder: CPU profiles of the sign-in, refresh and lookup runs and of the two trivial routes). `npm run bench -- auth` (`-- identity`: its sign-in, refresh and lookup rows only), `-- firestore`, `-- listeners`, `-- rules`, `-- vectors`, `-- postgres`, `-- console`, `-- web`, `-- storage` (Cloud Storage, bench/storage.ts), `-- import` (Firestore exports, bench/import.ts) or `-- identity-storage` (PostgreSQL beside SQLite, bench/pg-identity.ts) runs one part only
  * (firestore/index.ts and listeners/index.ts list their own settings); with no name, every part runs in turn.
  */
 import { mkdirSync } from 'node:fs';
@@ -23,6 +23,7 @@ import { runVectorBench } from './vector-search.js';
 import { runIdentityStorageBench } from './pg-identity.js';
 import { runWebBench } from './web-load.js';
 import { runStorageBench } from './storage.js';
+import { runImportBench } from './import.js';
 import { loadClientLine, measureLoad, type LoadSettings, type LoadTarget } from './load.js';
 import { profile, type ProfileSummary } from './listeners/profile.js';
 import { measureConcurrent, renderTable, type Rate } from './stats.js';
@@ -263,7 +264,7 @@ async function runAuthBench(identityOnly = false): Promise<void> {
   }
 }
 
-const benches: Record<string, () => Promise<void>> = { auth: () => runAuthBench(), identity: () => runAuthBench(true), firestore: runFirestoreBench, listeners: runListenersBench, rules: runRulesBench, vectors: runVectorBench, postgres: runPostgresBench, console: runConsoleBench, web: runWebBench, 'identity-storage': runIdentityStorageBench, storage: runStorageBench };
+const benches: Record<string, () => Promise<void>> = { auth: () => runAuthBench(), identity: () => runAuthBench(true), firestore: runFirestoreBench, listeners: runListenersBench, rules: runRulesBench, vectors: runVectorBench, postgres: runPostgresBench, console: runConsoleBench, web: runWebBench, 'identity-storage': runIdentityStorageBench, storage: runStorageBench, import: runImportBench };
 
 async function main(): Promise<void> {
   const names = process.argv.slice(2);

@@ -16,36 +16,22 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { runBrowserSuite } from './sdk-suite/browser-suite.js';
 import { browserSuiteFiles, copySdkTests, nodeSuiteFiles } from './sdk-suite/checkout.js';
 import { runNodeSuite } from './sdk-suite/node-suite.js';
+import { suiteArgs } from './sdk-suite/suite-args.js';
 import { countsOf, formatCounts, type SuiteRun } from './sdk-suite/results.js';
 import { repoRoot, startAuthEmulator, startHearthDev, type Target } from './sdk-suite/targets.js';
 
-const { values } = parseArgs({
-  options: {
-    sdk: { type: 'string' },
-    ref: { type: 'string', default: 'HEAD' },
-    tools: { type: 'string', default: process.env.HEARTH_TOOLS ?? '/work/tools' },
-    targets: { type: 'string', default: 'hearth,emulator' },
-    suites: { type: 'string', default: 'node,browser' },
-    project: { type: 'string', default: 'demo-sdk-suite' },
-    grep: { type: 'string' },
-    verbose: { type: 'boolean', default: false },
-  },
-});
-if (!values.sdk) {
-  process.stderr.write('usage: tsx scripts/sdk-auth-suite.ts --sdk FIREBASE_JS_SDK_CHECKOUT [--ref REF] [--tools DIR] [--targets hearth,emulator] [--suites node,browser]\n');
-  process.exit(2);
-}
+const values = suiteArgs('sdk-auth-suite.ts', 'demo-sdk-suite');
 
 const scratch = mkdtempSync(join(tmpdir(), 'sdk-auth-suite-'));
-const checkout = copySdkTests(values.sdk, values.ref!, scratch);
-const toolsModules = join(values.tools!, 'node_modules');
+const checkout = copySdkTests(values.sdk, values.ref, scratch);
+const toolsModules = join(values.tools, 'node_modules');
 const nodePaths = [join(repoRoot, 'node_modules'), toolsModules];
-const filter = (files: string[]) => (values.grep ? files.filter((file) => file.includes(values.grep!)) : files);
-const projectId = values.project!;
+const grep = values.grep;
+const filter = (files: string[]) => (grep ? files.filter((file) => file.includes(grep)) : files);
+const projectId = values.project;
 process.stdout.write(`SDK tests from ${checkout.describe}\n`);
 
 const starters: Record<string, () => Promise<Target>> = {
@@ -65,8 +51,8 @@ function progress(line: string): void {
 
 const summary: string[] = [];
 try {
-  for (const suiteName of values.suites!.split(',')) {
-    for (const targetName of values.targets!.split(',')) {
+  for (const suiteName of values.suites) {
+    for (const targetName of values.targets) {
       const start = starters[targetName];
       const suite = suites[suiteName];
       if (!start || !suite) throw new Error(`unknown target ${targetName} or suite ${suiteName}`);

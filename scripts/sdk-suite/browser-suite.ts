@@ -22,25 +22,33 @@ export interface BrowserSuiteOptions {
   timeoutMs: number;
   chromiumPath: string;
   onLine?: (line: string) => void;
+  /**
+   * The process.env the suite's settings read (bundled in, and a global `process` for the reads the
+   * bundle leaves), and the karma client config; default: the Auth suite's.
+   */
+  env?: Record<string, string>;
+  karmaConfig?: Record<string, unknown>;
 }
 
 const mochaSettings = { ui: 'bdd', timeout: 20000, retries: 3 };
 
 export async function runBrowserSuite(options: BrowserSuiteOptions): Promise<SuiteRun> {
+  const env = options.env ?? { FIREBASE_AUTH_EMULATOR_HOST: options.hostPort, GCLOUD_PROJECT: options.projectId };
   const script = await bundleForBrowser({
     entryPoints: options.files,
     nodePaths: options.nodePaths,
-    env: { FIREBASE_AUTH_EMULATOR_HOST: options.hostPort, GCLOUD_PROJECT: options.projectId },
+    env,
   });
-  const karmaConfig = {
+  const karmaConfig = options.karmaConfig ?? {
     authAppConfig: { apiKey: 'local-api-key', projectId: options.projectId, authDomain: 'local-auth-domain' },
     authEmulatorHost: options.hostPort,
   };
-  const page = `<!doctype html><html><head><meta charset="utf-8"><title>SDK auth suite</title></head><body>
+  const page = `<!doctype html><html><head><meta charset="utf-8"><title>SDK suite</title></head><body>
 <div id="mocha"></div>
 <script src="/mocha.js"></script>
 <script>
 window.__karma__ = { config: ${JSON.stringify(karmaConfig)} };
+${options.env ? `window.process = { env: ${JSON.stringify(env)} }; window.global = window;` : ''}
 mocha.setup(${JSON.stringify(mochaSettings)});
 ${collectorSource}
 </script>
@@ -80,7 +88,9 @@ collectResults(runner, mocha.suite, (results) => { window.__results = results; }
     } catch {
       return { total: 0, tests: [], hookFailures: [], aborted: `no results within ${options.timeoutMs / 1000} s\n${pageErrors}` };
     }
-    return (await tab.evaluate(() => (window as unknown as { __results: unknown }).__results)) as SuiteRun;
+    const run = (await tab.evaluate(() => (window as unknown as { __results: unknown }).__results)) as SuiteRun;
+    // No test registered: the bundle threw while loading; say why.
+    return run.total === 0 && pageErrors ? { ...run, aborted: `no tests registered:\n${pageErrors}` } : run;
   } finally {
     await browser.close();
     server.close();

@@ -1,7 +1,8 @@
 /**
  * The SDK's Node integration suite: its test files bundled, run by mocha in a child process with
  * the SDK's own Node mocha settings (config/mocharc.node.js: 5 s per test, 5 retries), pointed at
- * a target as its scripts point it at the Auth emulator (FIREBASE_AUTH_EMULATOR_HOST, GCLOUD_PROJECT).
+ * a target as its scripts point it at an emulator (the Auth suite: FIREBASE_AUTH_EMULATOR_HOST, GCLOUD_PROJECT;
+ * the Firestore suite: FIRESTORE_TARGET_BACKEND, FIRESTORE_EMULATOR_PORT, FIRESTORE_EMULATOR_PROJECT_ID).
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -22,6 +23,8 @@ export interface NodeSuiteOptions {
   timeoutMs: number;
   /** Each test's title as it ends, for progress. */
   onLine?: (line: string) => void;
+  /** How the suite finds its target (default: the Auth suite's FIREBASE_AUTH_EMULATOR_HOST and GCLOUD_PROJECT). */
+  env?: Record<string, string>;
 }
 
 const mochaSettings = { timeout: 5000, retries: 5 };
@@ -54,8 +57,7 @@ mocha.loadFilesAsync().then(() => {
     env: {
       ...process.env,
       NODE_PATH: options.nodePaths.join(delimiter),
-      FIREBASE_AUTH_EMULATOR_HOST: options.hostPort,
-      GCLOUD_PROJECT: options.projectId,
+      ...(options.env ?? { FIREBASE_AUTH_EMULATOR_HOST: options.hostPort, GCLOUD_PROJECT: options.projectId }),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -53,6 +53,19 @@ export async function startAuthEmulator(projectId: string, firebaseBin: string):
   return target;
 }
 
+/** Google's Firestore emulator from gcloud (`gcloud emulators firestore start`), the Firestore suite's oracle. */
+export async function startFirestoreEmulator(): Promise<Target> {
+  const port = await freePort();
+  const child = spawn('gcloud', ['emulators', 'firestore', 'start', `--host-port=127.0.0.1:${port}`], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, CLOUDSDK_CORE_DISABLE_PROMPTS: '1' },
+  });
+  const target = supervise('Google Firestore emulator', child, `127.0.0.1:${port}`, () => undefined);
+  await waitUntil(target, child, `http://127.0.0.1:${port}/`, 120_000);
+  return target;
+}
+
 function supervise(name: string, child: ChildProcess, hostPort: string, cleanUp: () => void): Target {
   let output = '';
   const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000));

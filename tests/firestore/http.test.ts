@@ -137,6 +137,19 @@ describe('errors and hostile input', () => {
     assert.equal((await commit([set('big/b', { n: int(1) })])).status, 200);
   });
 
+  test('six aggregations are refused as Google refuses them (the SDK\'s own suite matches /maximum number of aggregations/)', async () => {
+    const aggregations = Array.from({ length: 6 }, (_, i) => ({ alias: `a${i}`, count: {} }));
+    const answer = await fetch(`${base()}:runAggregationQuery`, {
+      method: 'POST',
+      headers: { ...owner, 'content-type': 'application/json' },
+      body: JSON.stringify({ structuredAggregationQuery: { structuredQuery: { from: [{ collectionId: 'c' }] }, aggregations } }),
+    });
+    const body = (await answer.json()) as { error: { status: string; message: string } };
+    assert.equal(answer.status, 400);
+    assert.equal(body.error.status, 'INVALID_ARGUMENT');
+    assert.match(body.error.message, /maximum number of aggregations/);
+  });
+
   test('random and hostile bodies on every verb never answer 5xx', async () => {
     const verbs = ['commit', 'batchGet', 'runQuery', 'runAggregationQuery', 'beginTransaction', 'rollback', 'batchWrite', 'listCollectionIds'];
     const shapes: unknown[] = [

@@ -82,6 +82,21 @@ function canonicalDouble(raw: unknown): string {
   return Number.isInteger(number) && !text.includes('e') ? `${text}.0` : text;
 }
 
+/** One call of the v1 REST API as the administrator (`Bearer owner`, as the emulators take it): status and body. */
+export async function call(server: Server, method: 'GET' | 'POST', path: string, body?: unknown): Promise<Answer> {
+  const response = await fetch(`${server.url}/v1/${path}`, {
+    method,
+    headers: { authorization: 'Bearer owner', 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  try {
+    return { status: response.status, body: JSON.parse(text) };
+  } catch {
+    return { status: response.status, body: text };
+  }
+}
+
 /** proto3 JSON doubles are numbers, or strings such as "NaN", "Infinity", "-0" and "1.5". */
 function parseDouble(raw: unknown): number | undefined {
   if (typeof raw === 'number') return raw;

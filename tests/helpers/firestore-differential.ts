@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { startGoogleEmulator, type GoogleEmulator } from './firestore-emulator.js';
 import { startHearth, tempDataDir, type TestHearth } from './hearth.js';
-import { canonicalRunQuery, compareAnswers, type Answer, type CanonicalContext, type Mismatch, type Server } from './firestore-differential-compare.js';
+import { call, canonicalRunQuery, compareAnswers, type Answer, type CanonicalContext, type Mismatch, type Server } from './firestore-differential-compare.js';
 import {
   Random,
   layoutForSeed,
@@ -27,6 +27,8 @@ import {
   type TransformCase,
 } from './random-firestore.js';
 
+export { call };
+
 export const seeds = (process.env.FIRESTORE_DIFF_SEEDS ?? '1,2,3,4').split(',').map(Number);
 export const queriesPerSeed = Number(process.env.FIRESTORE_DIFF_QUERIES ?? 100);
 export const aggregationsPerSeed = 25;
@@ -38,19 +40,6 @@ const oracle = await startGoogleEmulator();
 // ---------------------------------------------------------------------------------------------------------------
 // Servers and requests
 
-export async function call(server: Server, method: 'GET' | 'POST', path: string, body?: unknown): Promise<Answer> {
-  const response = await fetch(`${server.url}/v1/${path}`, {
-    method,
-    headers: { authorization: 'Bearer owner', 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  try {
-    return { status: response.status, body: JSON.parse(text) };
-  } catch {
-    return { status: response.status, body: text };
-  }
-}
 
 /** Both servers handle requests in parallel; a few in flight keep the test well under a minute. */
 export async function forEachConcurrently<T>(items: T[], run: (item: T, index: number) => Promise<void>, concurrency = 4): Promise<void> {

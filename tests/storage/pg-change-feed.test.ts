@@ -2,7 +2,8 @@
  * The shared change feed on its own, two processes' worth of stores on one PostgreSQL database:
  * commits made concurrently through both reach each side's listeners once each and in commit
  * order (its own commits too, at once); commits made while a side's listening connection is cut
- * (their NOTIFYs lost) still arrive, in order, once it is back (catch-up from the last sequence).
+ * (their NOTIFYs lost) still arrive, in order, once it is back (catch-up from the last sequence);
+ * caughtUp answers only once every commit visible when called has been told.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -99,5 +100,21 @@ describe('the change feed on PostgreSQL', () => {
     // And the feed listens again: a commit now arrives at the other side.
     const next = await set(sides[0]!, 'cut/after', 1);
     await until(() => sides[1]!.events.at(-1)?.commitTime === next.commitTime, 'a commit after the reconnect');
+  });
+
+  test('caughtUp answers once every commit visible when it was called has been told (a Listen resume relies on it)', async () => {
+    // Side 1 hears nothing by NOTIFY (its listening connection is cut): only the catch-up read can tell it.
+    const admin = openPgPool(pgDatabase.url);
+    try {
+      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()");
+    } finally {
+      await admin.end();
+    }
+    const outcomes = [];
+    for (let i = 0; i < 5; i++) outcomes.push(await set(sides[0]!, `caught/d${i}`, i));
+    assert.equal(await sides[1]!.feed.caughtUp(`${db.projectId}/${db.databaseId}`), true);
+    const heard = new Set(sides[1]!.events.map((event) => event.commitTime));
+    assert.deepEqual(outcomes.filter((outcome) => !heard.has(outcome.commitTime)), [], 'every commit made before caughtUp was told by the time it answered');
+    assert.equal(await sides[1]!.feed.caughtUp('demo-feed/never-written'), true, 'a database with no commits is caught up at once');
   });
 });

@@ -6,6 +6,8 @@ import { devExposure } from './cli/start-checks.js';
 import { registerUsersCommands } from './cli/users.js';
 import { defaultSignUpLimits } from './auth/core/signup-limit.js';
 import { registerMigrateCommand } from './cli/migrate.js';
+import { registerFirestoreTransfer } from './cli/firestore-transfer.js';
+import { registerProjectTransfer } from './cli/project-transfer.js';
 import { createServiceAccountKey, listServiceAccountKeys, revokeServiceAccountKey } from './auth/core/service-account-commands.js';
 import { defaultOptions, defaultShippedRulesFile, defaultShippedStorageRulesFile, type HearthOptions } from './config.js';
 import { parseTrustedProxies } from './http/trusted-proxies.js';
@@ -242,6 +244,14 @@ program
 
 registerUsersCommands(program);
 registerMigrateCommand(program);
+const importCommand = program.command('import').description("bring a Firebase project in from Google's formats: a `firebase emulators:export` folder (documents, accounts) with its firebase.json (rules, indexes)");
+const exportCommand = program.command('export').description("write a project out as a `firebase emulators:export` folder (documents, accounts, rules) that Google's emulators start from");
+// `import firestore DIR --data X`: the flags after a subcommand are the subcommand's (both levels have --data).
+program.enablePositionalOptions();
+importCommand.enablePositionalOptions();
+exportCommand.enablePositionalOptions();
+registerProjectTransfer(importCommand, exportCommand);
+registerFirestoreTransfer(importCommand, exportCommand);
 
 const serviceAccounts = program.command('service-accounts').description("a project's service-account keys (JSON files for firebase-admin's cert())");
 serviceAccounts

@@ -21,4 +21,9 @@ export type FeedEvent =
 export interface ChangeFeed {
   /** Per database in commit order, each commit exactly once, whichever instance made it. */
   subscribe(listener: (event: FeedEvent) => void): () => void;
+  /**
+   * Resolves true once every commit of `db` visible in the store when called has been told to the
+   * subscribers; false when that could not be made sure of in time (the store unreachable).
+   */
+  caughtUp(db: string): Promise<boolean>;
 }

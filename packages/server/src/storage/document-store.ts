@@ -112,6 +112,14 @@ export interface DocumentStore {
   rebuildComposite(db: string, indexSet: string, entriesOf: (row: DocumentRow) => IndexEntry[]): Promise<void>;
   /** Deletes every document of a database (the emulator's clear endpoint), and its history. */
   clear(db: string): Promise<void>;
+  /**
+   * Writes new documents into a database that holds none (an import), in one transaction: all of
+   * them, or none when anything fails or the process dies midway. The batches are asked for with
+   * the commit time every document gets and consumed one at a time (memory stays flat). Refuses
+   * with DatabaseNotEmpty when the database holds a document. No change events: nothing can listen
+   * to documents that did not exist.
+   */
+  loadDocuments(db: string, load: DocumentLoad): Promise<DocumentLoadReport>;
 
   // ---- the past: superseded versions, kept by every commit that replaces or deletes a document ----
 
@@ -126,6 +134,27 @@ export interface DocumentStore {
   historyStart(db: string): Promise<number>;
   /** Drops versions that stopped being current before `before` (µs), at most `limit`; how many went. */
   pruneVersions(before: number, limit: number): Promise<number>;
+}
+
+export interface DocumentLoad {
+  /** New documents (`row` set, every index entry in `addEntries`), given the commit time. */
+  batches: (commitTime: number) => Iterable<DocumentChange[]>;
+  /** The composite index set the entries were built for (DocumentStore.indexSet). */
+  indexSet: string;
+}
+
+export interface DocumentLoadReport {
+  documents: number;
+  indexEntries: number;
+  commitTime: number;
+}
+
+/** An import's target database already holds documents: nothing was written. */
+export class DatabaseNotEmpty extends Error {
+  constructor(readonly db: string) {
+    super(`the database ${db} is not empty: import into an empty database, or name another one`);
+    this.name = 'DatabaseNotEmpty';
+  }
 }
 
 /**

@@ -15,7 +15,7 @@ const maxAggregations = 5;
 
 export function parseAggregations(raw: unknown): Aggregation[] {
   if (!Array.isArray(raw) || raw.length === 0) throw firestoreErrors.invalidArgument('An aggregation query needs at least one aggregation.');
-  if (raw.length > maxAggregations) throw firestoreErrors.invalidArgument(`Aggregation query can have at most ${maxAggregations} aggregations.`);
+  if (raw.length > maxAggregations) throw firestoreErrors.invalidArgument(`The query exceeds the maximum number of aggregations (${maxAggregations}).`);
   const aggregations = raw.map((item: unknown, i: number): Aggregation => {
     if (typeof item !== 'object' || item === null) throw firestoreErrors.invalidArgument(`Invalid aggregation at index ${i}.`);
     const wire = item as Record<string, unknown>;

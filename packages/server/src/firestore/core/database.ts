@@ -97,6 +97,15 @@ export class DocumentDatabase {
     return () => this.commitListeners.delete(listener);
   }
 
+  /**
+   * True once listeners have been told every commit of `db` visible now. A single process tells
+   * its own commits as they happen; a shared store's feed may still be reading another's (or its
+   * own, on PostgreSQL), and a Listen resume must not take documents read now for changes told.
+   */
+  async commitsTold(db: DatabaseId): Promise<boolean> {
+    return this.options.changeFeed ? this.options.changeFeed.caughtUp(this.dbKey(db)) : true;
+  }
+
   /** Before a database's first use: its composite index entries must match the declared set. */
   private async ready(db: DatabaseId): Promise<string> {
     const key = this.dbKey(db);

@@ -63,8 +63,10 @@ export async function sendFirstAnswer(session: ResumingSession, target: ActiveTa
  */
 async function sendChangesSince(session: ResumingSession, target: ActiveTarget, answer: FirstAnswer, changed: Set<string>, since: number): Promise<boolean | undefined> {
   const current = new Map(answer.docs.map((doc) => [doc.key.path, doc]));
-  const relevant = [...changed].filter((path) => (target.documents ? target.documents.has(path) : inScope(target.query!, keyOfPath(path))));
-  let gone = relevant.filter((path) => !current.has(path));
+  const relevant = new Set([...changed].filter((path) => (target.documents ? target.documents.has(path) : inScope(target.query!, keyOfPath(path)))));
+  // A version newer than the resume time is one the client cannot hold, whatever the hub has heard.
+  for (const doc of answer.docs) if (doc.updateTime > since) relevant.add(doc.key.path);
+  let gone = [...relevant].filter((path) => !current.has(path));
   if (target.query && gone.length) {
     // A documents target names its documents itself; a query target held those it matched then.
     const then = await versionsAt(session, gone, since);

@@ -118,10 +118,16 @@ export class ListenSession implements StreamSession, ResumingSession {
     this.watchLookups(target);
     this.gate.targetChange({ targetChangeType: 'ADD', targetIds: [id] });
     const resumeFrom = resumeTimeOf(spec);
-    const changed = resumeFrom === undefined || target.rerun ? undefined : this.hub.changedSince(this.database.dbKey(this.context.db), resumeFrom);
     const docs = await this.currentResult(target);
     if (!docs) return;
     const now = await this.database.readTime(this.context.db);
+    // The changes since the resume time are asked for after the read, once the hub has heard every
+    // commit the read could see: a commit read but not yet told would otherwise be neither sent nor
+    // told later (counted as sent). Changes told after the read are sent again by their commit.
+    const changed =
+      resumeFrom === undefined || target.rerun || !(await this.database.commitsTold(this.context.db))
+        ? undefined
+        : this.hub.changedSince(this.database.dbKey(this.context.db), resumeFrom);
     const resuming = spec.resumeToken !== undefined || spec.readTime !== undefined;
     if (!(await sendFirstAnswer(this, target, { docs, now, resuming, ...(resumeFrom === undefined ? {} : { resumeFrom }), ...(changed ? { changed } : {}) }))) return;
     const readTime = this.nextReadTime(now);

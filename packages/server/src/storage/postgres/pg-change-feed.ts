@@ -18,6 +18,8 @@ interface Followed {
   ahead: Map<number, FeedEvent>;
   reading: boolean;
   readAgain: boolean;
+  /** caughtUp calls waiting for a sequence to be delivered. */
+  waiting: Array<{ seq: number; done: (caught: boolean) => void }>;
 }
 
 export interface PgChangeFeedOptions {
@@ -26,6 +28,8 @@ export interface PgChangeFeedOptions {
 }
 
 const readPage = 500;
+/** How long caughtUp waits for the log to be read before it answers false. */
+const catchUpMs = 5_000;
 
 export class PgChangeFeed implements ChangeFeed {
   private readonly listeners = new Set<(event: FeedEvent) => void>();
@@ -66,6 +70,31 @@ export class PgChangeFeed implements ChangeFeed {
     void this.read(db, state);
   }
 
+  async caughtUp(db: string): Promise<boolean> {
+    let seq: number;
+    try {
+      const { rows } = await this.pool.query<{ seq: string }>('SELECT seq FROM fs_meta WHERE db = $1', [db]);
+      seq = rows.length ? Number(rows[0]!.seq) : 0;
+    } catch {
+      return false;
+    }
+    const state = this.stateOf(db);
+    if (seq <= state.delivered) return true;
+    if (this.closed) return false;
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        state.waiting = state.waiting.filter((waiter) => waiter.done !== done);
+        resolve(false);
+      }, catchUpMs);
+      const done = (caught: boolean) => {
+        clearTimeout(timer);
+        resolve(caught);
+      };
+      state.waiting.push({ seq, done });
+      void this.read(db, state);
+    });
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.poll);
@@ -73,6 +102,7 @@ export class PgChangeFeed implements ChangeFeed {
     const client = this.listenClient;
     this.listenClient = undefined;
     await client?.end().catch(() => undefined);
+    for (const state of this.followed.values()) for (const waiter of state.waiting.splice(0)) waiter.done(false);
   }
 
   private stateOf(db: string): Followed {
@@ -94,6 +124,11 @@ export class PgChangeFeed implements ChangeFeed {
       this.emit(next);
     }
     for (const waiting of state.ahead.keys()) if (waiting <= state.delivered) state.ahead.delete(waiting);
+    if (state.waiting.length) {
+      const still = state.waiting.filter((waiter) => waiter.seq > state.delivered);
+      for (const waiter of state.waiting) if (waiter.seq <= state.delivered) waiter.done(true);
+      state.waiting = still;
+    }
   }
 
   private emit(event: FeedEvent): void {
@@ -187,5 +222,5 @@ export class PgChangeFeed implements ChangeFeed {
 }
 
 function newFollowed(delivered: number): Followed {
-  return { delivered, ahead: new Map(), reading: false, readAgain: false };
+  return { delivered, ahead: new Map(), reading: false, readAgain: false, waiting: [] };
 }

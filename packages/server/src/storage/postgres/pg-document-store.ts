@@ -1,4 +1,4 @@
-import type { DocumentChange, DocumentRow, DocumentScan, DocumentStore, IndexEntry, IndexHit, IndexPosition, IndexScan } from '../document-store.js';
+import type { DocumentChange, DocumentLoad, DocumentLoadReport, DocumentRow, DocumentScan, DocumentStore, IndexEntry, IndexHit, IndexPosition, IndexScan } from '../document-store.js';
 import type { FeedEvent } from '../change-feed.js';
 import { idFromStored } from '../sqlite/sqlite-document-store.js';
 import { applyPgMigrations, inPgTransaction, type PgPool } from './pg-connection.js';
@@ -10,6 +10,7 @@ import { PgDocumentHistory } from './pg-document-history.js';
 import { documentSchemaSteps } from './pg-document-schema.js';
 import { bytes, idBytes, indexValueKey, maxIndexValueBytes, pgDocumentScanOrder, pgDocumentScanWhere, pgRowColumns, rowFromPg, type PgRowShape } from './pg-document-scan.js';
 import { documentChangeStatements, runStatements } from './pg-document-writes.js';
+import { loadPgDocuments } from './pg-document-load.js';
 
 /**
  * Documents on PostgreSQL, shared by every instance using the database. A commit runs in one
@@ -147,6 +148,13 @@ export class PgDocumentStore implements DocumentStore {
     });
     const event: FeedEvent = { kind: 'reset', db };
     this.feed?.local(db, seq, event);
+  }
+
+  async loadDocuments(db: string, load: DocumentLoad): Promise<DocumentLoadReport> {
+    const { seq, ...report } = await loadPgDocuments(this.pool, db, load);
+    this.knownDatabases.add(db);
+    this.feed?.local(db, seq, { kind: 'reset', db });
+    return report;
   }
 
   async getDocumentsAt(db: string, paths: readonly string[], readTime: number): Promise<Map<string, DocumentRow>> {

@@ -1,6 +1,8 @@
 import type Database from 'better-sqlite3';
 import type {
   DocumentChange,
+  DocumentLoad,
+  DocumentLoadReport,
   DocumentRow,
   DocumentScan,
   DocumentStore,
@@ -14,6 +16,7 @@ import { indexValueKey, maxIndexValueBytes } from '../index-value-prefix.js';
 import { CommitGroups } from './sqlite-commit-group.js';
 import { BatchRunner, type WriteBatch } from './sqlite-write-batch.js';
 import { SqliteWriter } from './sqlite-writer.js';
+import { loadSqliteDocuments } from './sqlite-document-load.js';
 import { SqliteDocumentHistory, type VersionShape } from './sqlite-document-history.js';
 import { documentScanOrder, documentScanWhere } from './sqlite-document-scan.js';
 
@@ -225,6 +228,15 @@ export class SqliteDocumentStore implements DocumentStore {
       this.statements.clearIndex.run(db);
       this.history.clear(db, Math.max(Math.floor(Date.now() * 1000), this.lastCommitTimeSync(db)));
     }).immediate());
+  }
+
+  async loadDocuments(db: string, load: DocumentLoad): Promise<DocumentLoadReport> {
+    return this.groups.exclusive(() => {
+      const report = loadSqliteDocuments(this.db, db, load, Math.max(Math.floor(Date.now() * 1000), this.lastCommitTimeSync(db) + 1));
+      this.lastCommit.set(db, report.commitTime);
+      this.lastWritten.set(db, report.commitTime);
+      return report;
+    });
   }
 
   async getDocumentsAt(db: string, paths: readonly string[], readTime: number): Promise<Map<string, DocumentRow>> {
