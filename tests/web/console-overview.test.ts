@@ -57,7 +57,8 @@ test('the overview counts users, documents and sign-ins, lists recent changes an
   await page.getByTestId('overview').getByText('3 new today (UTC)').waitFor();
   await page.getByTestId('documents-total').filter({ hasText: '2' }).waitFor();
   await page.getByTestId('sign-ins-by-method').getByText('Email and password:').waitFor();
-  await page.getByTestId('recent-audit').getByText('admin', { exact: false }).first().waitFor();
+  await page.getByTestId('recent-audit').getByText('Sign-in settings: anonymous sign-in', { exact: false }).first().waitFor();
+  await page.getByTestId('recent-audit').getByText('Signed in to the console', { exact: false }).first().waitFor();
   await page.getByTestId('warnings').getByText('No SMTP server').waitFor();
   await page.getByTestId('warnings').getByText('No SMS provider').waitFor();
   await page.getByTestId('requests-now').waitFor();

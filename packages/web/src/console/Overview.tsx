@@ -2,6 +2,8 @@ import { Link, NavLink } from 'react-router';
 import { consoleRequest } from './api';
 import { useConsole } from './ConsoleApp';
 import { Delivery } from './Delivery';
+import type { AuditEntry } from './metrics/AuditPage';
+import { auditWords } from './metrics/audit-words';
 import { ErrorNote, Loading, useLoad } from './ui';
 
 interface OverviewAnswer {
@@ -11,7 +13,7 @@ interface OverviewAnswer {
   now: { requestsPerSec: number; errorsPerSec: number; at: number } | null;
   mail: { delivery: 'smtp' | 'outbox'; queued: number; failed: number; kept: number };
   sms: { delivery: string; kept: number };
-  recentAudit: Array<{ id: string; at: number; operator: string; method: string; path: string; status: number; summary: string }>;
+  recentAudit: AuditEntry[];
   warnings: string[];
 }
 
@@ -114,7 +116,7 @@ export function Overview({ sections }: { sections: ReadonlyArray<{ to: string; l
             <ul className="console-list" data-testid="recent-audit">
               {data.recentAudit.map((entry) => (
                 <li key={entry.id}>
-                  <time dateTime={new Date(entry.at).toISOString()}>{new Date(entry.at).toLocaleString()}</time> · {entry.operator} · {entry.summary || `${entry.method} ${entry.path}`}
+                  <time dateTime={new Date(entry.at).toISOString()}>{new Date(entry.at).toLocaleString()}</time> · {entry.operator} · {auditWords(entry).text}
                 </li>
               ))}
               <li>
