@@ -81,6 +81,7 @@ export async function runConsoleBench(): Promise<void> {
 
     const pages: { name: string; path: string; ready: string }[] = [
       { name: 'web app home (baseline)', path: '/', ready: 'main' },
+      { name: 'console: overview', path: '/console', ready: '[data-testid="users-total"]' },
       { name: 'console: users, first page', path: '/console/users', ready: '[data-testid="users-table"]' },
       { name: 'console: user search by email', path: `/console/users?by=email&q=user-${userCount - 1}%40example.com`, ready: '[data-testid="users-table"]' },
       { name: 'console: user page', path: `/console/users/user-${Math.floor(userCount / 2)}`, ready: 'text=Sign-in providers' },

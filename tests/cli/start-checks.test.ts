@@ -77,6 +77,36 @@ test('a plain loopback start neither warns about --dev nor loads oidc-provider',
   }
 });
 
+async function bannerOf(hearth: { output: () => string }): Promise<string> {
+  for (let waited = 0; !hearth.output().includes('    connect '); waited += 50) {
+    assert.ok(waited < 30_000, `no start banner:\n${hearth.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return hearth.output();
+}
+
+test('the start banner names the console and where mails and texts go (never the SMTP password)', { timeout: 90_000 }, async () => {
+  const port = await freePort();
+  const plain = await spawnHearth(['--port', String(port), '--data', dataDir()]);
+  try {
+    const banner = await bannerOf(plain);
+    assert.match(banner, new RegExp(`console +http://127\\.0\\.0\\.1:${port}/console\n`));
+    assert.match(banner, new RegExp(`mail +no SMTP server: mails are not sent, only kept in the console's Outbox \\(http://127\\.0\\.0\\.1:${port}/console/outbox\\)`));
+    assert.match(banner, /sms +no provider: phone sign-in and SMS second factors are refused/);
+  } finally {
+    await plain.stop();
+  }
+  const withSmtp = await spawnHearth(['--port', String(port), '--data', dataDir(), '--dev', '--smtp-url', 'smtp://mailer:s3cret-pass@127.0.0.1:2525']);
+  try {
+    const banner = await bannerOf(withSmtp);
+    assert.match(banner, /mail +sent through 127\.0\.0\.1:2525, copies kept in the console's Outbox/);
+    assert.match(banner, /sms +codes kept in the console's Outbox/);
+    assert.doesNotMatch(banner, /s3cret-pass/);
+  } finally {
+    await withSmtp.stop();
+  }
+});
+
 test('with --demo-idp the provider is loaded and offered', { timeout: 60_000 }, async () => {
   const port = await freePort();
   const idpPort = await freePort();

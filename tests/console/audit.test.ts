@@ -124,6 +124,23 @@ describe('console audit log: what is recorded', () => {
     for (const secret of ['aGFzaC1ieXRlcw', 'c2FsdA', 'c2lnbmVyLWtleQ']) assert.ok(!entry!.summary.includes(secret), `${secret} in ${entry!.summary}`);
   });
 
+  test('a refused console sign-in is recorded (the key it tried redacted); a switch shows its value, never [redacted]', async () => {
+    const wrongKey = 'not-the-admin-key-at-all-0123456789';
+    const refused = await fetch(`${server.url}/hearth/v1/console/session`, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'audit-test/1.0' }, body: JSON.stringify({ adminKey: wrongKey }) });
+    assert.equal(refused.status, 401);
+    const failed = (await allEntries()).find((entry) => entry.operator === '(failed sign-in)');
+    assert.ok(failed, 'the failed sign-in is on record');
+    assert.equal(failed.status, 401);
+    assert.equal(failed.path, '/hearth/v1/console/session');
+    assert.ok(!JSON.stringify(failed).includes(wrongKey), 'the key tried is not in the log');
+
+    const patched = await call('PATCH', `/identitytoolkit.googleapis.com/v2/projects/${server.projectId}/config?updateMask=signIn.email.passwordRequired`, { signIn: { email: { passwordRequired: true } } });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    const change = (await allEntries()).find((entry) => entry.method === 'PATCH' && entry.path.endsWith('/config'));
+    assert.match(change!.summary, /"passwordRequired":true/);
+    await call('PATCH', `/identitytoolkit.googleapis.com/v2/projects/${server.projectId}/config?updateMask=signIn.email.passwordRequired`, { signIn: { email: { passwordRequired: false } } });
+  });
+
   test('changes made with the admin key (firebase-admin, curl) or refused to a foreign page are not console entries', async () => {
     const countBefore = (await allEntries()).length;
     assert.equal((await adminPost(server, '/accounts', { email: uniqueEmail('by-key') })).status, 200);
@@ -192,6 +209,6 @@ describe('console audit log: reading it', () => {
     const entries = await allEntries();
     assert.equal(entries[1]!.method, 'DELETE');
     assert.equal(entries[1]!.path, '/hearth/v1/console/session');
-    assert.equal(entries.length, 7, 'sign-in, three changes, the refused import, sign-out, sign-in');
+    assert.equal(entries.length, 10, 'sign-in, three changes, the refused import, the failed sign-in, two settings changes, sign-out, sign-in');
   });
 });

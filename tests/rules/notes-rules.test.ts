@@ -2,7 +2,8 @@
  * The web app's shipped rules (packages/web/firestore.rules) through the official SDK, outside
  * --dev: a note is its owner's alone, {text, createdAt[, updatedAt]} with 1 to 1000 characters,
  * createdAt the server's time at creation and never changed, updatedAt the server's time of each
- * edit. Every other shape is refused with permission-denied.
+ * edit; a note brought back by Undo is created again with its earlier createdAt and the server's
+ * updatedAt. Every other shape is refused with permission-denied.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -91,6 +92,17 @@ test('the times are the server\'s: no backdated creation, no updatedAt at creati
   assert.equal(await codeOf(updateDoc(ref, { text: 'sneaky', updatedAt: Timestamp.fromMillis(0) })), 'permission-denied');
   assert.equal(await codeOf(updateDoc(ref, { createdAt: serverTimestamp(), updatedAt: serverTimestamp() })), 'permission-denied');
   assert.equal((await getDoc(ref)).get('text'), 'hi');
+});
+
+test('a deleted note is restored (Undo) with its earlier createdAt only when updatedAt is the server\'s time', async () => {
+  const ref = note(alice, 'restored');
+  assert.equal(await codeOf(setDoc(ref, { text: 'keep me', createdAt: serverTimestamp() })), 'ok');
+  const createdAt = (await getDoc(ref)).get('createdAt') as Timestamp;
+  assert.equal(await codeOf(deleteDoc(ref)), 'ok');
+  assert.equal(await codeOf(setDoc(ref, { text: 'keep me', createdAt, updatedAt: Timestamp.fromMillis(0) })), 'permission-denied');
+  assert.equal(await codeOf(setDoc(ref, { text: 'keep me', createdAt: Timestamp.fromMillis(Date.now() + 3600_000), updatedAt: serverTimestamp() })), 'permission-denied');
+  assert.equal(await codeOf(setDoc(ref, { text: 'keep me', createdAt, updatedAt: serverTimestamp() })), 'ok');
+  assert.ok(((await getDoc(ref)).get('createdAt') as Timestamp).isEqual(createdAt));
 });
 
 test('another user can neither read, write nor delete them', async () => {

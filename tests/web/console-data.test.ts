@@ -82,9 +82,12 @@ test('a user of the web app writes a note; the operator opens it in the console'
   await signInWithAdminKey(operator, server!.url, server!.adminKey);
   await operator.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Data' }).click();
   await operator.getByTestId('collections').getByRole('link', { name: 'users' }).click();
-  // users/{uid} holds only the notes subcollection: listed once asked for.
-  await operator.getByText('No documents here yet.').waitFor();
-  await operator.getByLabel('Include documents that only hold subcollections').check();
+  // users/{uid} holds only the notes subcollection: listed all the same, as Firebase's console does.
+  await operator.getByTestId('documents').getByRole('link', { name: userId }).waitFor();
+  await operator.getByText('(no fields; holds subcollections)').first().waitFor();
+  assert.equal(await operator.getByText('No documents here yet.').count(), 0);
+  assert.equal(await operator.getByLabel('Include documents that only hold subcollections').isChecked(), true);
+  await keepScreenshot(operator, 'collection-of-subcollection-holders');
   await operator.getByTestId('documents').getByRole('link', { name: userId }).click();
   await operator.getByTestId('collections').getByRole('link', { name: 'notes' }).click();
   await operator.getByTestId('documents').getByRole('link').first().click();

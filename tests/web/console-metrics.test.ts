@@ -40,6 +40,10 @@ test('every chart is drawn after the page loads', stepTimeout, async () => {
   await requestsChart().waitFor();
   const charts = page.getByTestId('metrics-chart');
   assert.deepEqual(await charts.evaluateAll((elements) => elements.map((element) => element.getAttribute('data-title'))), ['Requests', 'Latency', 'Sign-ins', 'Database', 'Memory']);
+  // Each says its unit: in its title and on its axis.
+  assert.deepEqual(await charts.evaluateAll((elements) => elements.map((element) => element.querySelector('.u-title')?.textContent)), ['Requests per second', 'Latency (milliseconds)', 'Sign-ins per minute', 'Database: commits per second, open listeners and sessions', 'Memory (megabytes)']);
+  // The axis (drawn on the canvas) carries the chart's unit.
+  assert.deepEqual(await charts.evaluateAll((elements) => elements.map((element) => element.getAttribute('data-unit'))), ['/s', 'ms', '/min', '', 'MB']);
   for (const chart of await charts.all()) {
     assert.equal(await chart.locator('canvas').count(), 1, 'uPlot drew a canvas');
     assert.ok(Number(await chart.getAttribute('data-points')) >= 1);

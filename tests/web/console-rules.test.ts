@@ -101,6 +101,10 @@ test('the playground denies an anonymous read and allows the owner, naming the d
   await playground.getByRole('button', { name: 'Simulate' }).click();
   const verdict = playground.getByTestId('playground-verdict');
   await verdict.filter({ hasText: 'Denied' }).waitFor();
+  // Told in a sentence with the statement quoted, not as "false @ L5".
+  await verdict.getByTestId('denial-explanation').filter({ hasText: /The condition of the allow on line \d+ was false for this get\. allow / }).waitFor();
+  assert.doesNotMatch(await verdict.innerText(), /@ L\d/);
+  await keepScreenshot(page, 'rules-playground-denied');
 
   await playground.getByLabel('Signed-in user').check();
   await playground.getByLabel('UID').fill('alice');
@@ -130,6 +134,20 @@ test('the playground denies an anonymous read and allows the owner, naming the d
   await playground.getByLabel('Incoming data').fill('{"owner": "alice"}');
   await playground.getByRole('button', { name: 'Simulate' }).click();
   await verdict.filter({ hasText: 'Denied' }).waitFor();
+
+  // Timestamps can be expressed (Firestore's own JSON for them), and rules that want one see one.
+  const timestampRules = ownerRules.replace('match /notes/{id} {', 'match /notes/{id} {\n      allow create: if request.resource.data.due is timestamp && request.resource.data.due > timestamp.date(2020, 1, 1);');
+  await page.getByLabel('Rules source').fill(timestampRules);
+  await page.getByTestId('rules-status').filter({ hasText: 'No errors.' }).waitFor();
+  await playground.getByLabel('Incoming data').fill('{"owner": "alice", "due": {"timestampValue": "2025-06-01T12:00:00Z"}}');
+  await playground.getByRole('button', { name: 'Simulate' }).click();
+  await verdict.filter({ hasText: 'Allowed' }).waitFor();
+  await keepScreenshot(page, 'rules-playground-timestamp');
+  await playground.getByLabel('Incoming data').fill('{"owner": "alice", "due": "2025-06-01T12:00:00Z"}');
+  await playground.getByRole('button', { name: 'Simulate' }).click();
+  await verdict.filter({ hasText: 'Denied' }).waitFor();
+  await page.getByLabel('Rules source').fill(ownerRules);
+  await page.getByTestId('rules-status').filter({ hasText: 'No errors.' }).waitFor();
 });
 
 test('an older ruleset is released again from the history (rollback)', stepTimeout, async () => {

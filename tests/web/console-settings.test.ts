@@ -43,6 +43,49 @@ async function projectConfig(): Promise<any> {
   return response.json();
 }
 
+test('the console’s home says where mail and texts go', stepTimeout, async () => {
+  await page.getByRole('link', { name: 'Hearth console' }).click();
+  await page.getByTestId('mail-delivery').filter({ hasText: 'No SMTP server: mails (verifications, password resets, sign-in links) are not sent.' }).waitFor();
+  await page.getByTestId('sms-delivery').filter({ hasText: 'Text messages are not sent: their codes are kept in the Outbox.' }).waitFor();
+  await keepScreenshot(page, 'where-mail-goes');
+  await page.getByTestId('mail-delivery').getByRole('link', { name: 'Outbox' }).click();
+  await page.getByRole('heading', { name: 'Outbox' }).waitFor();
+});
+
+test('email and password and email link are shown as they are, and each box changes only its own switch', stepTimeout, async () => {
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Sign-in' }).click();
+  const password = page.getByRole('switch', { name: 'Email and password' });
+  const link = page.getByRole('switch', { name: 'Email link (passwordless)' });
+  const email = async () => (await projectConfig()).signIn.email as { enabled: boolean; passwordRequired: boolean };
+  // A fresh project: both on (Identity Platform: the email provider enabled, passwordRequired false).
+  assert.deepEqual(await email(), { enabled: true, passwordRequired: false });
+  assert.equal(await password.isChecked(), true);
+  assert.equal(await link.isChecked(), true);
+
+  await link.click();
+  await page.getByRole('status').filter({ hasText: 'Email link disabled.' }).waitFor();
+  assert.deepEqual(await email(), { enabled: true, passwordRequired: true });
+  assert.equal(await password.isChecked(), true, 'turning email links off leaves password sign-in on');
+  assert.equal(await link.isChecked(), false);
+  await link.click();
+  await page.getByRole('status').filter({ hasText: 'Email link enabled.' }).waitFor();
+  assert.deepEqual(await email(), { enabled: true, passwordRequired: false });
+  assert.equal(await password.isChecked(), true, 'turning email links on leaves password sign-in on');
+
+  // Off, the email provider takes email links with it, and the page says so rather than hiding it.
+  await password.click();
+  await page.getByRole('status').filter({ hasText: 'Email and password disabled.' }).waitFor();
+  assert.equal((await email()).enabled, false);
+  assert.equal(await link.isDisabled(), true);
+  await page.getByText('turn on “Email and password” first').waitFor();
+  await keepScreenshot(page, 'sign-in-methods-email-off');
+  await password.click();
+  await page.getByRole('status').filter({ hasText: 'Email and password enabled.' }).waitFor();
+  assert.deepEqual(await email(), { enabled: true, passwordRequired: false });
+  assert.equal(await link.isChecked(), true, 'email links come back as they were');
+  await keepScreenshot(page, 'sign-in-methods');
+});
+
 test('switching anonymous sign-in and adding an authorized domain change the project’s config', stepTimeout, async () => {
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Sign-in' }).click();
   const anonymous = page.getByRole('switch', { name: 'Anonymous' });

@@ -152,7 +152,21 @@ test('the audit log page lists the disable, the enable and the claims change, an
   await entries.filter({ hasText: '"disableUser":false' }).first().waitFor();
   await entries.filter({ hasText: 'customAttributes' }).first().waitFor();
   assert.match(await entries.filter({ hasText: '"disableUser":true' }).first().innerText(), /admin/);
+  // In words, not HTTP lines: what happened to which account.
+  await page.getByTestId('audit-words').filter({ hasText: /^Account .+: disabled$/ }).first().waitFor();
+  await page.getByTestId('audit-words').filter({ hasText: /^Account .+: enabled$/ }).first().waitFor();
+  await page.getByTestId('audit-words').filter({ hasText: /custom claims changed/ }).first().waitFor();
   await keepScreenshot(page, 'audit-log');
+  // Filters: by action (only account changes) and by operator.
+  await page.getByLabel('Action').selectOption('Accounts');
+  assert.deepEqual([...new Set(await entries.evaluateAll((rows) => rows.map((row) => row.getAttribute('data-action'))))], ['Accounts']);
+  await page.getByLabel('Operator').selectOption('admin');
+  assert.ok((await entries.count()) >= 3);
+  await page.getByLabel('Since').fill('2999-01-01T00:00');
+  await page.getByText('No entry matches these filters.').waitFor();
+  await keepScreenshot(page, 'audit-log-filtered');
+  await page.getByLabel('Since').fill('');
+  await page.getByLabel('Action').selectOption('');
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export (NDJSON)' }).click()]);
   const { readFile } = await import('node:fs/promises');
   const lines = (await readFile((await download.path())!, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { summary: string; operator: string });

@@ -7,11 +7,13 @@
  * Needs `npm run build -w packages/web` first and /usr/bin/chromium.
  */
 import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { type Browser, type Page } from 'playwright-core';
 import { adminPost, uniqueEmail } from '../helpers/admin-http.js';
 import { BrowserRecord, assertBrowserReady, launchChromium, requestsOffMachine, webRoot } from '../helpers/browser.js';
-import { startHearth, type TestHearth } from '../helpers/hearth.js';
+import { repoRoot, startHearth, type TestHearth } from '../helpers/hearth.js';
 import { TotpDevice, wrongCode } from '../helpers/totp-device.js';
 
 const waitMs = 15_000;
@@ -39,6 +41,7 @@ after(async () => {
   await server?.close();
 });
 
+const artifacts = join(repoRoot, '.tmp/artifacts/web');
 const url = (path: string) => `${server!.url}${path}`;
 
 async function signIn(): Promise<void> {
@@ -82,6 +85,8 @@ test('signing in again asks for a code: a wrong one is refused, the right one si
   await page.getByRole('button', { name: 'Verify' }).click();
   assert.equal((await refused).status(), 400);
   await page.getByRole('alert').waitFor();
+  // No message was sent: the sentence speaks of the app's code.
+  assert.equal((await page.getByRole('alert').innerText()).trim(), 'That code is not right. Enter the 6-digit code your authenticator app shows now; it changes every 30 seconds.');
 
   await page.getByLabel('Code from the app').fill(device.next());
   await page.getByRole('button', { name: 'Verify' }).click();
@@ -94,6 +99,25 @@ test('removing the factor turns two-step verification off', stepTimeout, async (
   await page.getByText('Off. Add a second step').waitFor();
   const lookup = await adminPost(server!, '/accounts:lookup', { email: [email] });
   assert.equal(lookup.body.users[0].mfaInfo, undefined);
+});
+
+test('an authenticator added under its default name is named once, and the code field looks like the others', stepTimeout, async () => {
+  await page.getByRole('button', { name: 'Add an authenticator app' }).click();
+  await page.getByRole('button', { name: 'Start', exact: true }).click();
+  const again = new TotpDevice((await page.getByTestId('totp-secret').innerText()).trim());
+  const codeField = page.getByLabel('Code from the app');
+  const nameField = page.getByLabel('Name for it');
+  const style = (field: typeof codeField) => field.evaluate((element) => { const css = getComputedStyle(element); return `${css.borderRadius} ${css.paddingLeft} ${css.borderTopStyle}`; });
+  assert.equal(await style(codeField), await style(nameField), 'the code input is styled as the text inputs are');
+  await codeField.fill(again.next());
+  await page.getByRole('button', { name: 'Turn on' }).click();
+  const factor = page.getByTestId('second-factor-totp');
+  await factor.waitFor();
+  assert.match((await factor.innerText()).trim(), /^Authenticator app · added /);
+  mkdirSync(artifacts, { recursive: true });
+  await page.screenshot({ path: join(artifacts, 'two-step-default-name.png'), fullPage: true });
+  await page.getByRole('button', { name: 'Remove Authenticator app', exact: true }).click();
+  await page.getByText('Off. Add a second step').waitFor();
 });
 
 test('nothing the page requested left the machine, and the page threw nothing', () => {

@@ -121,19 +121,36 @@ for (const viewport of [
     });
 
     test('a deleted note can be brought back; one not brought back is gone from the server', stepTimeout, async () => {
+      const createdAt = () => page.getByTestId('note').filter({ hasText: 'call mom' }).locator('time').first().getAttribute('datetime');
+      const before = await createdAt();
       await page.getByRole('button', { name: 'Delete call mom' }).click();
       await waitForNotes(page, ['buy oat milk'], waitMs);
       const undo = page.getByRole('status').filter({ hasText: 'Note deleted.' }).getByRole('button', { name: 'Undo' });
       await shot('undo');
       await undo.click();
       await waitForNotes(page, ['call mom', 'buy oat milk'], waitMs);
-      assert.equal(await onServer(uid, 'call mom'), true);
+      await waitUntil(() => onServer(uid, 'call mom'), 'the restored note reached the server');
+      await page.locator('[data-testid="note"][data-pending="false"]').filter({ hasText: 'call mom' }).waitFor();
+      assert.equal(await createdAt(), before, 'the restored note keeps its creation time');
 
       await page.getByRole('button', { name: 'Delete call mom' }).click();
       await waitForNotes(page, ['buy oat milk'], waitMs);
       await waitUntil(async () => !(await onServer(uid, 'call mom')), 'the deletion reached the server');
       await page.getByRole('status').filter({ hasText: 'Note deleted.' }).waitFor({ state: 'detached' });
       assert.deepEqual(await noteTexts(page), ['buy oat milk']);
+    });
+
+    test('a deleted note stays deleted when the page reloads within the undo window', stepTimeout, async () => {
+      await addNote(page, 'delete then reload');
+      await page.locator('[data-testid="note"][data-pending="false"]').filter({ hasText: 'delete then reload' }).waitFor();
+      await page.getByRole('button', { name: 'Delete delete then reload' }).click();
+      // The page says "deleted" once the server has it: then a reload cannot bring the note back.
+      await page.getByRole('status').filter({ hasText: 'Note deleted.' }).waitFor();
+      assert.equal(await onServer(uid, 'delete then reload'), false, 'deleted on the server while Undo is still offered');
+      await page.reload();
+      await page.locator('[data-testid="notes"][data-from-cache="false"]').waitFor();
+      assert.deepEqual(await noteTexts(page), ['buy oat milk']);
+      await shot('deleted-after-reload');
     });
 
     test('offline, the page says so and a new note waits as pending; back online it is saved', stepTimeout, async () => {
@@ -151,6 +168,19 @@ for (const viewport of [
       await page.locator('[data-testid="note"][data-pending="false"]').filter({ hasText: 'written offline' }).waitFor();
       await page.getByTestId('offline').waitFor({ state: 'detached' });
       assert.equal(await onServer(uid, 'written offline'), true);
+    });
+
+    test('a pasted note longer than the rules take is kept whole, and the page says why it cannot be added', stepTimeout, async () => {
+      const long = 'lorem ipsum '.repeat(100).trim();
+      const input = page.getByLabel('New note');
+      await input.focus();
+      await page.evaluate((text) => document.execCommand('insertText', false, text), long);
+      assert.equal((await input.inputValue()).length, long.length, 'nothing is cut');
+      await page.getByTestId('note-too-long').filter({ hasText: `This note is ${long.length.toLocaleString('en-US')} characters long; a note holds at most 1,000.` }).waitFor();
+      assert.equal(await page.getByRole('button', { name: 'Add note' }).isDisabled(), true);
+      await shot('too-long');
+      await input.fill('');
+      await page.getByTestId('note-too-long').waitFor({ state: 'detached' });
     });
 
     test('a very long word wraps inside the page', stepTimeout, async () => {

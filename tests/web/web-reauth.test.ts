@@ -138,6 +138,8 @@ test('an email-link account sets a password after confirming by a new link, then
   await deleteCard.getByLabel('I understand my account will be deleted').check();
   await deleteCard.getByRole('button', { name: 'Delete account' }).click();
   const deletePanel = confirmPanel(deleteCard);
+  // The real times, not "a while ago": how long since the sign-in, and the window this server asks for.
+  assert.match((await deletePanel.getByTestId('signed-in-ago').innerText()).trim(), /^Confirm it’s you\. You signed in \d+ seconds? ago; this site asks for a sign-in within the last 3 seconds; to delete your account, sign in again here\.$/);
   await deletePanel.getByLabel('Your password').fill('not it');
   await deletePanel.getByRole('button', { name: 'Confirm with password' }).click();
   assert.equal((await deletePanel.getByRole('alert').innerText()).trim(), 'Wrong email or password.');

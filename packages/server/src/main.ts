@@ -87,11 +87,25 @@ function smsProvider(flags: StartFlags): HearthOptions['sms'] {
 }
 
 const smsSummary = {
-  outbox: 'codes kept in the SMS outbox (/emulator/v1/projects/<p>/verificationCodes), none sent',
+  outbox: "codes kept in the console's Outbox (and /emulator/v1/projects/<p>/verificationCodes), none sent",
   provider: 'codes sent through the SMS provider',
   'outbox+provider': 'codes sent through the SMS provider and kept in the SMS outbox',
   none: 'no provider: phone sign-in and SMS second factors are refused (--sms-account, or --sms-outbox to try it)',
 };
+
+/** Where mails go, for the start banner: the address to look at when nobody gets one. */
+function mailSummary(smtpUrl: string | undefined, dev: boolean, consoleUrl: string): string {
+  const outbox = `${consoleUrl}/outbox`;
+  if (!smtpUrl) return `no SMTP server: mails are not sent, only kept in the console's Outbox (${outbox}); --smtp-url sends them`;
+  const host = (() => {
+    try {
+      return new URL(smtpUrl).host;
+    } catch {
+      return 'the SMTP server';
+    }
+  })();
+  return `sent through ${host}${dev ? `, copies kept in the console's Outbox (${outbox})` : ''}`;
+}
 
 const program = new Command('hearth').description('Self-hostable identity server and document database for Firebase SDK apps');
 
@@ -201,11 +215,13 @@ program
         '',
         `  Hearth is serving ${url}${options.dev ? '  (dev mode)' : ''}`,
         `    web app        ${url}/`,
+        `    console        ${url}/console`,
         `    project        ${options.defaultProjectId}   API key ${hearth.defaultApiKey}`,
         `    admin key      in ${adminKeyFrom}`,
         `    rules          ${hearth.rulesSummary}`,
         `    storage rules  ${hearth.storageRulesSummary}`,
         `    functions      ${hearth.functionsSummary}`,
+        `    mail           ${mailSummary(options.smtpUrl, options.dev, `${url}/console`)}`,
         `    sms            ${smsSummary[hearth.smsDelivery]}`,
         `    connect        connectAuthEmulator(auth, '${url}', { disableWarnings: true })`,
         `    firebase-admin FIREBASE_AUTH_EMULATOR_HOST=${url.replace('http://', '')} (with --dev)`,

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { chmodSync, mkdirSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
+import { startAccountErasures, type AccountErasures } from './account-erasure.js';
 import { identityDialect } from './auth/api/identity-dialect.js';
 import { assembleAuth } from './auth/auth-setup.js';
 import type { HumanChecks } from './auth/captcha/human-check.js';
@@ -8,6 +9,7 @@ import type { SmsDeliveryMode } from './auth/phone/sms-delivery.js';
 import type { HearthOptions } from './config.js';
 import { registerConsoleTools, setUpConsole } from './console/console-setup.js';
 import { registerConsoleFunctionsRoutes } from './console/functions-routes.js';
+import { registerOverviewRoutes } from './console/overview-routes.js';
 import { registerConsoleStorageRules } from './console/storage-rules-simulation.js';
 import { setUpFiles } from './files/files-setup.js';
 import { discoverCodeBase, setUpFunctions, type FunctionsAssembly } from './functions/functions-setup.js';
@@ -114,7 +116,25 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   const functions = setUpFunctions(functionsPlan, { documents: storage.documents, triggerEvents: storage.triggerEvents, files: storage.files, accounts: auth.deps.users, ...(auth.deps.blocking ? { blocking: auth.deps.blocking } : {}), verifyIdToken: (projectId, token) => auth.verifyIdToken(projectId, token, { anyTenant: true }), ...(options.functionsDispatcher ? { dispatcher: options.functionsDispatcher } : {}) }, logger);
   await functions.register(app);
   registerConsoleFunctionsRoutes(app, { functions, isOwnerCredential });
-  await registerWebRoutes(app, options.webRoot, auth.projects, urls.publicUrl);
+  registerOverviewRoutes(app, {
+    counts: storage.counts,
+    store: storage.store,
+    auditLog: storage.auditLog,
+    documentsKey: (projectId) => firestore.database.dbKey({ projectId, databaseId: '(default)' }),
+    fileBytes: (projectId) => storage.files.usedBytes(projectId),
+    storeBytes: storage.sizeBytes,
+    latestSample: () => consoleServer.latestSample(),
+    mailSent: Boolean(options.smtpUrl),
+    smsDelivery: auth.smsDelivery,
+    hasRules: async (projectId) => (await firestore.rulesRegistry.rulesFor({ projectId, databaseId: '(default)' })) !== undefined,
+    dev: options.dev,
+    clock: options.clock ?? Date.now,
+    isOwnerCredential,
+  });
+  await registerWebRoutes(app, options.webRoot, auth.projects, urls.publicUrl, auth.smsDelivery, options.recentLoginSeconds);
+  // A deleted account's documents and files go too (queued with the deletion; a restart finishes it).
+  let erasures: AccountErasures | undefined;
+  auth.onAccountsDeleted(() => erasures?.wake());
 
   const defaultApiKey = (await auth.projects.config(options.defaultProjectId)).apiKeys[0]!;
   let closed = false;
@@ -141,6 +161,13 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       ownOrigins = ownOriginsOf(hearth.url, publicUrl);
       await auth.started(options);
       await functions.started(hearth.url);
+      erasures = startAccountErasures({
+        store: storage.store,
+        documents: firestore.database,
+        eraseUserFiles: (projectId, uid) => files.eraseUserFiles(projectId, uid),
+        projectId: options.defaultProjectId,
+        logger,
+      });
       return hearth.url;
     },
     async close() {
@@ -148,6 +175,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       closed = true;
       consoleServer.close();
       await functions.close();
+      await erasures?.stop();
       await auth.stop();
       await firestore.stop();
       // Fastify finishes in-flight requests first, then mails being issued; only then is the store closed.

@@ -9,6 +9,7 @@ import {
   initializeAuth,
   type Auth,
 } from 'firebase/auth';
+import { setSiteFeatures } from './site-features';
 
 /** A sign-in provider the server offers (Hearth's `providers` in init.json). */
 export interface ProviderInfo {
@@ -30,6 +31,10 @@ interface InitConfig {
   storageBucket?: unknown;
   /** Hearth's addition: the enabled providers (an older server sends none). */
   providers?: unknown;
+  /** Hearth's additions: whether texts can be sent, and phone sign-in with them (site-features.ts). */
+  textMessages?: unknown;
+  phoneSignIn?: unknown;
+  recentLoginSeconds?: unknown;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -66,6 +71,7 @@ export async function startAuth(): Promise<Site> {
   const body: unknown = await response.json();
   if (!isInitConfig(body)) throw new Error('init.json is missing apiKey, projectId or authDomain');
   const options: FirebaseOptions = { apiKey: body.apiKey, projectId: body.projectId, authDomain: body.authDomain, ...(typeof body.storageBucket === 'string' ? { storageBucket: body.storageBucket } : {}) };
+  setSiteFeatures(body);
   const app = initializeApp(options);
   // On start the SDK looks for a saved user in each of these, in order; new sign-ins go to
   // the first available one until the sign-in page picks another with setPersistence.

@@ -86,6 +86,8 @@ export interface AuthAssembly {
   stop(): Promise<void>;
   /** After the HTTP app closed: mails being issued and sign-up counts reach the store. */
   drain(): Promise<void>;
+  /** Calls `listener` after accounts were deleted (their data's erasure is queued in the same commit). */
+  onAccountsDeleted(listener: () => void): void;
 }
 
 /** Wires the identity services over the storage: keys, projects, accounts, mail, phone, MFA, federation. */
@@ -196,6 +198,10 @@ export async function assembleAuth(options: AuthOptions, storage: IdentityStorag
     sessionCookieKeys,
     serviceAccounts,
     verifyIdToken: (projectId, idToken, verifyOptions) => deps.tokens.verifyIdToken(projectId, idToken, verifyOptions),
+    onAccountsDeleted(listener) {
+      deps.users.afterDelete = listener;
+      admin.afterDelete = listener;
+    },
     async register(app) {
       const customTokens = new CustomTokenSignIn(deps, sessions, new CustomTokenVerifier(serviceAccounts, { acceptUnsigned: options.dev }));
       registerServiceAccountRoutes(app, { accounts: serviceAccounts, callers, publicUrl: urls.publicUrl, listeningUrl: urls.listeningUrl });

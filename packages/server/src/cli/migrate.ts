@@ -34,6 +34,7 @@ const tables: ReadonlyArray<{ name: string; columns: string[]; boolean?: string[
   { name: 'human_checks', columns: ['key_hash', 'project_id', 'expires_at', 'used_at'] },
   { name: 'phone_verifications', columns: ['session_hash', 'project_id', 'expires_at', 'attempts_left', 'record'] },
   { name: 'sms_outbox', columns: ['id', 'project_id', 'created_at', 'message'], serial: true },
+  { name: 'account_erasures', columns: ['project_id', 'local_id', 'requested_at'] },
   { name: 'rules_rulesets', columns: ['project_id', 'ruleset_id', 'create_time', 'source'] },
   { name: 'rules_releases', columns: ['project_id', 'name', 'ruleset_id', 'create_time', 'update_time'] },
   // Cloud Storage metadata (the bytes stay where they are: the data folder's files/, or the S3 bucket).

@@ -7,7 +7,7 @@ const maxDepth = 6;
 
 /**
  * What a change carried, for the audit log: the route, then the body as compact JSON with every
- * secret-looking field's value replaced by "[redacted]" (at any depth, in arrays too) and long
+ * secret-looking field's value (booleans excepted) replaced by "[redacted]" (at any depth, in arrays too) and long
  * strings cut, so the log shows what was done without becoming a second copy of the secrets.
  */
 export function auditSummary(route: string, body: unknown): string {
@@ -22,6 +22,7 @@ function redact(value: unknown, depth: number): unknown {
   if (depth >= maxDepth) return '…';
   if (Array.isArray(value)) return value.slice(0, 20).map((item) => redact(item, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [name, item] of Object.entries(value)) out[name] = secretName.test(name) ? '[redacted]' : redact(item, depth + 1);
+  // A switch is never a secret (passwordRequired: false says what changed, and replays nothing).
+  for (const [name, item] of Object.entries(value)) out[name] = secretName.test(name) && typeof item !== 'boolean' ? '[redacted]' : redact(item, depth + 1);
   return out;
 }

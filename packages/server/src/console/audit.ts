@@ -41,7 +41,7 @@ export function auditConsoleChanges(app: FastifyInstance, deps: AuditDeps): void
   // Every request passes here; only the console's changes wait (`done` then), the rest go on at once without a promise.
   app.addHook('onSend', (request, reply, payload, done) => {
     const channelWrite = request.consoleChannelWrite;
-    const operator = channelWrite?.operator || request.consoleOperator || (isSessionChange(request, reply) ? request.consoleSessionOperator : '');
+    const operator = channelWrite?.operator || request.consoleOperator || (isSessionChange(request, reply) ? request.consoleSessionOperator : '') || (isFailedSignIn(request, reply) ? failedSignInOperator : '');
     if (!operator || !changingMethods.has(request.method)) return done(null, payload);
     if (!channelWrite && changesNothing(request)) return done(null, payload);
     const path = (request.url.split('?')[0] ?? '').slice(0, 1000);
@@ -71,6 +71,17 @@ export function auditConsoleChanges(app: FastifyInstance, deps: AuditDeps): void
 /** A console sign-in that succeeded (the request had no session yet) or a sign-out. */
 function isSessionChange(request: FastifyRequest, reply: FastifyReply): boolean {
   return request.routeOptions.url === `${consolePrefix}/session` && reply.statusCode === 200 && request.consoleSessionOperator !== '';
+}
+
+/** Who a refused console sign-in is recorded under: nobody was signed in. */
+export const failedSignInOperator = '(failed sign-in)';
+
+/**
+ * A console sign-in refused for a wrong admin key or ID token (401/403): recorded, as attempts on the
+ * console must be visible. Refusals of the throttle (429) are not: the throttle bounds the records.
+ */
+function isFailedSignIn(request: FastifyRequest, reply: FastifyReply): boolean {
+  return request.routeOptions.url === `${consolePrefix}/session` && request.method === 'POST' && (reply.statusCode === 401 || reply.statusCode === 403);
 }
 
 /** Whether the matched route (and the verb it read) only reads or judges; an unmatched request is audited. */

@@ -1,3 +1,4 @@
+import type { MetricsSample } from './metrics-sampler.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { FailureThrottle } from '../auth/core/throttle.js';
@@ -33,6 +34,8 @@ export interface ConsoleSetup {
 }
 
 export interface ConsoleServer {
+  /** The newest metrics sample (the console's overview shows requests and errors now). */
+  latestSample(): MetricsSample | undefined;
   close(): void;
 }
 
@@ -59,6 +62,7 @@ export function setUpConsole(app: FastifyInstance, setup: ConsoleSetup): Console
   registerMetricsRoutes(app, { sampler, isOwnerCredential: setup.isOwnerCredential });
   const uncountStore = countStoreBytes(setup.storeBytes);
   return {
+    latestSample: () => sampler.since(0).at(-1),
     close() {
       sampler.close();
       uncountStore();

@@ -220,3 +220,13 @@ export function countStoreBytes(source: Source): () => void {
   sources.storeBytes.add(source);
   return () => sources.storeBytes.delete(source);
 }
+
+/** Successful sign-ins and sign-ups by method since the process started (every project's), for the console's overview. */
+export async function signInsByMethod(): Promise<Record<string, number>> {
+  const counted: Record<string, number> = {};
+  for (const value of (await signIns.get()).values) {
+    const method = String(value.labels.method ?? 'other');
+    counted[method] = (counted[method] ?? 0) + value.value;
+  }
+  return counted;
+}

@@ -10,6 +10,8 @@ import { PgAuditLog } from './postgres/pg-audit-log.js';
 import { PgFilesStore } from './postgres/pg-files-store.js';
 import type { FilesStore } from './files-store.js';
 import type { PgPool } from './postgres/pg-connection.js';
+import { pgCounts } from './postgres/pg-counts.js';
+import type { OverviewCounts } from './overview-counts.js';
 import { openPgDocumentStore } from './postgres/pg-document-store.js';
 import { PgKeyRing, PgSharedSecrets } from './postgres/pg-shared-keys.js';
 import { PgRulesStore } from './postgres/pg-rules-store.js';
@@ -44,6 +46,8 @@ export interface IdentityStorage {
   triggerEvents: TriggerEventStore;
   /** The store's size in bytes as last seen (the SQLite file and its log, or the PostgreSQL database). */
   sizeBytes: () => number;
+  /** Users and documents counted, for the console's overview. */
+  counts: OverviewCounts;
   /** Closes what was opened here (the pool is the caller's). */
   close(): Promise<void>;
 }
@@ -62,6 +66,7 @@ export async function openStorage(dataDir: string, pgPool: PgPool | undefined, w
       files: sqlite.files(),
       triggerEvents: sqlite.triggerEvents(),
       sizeBytes: () => sqliteFileBytes(dataDir),
+      counts: sqlite.counts(),
       close: () => sqlite.close(),
     };
   }
@@ -83,6 +88,7 @@ export async function openStorage(dataDir: string, pgPool: PgPool | undefined, w
     files: await PgFilesStore.open(pgPool),
     triggerEvents: new PgTriggerEvents(pgPool),
     sizeBytes: () => databaseSize.bytes,
+    counts: pgCounts(pgPool),
     close: async () => {
       clearInterval(databaseSize.timer);
       await store.close();

@@ -272,6 +272,19 @@ export interface SmsOutboxMessage {
   createdAt: number;
 }
 
+/**
+ * A deleted account whose data (documents under users/{uid}, files under users/{uid}/) is still to
+ * be erased: queued in the deletion's own commit, removed once the erasure is done, so an erasure
+ * cut short by a crash is finished after the restart.
+ */
+export interface AccountErasure {
+  /** The realm the account was in (the project id, or `<project>/tenants/<tenant>`). */
+  projectId: string;
+  localId: string;
+  /** Milliseconds since the epoch. */
+  requestedAt: number;
+}
+
 export interface ProjectRecord {
   projectId: string;
   /** JSON configuration; its shape belongs to the auth domain. */
@@ -337,7 +350,10 @@ export type Mutation =
   | { kind: 'deleteExpiredPhoneVerifications'; expiredBefore: number }
   | { kind: 'insertSmsOutboxMessage'; message: Omit<SmsOutboxMessage, 'id'> }
   | { kind: 'clearSmsOutbox'; projectId: string }
-  | { kind: 'pruneSmsOutbox'; olderThan: number };
+  | { kind: 'pruneSmsOutbox'; olderThan: number }
+  /** Queues a deleted account's data for erasure (kept once if queued twice). */
+  | { kind: 'insertAccountErasure'; erasure: AccountErasure }
+  | { kind: 'deleteAccountErasure'; projectId: string; localId: string };
 
 export type ConflictReason = 'email-taken' | 'phone-taken' | 'local-id-taken' | 'federated-id-taken' | 'version-mismatch' | 'code-used';
 
@@ -391,6 +407,8 @@ export interface Store {
   getPhoneVerification(sessionHash: string): Promise<PhoneVerificationRecord | undefined>;
   /** The project's kept SMS, newest last. */
   listSmsOutbox(projectId: string, limit: number): Promise<SmsOutboxMessage[]>;
+  /** Deleted accounts whose data is still to be erased, oldest first. */
+  listAccountErasures(limit: number): Promise<AccountErasure[]>;
   /** Applies every mutation or none, durably, before resolving. */
   commit(mutations: Mutation[]): Promise<void>;
   close(): Promise<void>;

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { existsSync } from 'node:fs';
 import { ActionLinks, actionPagePath, queryOf } from '../auth/core/action-links.js';
 import type { ProjectDirectory } from '../auth/core/project-config.js';
+import type { SmsDeliveryMode } from '../auth/phone/sms-delivery.js';
 import { addToVary } from '../http/cors.js';
 
 /** Paths that belong to the APIs; the web app's client-side routes never start with them. */
@@ -13,7 +14,7 @@ const apiPrefixes = ['/identitytoolkit.googleapis.com/', '/securetoken.googleapi
  * Hosting convention `/__/firebase/init.json`, from which the app learns its config, and the hosted
  * action page, whose sign-in links go back to the app that asked for them.
  */
-export async function registerWebRoutes(app: FastifyInstance, webRoot: string | undefined, projects: ProjectDirectory, publicUrl: () => string): Promise<void> {
+export async function registerWebRoutes(app: FastifyInstance, webRoot: string | undefined, projects: ProjectDirectory, publicUrl: () => string, smsDelivery: SmsDeliveryMode = 'none', recentLoginSeconds?: number): Promise<void> {
   app.get('/__/firebase/init.json', async () => {
     const config = await projects.config(projects.defaultProjectId);
     // From the configured public address, never from the request's Host header.
@@ -22,7 +23,12 @@ export async function registerWebRoutes(app: FastifyInstance, webRoot: string | 
       .filter((idp) => idp.enabled)
       .map((idp) => ({ providerId: idp.providerId, displayName: idp.displayName ?? idp.providerId }));
     // storageBucket: the web app keeps its files (profile photos, attachments) in the project's default bucket.
-    return { apiKey: config.apiKeys[0], projectId: projects.defaultProjectId, authDomain: new URL(publicUrl()).host, storageBucket: `${projects.defaultProjectId}.appspot.com`, providers };
+    // textMessages, phoneSignIn: Hearth's additions, so that the app offers nothing that cannot work
+    // (without an SMS provider outside --dev no text is sent: no phone sign-in, no phone second step).
+    const textMessages = smsDelivery !== 'none';
+    const phoneSignIn = textMessages && config.signIn.phoneNumber.enabled;
+    // recentLoginSeconds: how recent a sign-in must be to change email or password or delete the account (--recent-login).
+    return { apiKey: config.apiKeys[0], projectId: projects.defaultProjectId, authDomain: new URL(publicUrl()).host, storageBucket: `${projects.defaultProjectId}.appspot.com`, providers, textMessages, phoneSignIn, ...(recentLoginSeconds !== undefined ? { recentLoginSeconds } : {}) };
   });
   const built = webRoot !== undefined && existsSync(webRoot);
   const links = new ActionLinks(projects, publicUrl);

@@ -1,3 +1,4 @@
+import { Overview } from './Overview';
 import { createContext, useCallback, useContext, useEffect, useState } from 'react';
 import { NavLink, Route, Routes } from 'react-router';
 import { currentSession, endSession, onSignedOut, type ConsoleSession } from './api';
@@ -124,10 +125,7 @@ function SignedInConsole({ firebase, session, onSignedOut }: { firebase: Console
             ))}
           </nav>
           <div className="console-who">
-            <label>
-              Project{' '}
-              <input aria-label="Project" size={14} defaultValue={projectId} onBlur={(event) => setProjectId(event.currentTarget.value)} onKeyDown={(event) => event.key === 'Enter' && setProjectId(event.currentTarget.value)} />
-            </label>
+            <ProjectBox projectId={projectId} onOpen={setProjectId} />
             <span data-testid="console-operator">{session.operator}</span>
             <button type="button" onClick={() => void signOut()}>
               Sign out
@@ -137,7 +135,7 @@ function SignedInConsole({ firebase, session, onSignedOut }: { firebase: Console
         <ErrorNote error={error} />
         <main className="console-main">
           <Routes>
-            <Route index element={<Overview />} />
+            <Route index element={<Overview sections={sections} />} />
             <Route path="users" element={<UsersPage />} />
             <Route path="users/:uid" element={<UserPage />} />
             <Route path="data/*" element={<DataPage />} />
@@ -156,21 +154,25 @@ function SignedInConsole({ firebase, session, onSignedOut }: { firebase: Console
   );
 }
 
-function Overview() {
-  const { session, projectId } = useConsole();
+/** The project the console shows: typed, then opened with Enter or Open (never applied half-typed on blur). */
+function ProjectBox({ projectId, onOpen }: { projectId: string; onOpen: (next: string) => void }) {
+  const [draft, setDraft] = useState(projectId);
+  useEffect(() => setDraft(projectId), [projectId]);
+  const changed = draft.trim() !== projectId;
   return (
-    <section>
-      <h1>Console</h1>
-      <p>
-        Signed in as <strong>{session.operator}</strong> until {new Date(session.expiresAt).toLocaleTimeString()}. Project <code>{projectId}</code>.
-      </p>
-      <ul className="console-cards">
-        {sections.map((section) => (
-          <li key={section.to}>
-            <NavLink to={`/console/${section.to}`}>{section.label}</NavLink>
-          </li>
-        ))}
-      </ul>
-    </section>
+    <form
+      className="console-project"
+      onSubmit={(event) => {
+        event.preventDefault();
+        onOpen(draft);
+      }}
+    >
+      <label>
+        Project <input aria-label="Project" size={14} value={draft} onChange={(event) => setDraft(event.target.value)} />
+      </label>{' '}
+      <button type="submit" disabled={!changed}>
+        Open
+      </button>
+    </form>
   );
 }

@@ -1,6 +1,6 @@
 import { useState, type ReactNode } from 'react';
 import type { Note } from './useNotes';
-import { maxNoteLength } from './limits';
+import { tooLong } from './limits';
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
@@ -17,6 +17,7 @@ export function NoteItem({ note, onSave, onDelete, children }: NoteItemProps) {
   const [draft, setDraft] = useState<string | null>(null);
   const save = () => {
     const text = draft?.trim() ?? '';
+    if (tooLong(text)) return;
     if (text && text !== note.text) onSave(text);
     setDraft(null);
   };
@@ -53,7 +54,6 @@ export function NoteItem({ note, onSave, onDelete, children }: NoteItemProps) {
           <textarea
             aria-label="Note text"
             value={draft}
-            maxLength={maxNoteLength}
             autoFocus
             onChange={(event) => setDraft(event.target.value)}
             onKeyDown={(event) => {
@@ -64,8 +64,13 @@ export function NoteItem({ note, onSave, onDelete, children }: NoteItemProps) {
               }
             }}
           />
+          {tooLong(draft) && (
+            <span role="alert" className="alert">
+              {tooLong(draft)}
+            </span>
+          )}
           <span className="note-actions">
-            <button type="submit" disabled={!draft.trim()}>
+            <button type="submit" disabled={!draft.trim() || tooLong(draft) !== null}>
               Save
             </button>
             <button type="button" className="secondary" onClick={() => setDraft(null)}>

@@ -1,14 +1,15 @@
 import type { User } from 'firebase/auth';
-import { addDoc, collection, deleteDoc, doc, serverTimestamp, updateDoc, type Firestore, type FirestoreError } from 'firebase/firestore';
-import { useEffect, useRef, useState } from 'react';
+import { addDoc, collection, doc, serverTimestamp, updateDoc, type Firestore, type FirestoreError } from 'firebase/firestore';
+import { useState } from 'react';
 import { Navigate, useLocation } from 'react-router';
 import { useAuthState } from '../auth-context';
 import { Field } from '../components/Field';
 import { NoteAttachments, useAttachmentCleanup } from '../files/NoteAttachments';
 import { firestoreOf } from './firestore';
-import { maxNoteLength, undoWindowMs } from './limits';
+import { tooLong } from './limits';
 import { NoteItem } from './NoteItem';
 import { useNotes, useOnline } from './useNotes';
+import { useUndoableDelete } from './useUndoableDelete';
 
 /** The signed-in user's notes, kept in sync live: changes made anywhere show up here at once. */
 export function Notes() {
@@ -26,16 +27,13 @@ function NotesOf({ user, db }: { user: User; db: Firestore }) {
   const [writeError, setWriteError] = useState<FirestoreError | null>(null);
   const [text, setText] = useState('');
   const attachments = useAttachmentCleanup(db.app, user.uid, notes && !fromCache ? notes.map((note) => note.id) : null);
-  const deletions = usePendingDeletions((id) => {
-    deleteDoc(doc(notesRef, id)).catch(setWriteError);
-    attachments.cleanUp(id);
-  });
+  const deletions = useUndoableDelete(notesRef, setWriteError, (id) => attachments.cleanUp(id));
   const error = writeError ?? listenError;
 
   function add(event: React.FormEvent) {
     event.preventDefault();
     const trimmed = text.trim();
-    if (!trimmed) return;
+    if (!trimmed || tooLong(trimmed)) return;
     setText('');
     setWriteError(null);
     // Not awaited: offline, the write waits in the SDK's queue; the listener shows it at once as pending.
@@ -46,7 +44,7 @@ function NotesOf({ user, db }: { user: User; db: Firestore }) {
     updateDoc(doc(notesRef, id), { text: newText, updatedAt: serverTimestamp() }).catch(setWriteError);
   }
 
-  const shown = notes?.filter((note) => !deletions.hidden.has(note.id)) ?? null;
+  const shown = notes;
   const pendingCount = shown?.filter((note) => note.pending).length ?? 0;
   return (
     <section className="notes-page">
@@ -54,8 +52,13 @@ function NotesOf({ user, db }: { user: User; db: Firestore }) {
       <p className="hint">Kept in sync live: open this page in another window and watch changes arrive.</p>
       <Connection online={online} fromCache={fromCache} loaded={notes !== null} pendingCount={pendingCount} />
       <form onSubmit={add} className="card">
-        <Field label="New note" type="text" maxLength={maxNoteLength} value={text} onChange={setText} />
-        <button type="submit" disabled={!text.trim()}>
+        <Field label="New note" type="text" value={text} onChange={setText} aria-describedby={tooLong(text) ? 'new-note-too-long' : undefined} />
+        {tooLong(text) && (
+          <p id="new-note-too-long" role="alert" className="alert" data-testid="note-too-long">
+            {tooLong(text)}
+          </p>
+        )}
+        <button type="submit" disabled={!text.trim() || tooLong(text) !== null}>
           Add note
         </button>
       </form>
@@ -67,8 +70,8 @@ function NotesOf({ user, db }: { user: User; db: Firestore }) {
       {attachments.alert}
       {deletions.last && (
         <p role="status" className="status undo">
-          Note deleted.{' '}
-          <button type="button" className="link" onClick={() => deletions.undo(deletions.last!)}>
+          {deletions.last.confirmed ? 'Note deleted.' : 'Deleting the note…'}{' '}
+          <button type="button" className="link" onClick={() => deletions.undo(deletions.last!.note)}>
             Undo
           </button>
         </p>
@@ -83,7 +86,7 @@ function NotesOf({ user, db }: { user: User; db: Firestore }) {
       ) : (
         <ul className="notes" data-testid="notes" data-from-cache={String(fromCache)}>
           {shown.map((note) => (
-            <NoteItem key={note.id} note={note} onSave={(next) => save(note.id, next)} onDelete={() => deletions.remove(note.id)}>
+            <NoteItem key={note.id} note={note} onSave={(next) => save(note.id, next)} onDelete={() => deletions.remove(note)}>
               {!note.pending && <NoteAttachments app={db.app} uid={user.uid} noteId={note.id} label={note.text} />}
             </NoteItem>
           ))}
@@ -111,57 +114,6 @@ function Connection({ online, fromCache, loaded, pendingCount }: { online: boole
     );
   }
   return null;
-}
-
-/**
- * Deletion with undo: a deleted note is hidden at once and deleted on the server only after the
- * undo window, or when the page is left (a note is never lost to an undo that cannot come).
- */
-function usePendingDeletions(deleteNow: (id: string) => void) {
-  const timers = useRef(new Map<string, ReturnType<typeof setTimeout>>());
-  const [hidden, setHidden] = useState<ReadonlySet<string>>(new Set());
-  const [last, setLast] = useState<string | null>(null);
-  const commit = useRef(deleteNow);
-  commit.current = deleteNow;
-  useEffect(
-    () => () => {
-      for (const [id, timer] of timers.current) {
-        clearTimeout(timer);
-        commit.current(id);
-      }
-      timers.current.clear();
-    },
-    [],
-  );
-  const settle = (id: string) => {
-    timers.current.delete(id);
-    setLast((current) => (current === id ? null : current));
-  };
-  return {
-    hidden,
-    last,
-    remove(id: string) {
-      if (timers.current.has(id)) return;
-      setHidden((current) => new Set(current).add(id));
-      setLast(id);
-      timers.current.set(
-        id,
-        setTimeout(() => {
-          settle(id);
-          commit.current(id);
-        }, undoWindowMs),
-      );
-    },
-    undo(id: string) {
-      clearTimeout(timers.current.get(id));
-      settle(id);
-      setHidden((current) => {
-        const next = new Set(current);
-        next.delete(id);
-        return next;
-      });
-    },
-  };
 }
 
 function describe(error: FirestoreError): string {

@@ -1,3 +1,4 @@
+import { signedInAgo } from '../site-features';
 import type { MultiFactorResolver, User } from 'firebase/auth';
 import { useEffect, useState, type ReactNode } from 'react';
 import { providerErrorOverrides } from '../auth-errors';
@@ -68,7 +69,7 @@ export function ConfirmIdentity({ user, action, resolver: firstResolver = null, 
 
   if (resolver) {
     return (
-      <Panel action={action}>
+      <Panel user={user} action={action}>
         <ResolveSecondFactor resolver={resolver} lead="That was right. Now confirm with your second step, one of these:" onResolved={onConfirmed} />
         <Choices>
           <button type="button" className="secondary" onClick={onCancel}>
@@ -79,7 +80,7 @@ export function ConfirmIdentity({ user, action, resolver: firstResolver = null, 
     );
   }
   return (
-    <Panel action={action}>
+    <Panel user={user} action={action}>
       {hasPassword === undefined ? <p className="loading">Loading your sign-in methods…</p> : null}
       {hasPassword && (
         <form
@@ -136,11 +137,11 @@ export function ConfirmIdentity({ user, action, resolver: firstResolver = null, 
   );
 }
 
-function Panel({ action, children }: { action: ResumableAction; children: ReactNode }) {
+function Panel({ user, action, children }: { user: User; action: ResumableAction; children: ReactNode }) {
   return (
     <div className="confirm-identity" role="group" aria-label="Confirm it’s you">
-      <p>
-        <strong>Confirm it’s you.</strong> You signed in a while ago; to {purpose(action)}, sign in again here.
+      <p data-testid="signed-in-ago">
+        <strong>Confirm it’s you.</strong> {signedInAgo(user.metadata.lastSignInTime)}; to {purpose(action)}, sign in again here.
       </p>
       {children}
     </div>

@@ -7,6 +7,7 @@ import { Field } from '../components/Field';
 import { useAction } from '../components/useAction';
 import { useSignInGate } from '../second-factor/gate';
 import { withHumanCheck } from '../second-factor/human-check';
+import { noTextMessages, siteFeatures } from '../site-features';
 
 function returnPath(state: unknown): string {
   if (typeof state === 'object' && state !== null && 'from' in state) {
@@ -43,6 +44,19 @@ export function PhoneSignIn() {
     if (await gate(returnTo, () => confirmation.confirm(code.trim()))) await navigate(returnTo, { replace: true });
   });
 
+  if (!siteFeatures().phoneSignIn) {
+    return (
+      <section className="card">
+        <h1>Sign in with a phone number</h1>
+        <p role="status" data-testid="no-phone-sign-in">
+          {siteFeatures().textMessages ? 'Phone sign-in is turned off for this site.' : noTextMessages}
+        </p>
+        <p>
+          <Link to="/signin">Sign in another way</Link>
+        </p>
+      </section>
+    );
+  }
   return (
     <section className="card">
       <h1>Sign in with a phone number</h1>

@@ -1,3 +1,4 @@
+import { siteFeatures } from '../site-features';
 import {
   browserLocalPersistence,
   browserSessionPersistence,
@@ -75,11 +76,13 @@ export function SignIn() {
       <p>
         <Link to="/forgot-password">Forgot password?</Link>
       </p>
-      <p>
-        <Link to="/signin/phone" state={location.state}>
-          Sign in with a phone number
-        </Link>
-      </p>
+      {siteFeatures().phoneSignIn && (
+        <p>
+          <Link to="/signin/phone" state={location.state}>
+            Sign in with a phone number
+          </Link>
+        </p>
+      )}
       <p>
         No password? <Link to="/email-link">Get a sign-in link by email</Link>
       </p>

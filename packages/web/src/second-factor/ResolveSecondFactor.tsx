@@ -18,11 +18,15 @@ import { withHumanCheck } from './human-check';
 
 /** How the page names a second factor. */
 export function factorLabel(info: MultiFactorInfo): string {
-  const name = info.displayName ? ` (${info.displayName})` : '';
-  if (info.factorId === TotpMultiFactorGenerator.FACTOR_ID) return `Authenticator app${name}`;
-  if (info.factorId === PhoneMultiFactorGenerator.FACTOR_ID) return `Text message to ${(info as PhoneMultiFactorInfo).phoneNumber}${name}`;
-  return `Second factor${name}`;
+  const kind =
+    info.factorId === TotpMultiFactorGenerator.FACTOR_ID ? 'Authenticator app' : info.factorId === PhoneMultiFactorGenerator.FACTOR_ID ? `Text message to ${(info as PhoneMultiFactorInfo).phoneNumber}` : 'Second factor';
+  // A name that only repeats the kind ("Authenticator app", the default) is said once.
+  const name = info.displayName && info.displayName.trim().toLowerCase() !== kind.toLowerCase() && info.displayName.trim().toLowerCase() !== 'phone' ? ` (${info.displayName})` : '';
+  return `${kind}${name}`;
 }
+
+/** A wrong authenticator code, told as such (not "check the message": no message was sent). */
+export const totpCodeErrors = { 'auth/invalid-verification-code': 'That code is not right. Enter the 6-digit code your authenticator app shows now; it changes every 30 seconds.' };
 
 interface ResolveProps {
   /** From getMultiFactorResolver: the first step that succeeded (a sign-in or a reauthentication). */
@@ -95,7 +99,7 @@ function TotpStep({ hint, resolve }: { hint: MultiFactorInfo; resolve: Resolve }
     <form onSubmit={onSubmit}>
       <p>Enter the code your authenticator app shows for this site{hint.displayName ? ` (${hint.displayName})` : ''}.</p>
       <Field label="Code from the app" inputMode="numeric" autoComplete="one-time-code" required value={code} onChange={setCode} />
-      <ErrorAlert error={error} />
+      <ErrorAlert error={error} overrides={totpCodeErrors} />
       <button type="submit" disabled={busy}>
         Verify
       </button>

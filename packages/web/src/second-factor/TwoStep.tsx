@@ -1,3 +1,4 @@
+import { noTextMessages, siteFeatures } from '../site-features';
 import {
   multiFactor,
   PhoneAuthProvider,
@@ -14,7 +15,7 @@ import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
 import { Field } from '../components/Field';
 import { useAction, useStatus, useTask } from '../components/useAction';
 import { withHumanCheck } from './human-check';
-import { factorLabel } from './ResolveSecondFactor';
+import { factorLabel, totpCodeErrors } from './ResolveSecondFactor';
 
 type Adding = null | 'totp' | 'phone';
 
@@ -70,14 +71,19 @@ export function TwoStep({ user }: { user: User }) {
       ) : adding === 'phone' ? (
         <AddPhone user={user} onAdded={() => onAdded('The phone number')} onCancel={() => setAdding(null)} />
       ) : (
+        <>
+        {!siteFeatures().textMessages && <p className="muted" data-testid="no-text-messages">{noTextMessages}</p>}
         <p>
           <button type="button" className="secondary" onClick={() => { setDone(null); setAdding('totp'); }}>
             Add an authenticator app
           </button>{' '}
-          <button type="button" className="secondary" onClick={() => { setDone(null); setAdding('phone'); }}>
-            Add a phone number
-          </button>
+          {siteFeatures().textMessages && (
+            <button type="button" className="secondary" onClick={() => { setDone(null); setAdding('phone'); }}>
+              Add a phone number
+            </button>
+          )}
         </p>
+        </>
       )}
     </section>
   );
@@ -89,6 +95,15 @@ interface AddProps {
   onCancel: () => void;
 }
 
+/**
+ * The name the authenticator app shows for the entry: the site's name (the page title) and where it
+ * is, rather than a bare address such as "127.0.0.1".
+ */
+function authenticatorIssuer(): string {
+  const site = document.title.trim() || 'Hearth';
+  return `${site} (${window.location.hostname})`;
+}
+
 function AddAuthenticator({ user, onAdded, onCancel }: AddProps) {
   const [secret, setSecret] = useState<TotpSecret | null>(null);
   const [qr, setQr] = useState<string | null>(null);
@@ -97,7 +112,7 @@ function AddAuthenticator({ user, onAdded, onCancel }: AddProps) {
   const start = useAction(async () => {
     const session = await multiFactor(user).getSession();
     const generated = await TotpMultiFactorGenerator.generateSecret(session);
-    setQr(await toDataURL(generated.generateQrCodeUrl(user.email ?? user.uid, window.location.hostname), { margin: 1, width: 200 }));
+    setQr(await toDataURL(generated.generateQrCodeUrl(user.email ?? user.uid, authenticatorIssuer()), { margin: 1, width: 200 }));
     setSecret(generated);
   });
   const finish = useAction(async () => {
@@ -128,7 +143,7 @@ function AddAuthenticator({ user, onAdded, onCancel }: AddProps) {
       </p>
       <Field label="Code from the app" inputMode="numeric" autoComplete="one-time-code" required value={code} onChange={setCode} />
       <Field label="Name for it" value={name} onChange={setName} />
-      <ErrorAlert error={finish.error} />
+      <ErrorAlert error={finish.error} overrides={totpCodeErrors} />
       <button type="submit" disabled={finish.busy}>
         Turn on
       </button>{' '}

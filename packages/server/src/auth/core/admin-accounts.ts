@@ -3,6 +3,7 @@ import { requestErrors } from '../../http/api-error.js';
 import { authError } from '../errors.js';
 import { requireAdmin } from './auth-context.js';
 import { holdsOperatorClaim, operatorsOnlyMessage } from './operator-claim.js';
+import { accountDeletion } from './user-repository.js';
 import type { BatchDeleteRequest, Caller } from './requests.js';
 
 const maxPageSize = 1000;
@@ -14,6 +15,9 @@ export interface BatchDeleteResult {
 
 /** Operations only the admin credential may perform over a whole project. */
 export class AdminAccountService {
+  /** Told after accounts were deleted (the composition wakes the erasure of their data). */
+  afterDelete: () => void = () => undefined;
+
   constructor(private readonly store: Store) {}
 
   async list(caller: Caller, maxResults: number | undefined, pageToken: string | undefined): Promise<UserPage> {
@@ -57,7 +61,9 @@ export class AdminAccountService {
       }
       existing.push(localId);
     }
-    await this.store.commit(existing.map((localId) => ({ kind: 'deleteUser' as const, projectId: caller.realm, localId })));
+    const now = Date.now();
+    await this.store.commit(existing.flatMap((localId) => accountDeletion(caller.realm, localId, now)));
+    if (existing.length) this.afterDelete();
     return { errors };
   }
 

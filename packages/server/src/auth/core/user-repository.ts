@@ -43,6 +43,8 @@ export interface AccountChange {
 
 export class UserRepository {
   private readonly listeners = new Set<(change: AccountChange) => void>();
+  /** Told after accounts were deleted (the composition wakes the erasure of their data). */
+  afterDelete: () => void = () => undefined;
 
   constructor(private readonly store: Store) {}
 
@@ -111,11 +113,21 @@ export class UserRepository {
     }
   }
 
+  /** Deletes the account and, in the same commit, queues its data for erasure (account-erasure.ts). */
   async delete(projectId: string, localId: string): Promise<void> {
     const before = this.listeners.size ? await this.store.getUser(projectId, localId) : undefined;
-    await this.store.commit([{ kind: 'deleteUser', projectId, localId }]);
+    await this.store.commit(accountDeletion(projectId, localId, Date.now()));
+    this.afterDelete();
     if (before) this.tell({ kind: 'delete', realm: projectId, user: before });
   }
+}
+
+/** The mutations that delete an account: the account, and its documents and files queued for erasure. */
+export function accountDeletion(projectId: string, localId: string, now: number): Mutation[] {
+  return [
+    { kind: 'deleteUser', projectId, localId },
+    { kind: 'insertAccountErasure', erasure: { projectId, localId, requestedAt: now } },
+  ];
 }
 
 function translateConflict(error: unknown): unknown {

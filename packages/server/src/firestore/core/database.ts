@@ -354,6 +354,25 @@ export class DocumentDatabase {
     return [...ids].filter((id) => !existing.has(`${collection}/${id}`));
   }
 
+  /**
+   * Deletes up to `batch` of a document and the documents in its subcollections (at any depth), in
+   * one ordinary commit (listeners hear it); called until it returns 0, nothing is left.
+   */
+  async deleteTree(db: DatabaseId, documentPath: string, batch = 200): Promise<number> {
+    const dbKey = await this.ready(db);
+    documentKey(documentPath);
+    const paths = new Set<string>();
+    const own = await this.store.getDocuments(dbKey, [documentPath]);
+    if (own.size) paths.add(documentPath);
+    for (const collection of await this.store.collectionPaths(dbKey, documentPath)) {
+      if (!collection.startsWith(`${documentPath}/`) || paths.size >= batch) continue;
+      for (const row of await this.store.scanDocuments(dbKey, { parent: collection, descending: false, limit: batch - paths.size })) paths.add(`${row.parent}/${row.id}`);
+    }
+    if (!paths.size) return 0;
+    await this.commitOnce(db, [...paths].map((path) => ({ kind: 'delete' as const, key: documentKey(path), transforms: [] })));
+    return paths.size;
+  }
+
   async clear(db: DatabaseId): Promise<void> {
     const dbKey = await this.ready(db);
     await this.store.clear(dbKey);

@@ -148,6 +148,15 @@ export const identitySchemaSteps: readonly string[] = [
     secret TEXT NOT NULL
   );
   `,
+  // Deleted accounts whose documents and files are still to be erased (storage/store.ts AccountErasure).
+  `
+  CREATE TABLE account_erasures (
+    project_id TEXT NOT NULL,
+    local_id TEXT NOT NULL,
+    requested_at BIGINT NOT NULL,
+    PRIMARY KEY (project_id, local_id)
+  );
+  `,
 ];
 
 /** Security rules (component 'rules'): every ruleset kept, releases naming the one in force. */

@@ -1,4 +1,5 @@
 import type {
+  AccountErasure,
   HandlerSessionRecord,
   HumanCheckRecord,
   Mutation,
@@ -19,7 +20,9 @@ import type {
 import { applyPgMigrations, inPgTransaction, type PgClient, type PgPool } from './pg-connection.js';
 import { applyCodeMutation, codeReads, deleteRealmCodeRows, isCodeMutation } from './pg-code-rows.js';
 import { identitySchemaSteps } from './pg-identity-schema.js';
+import { isErasureMutation } from '../erasure-mutation.js';
 import { isOutboxMutation } from '../outbox-mutation.js';
+import { applyErasureMutation, listAccountErasures } from './pg-erasure-rows.js';
 import { applyOutboxMutation, outboxReads } from './pg-outbox-rows.js';
 import type { ThrottleRowReader } from '../throttle-reader.js';
 import { PgMailClaims } from './pg-mail-claims.js';
@@ -132,6 +135,10 @@ export class PgStore implements Store, ThrottleRowReader {
     return codeReads.listSmsOutbox(this.pool, projectId, limit);
   }
 
+  listAccountErasures(limit: number): Promise<AccountErasure[]> {
+    return listAccountErasures(this.pool, limit);
+  }
+
   async commit(mutations: Mutation[]): Promise<void> {
     if (mutations.length === 0) return;
     for (let attempt = 1; ; attempt++) {
@@ -157,6 +164,7 @@ async function apply(client: PgClient, m: Mutation): Promise<void> {
   if (isUserMutation(m)) return applyUserMutation(client, m);
   if (isCodeMutation(m)) return applyCodeMutation(client, m);
   if (isOutboxMutation(m)) return applyOutboxMutation(client, m);
+  if (isErasureMutation(m)) return applyErasureMutation(client, m);
   switch (m.kind) {
     case 'deleteRealm':
       await deleteRealmUserRows(client, m.projectId);

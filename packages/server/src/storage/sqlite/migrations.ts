@@ -341,6 +341,15 @@ const migrations: string[] = [
   `
   CREATE TABLE fn_cursors (source TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
   `,
+  // Deleted accounts whose documents and files are still to be erased (storage/store.ts AccountErasure).
+  `
+  CREATE TABLE account_erasures (
+    project_id TEXT NOT NULL,
+    local_id TEXT NOT NULL,
+    requested_at INTEGER NOT NULL,
+    PRIMARY KEY (project_id, local_id)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 export function migrate(db: Database): void {

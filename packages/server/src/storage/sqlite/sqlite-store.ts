@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { SqliteTriggerEvents } from './sqlite-trigger-events.js';
 import {
   StoreConflict,
+  type AccountErasure,
   type HandlerSessionRecord,
   type HumanCheckRecord,
   type Mutation,
@@ -23,6 +24,10 @@ import { openDatabaseFile } from './sqlite-file.js';
 import { SqliteDocumentStore } from './sqlite-document-store.js';
 import { isPhoneMutation, SqlitePhoneRows } from './sqlite-phone-rows.js';
 import { isOutboxMutation } from '../outbox-mutation.js';
+import { isErasureMutation } from '../erasure-mutation.js';
+import { SqliteErasureRows } from './sqlite-erasure-rows.js';
+import { sqliteCounts } from './sqlite-counts.js';
+import type { OverviewCounts } from '../overview-counts.js';
 import { SqliteOutboxRows } from './sqlite-outbox-rows.js';
 import { SqliteFilesStore } from './sqlite-files-store.js';
 import { SqliteAuditLog } from './sqlite-audit-log.js';
@@ -40,6 +45,7 @@ export class SqliteStore implements Store {
   private readonly humanChecks: SqliteHumanChecks;
   private readonly phone: SqlitePhoneRows;
   private readonly outbox: SqliteOutboxRows;
+  private readonly erasures: SqliteErasureRows;
   private documentStore: SqliteDocumentStore | undefined;
 
   constructor(
@@ -56,6 +62,7 @@ export class SqliteStore implements Store {
     this.humanChecks = new SqliteHumanChecks(db);
     this.phone = new SqlitePhoneRows(db);
     this.outbox = new SqliteOutboxRows(db);
+    this.erasures = new SqliteErasureRows(db);
     this.statements = {
       getUser: db.prepare<[string, string], UserRow>('SELECT record FROM users WHERE project_id = ? AND local_id = ?'),
       getUserByEmail: db.prepare<[string, string], UserRow>('SELECT record FROM users WHERE project_id = ? AND email = ?'),
@@ -213,6 +220,14 @@ export class SqliteStore implements Store {
     return this.phone.listSmsOutbox(projectId, limit);
   }
 
+  counts(): OverviewCounts {
+    return sqliteCounts(this.db);
+  }
+
+  async listAccountErasures(limit: number): Promise<AccountErasure[]> {
+    return this.erasures.list(limit);
+  }
+
   async listProjects(): Promise<ProjectRecord[]> {
     return this.statements.listProjects.all().map((row) => ({ projectId: row.project_id, config: row.config }));
   }
@@ -227,6 +242,7 @@ export class SqliteStore implements Store {
   private apply(m: Mutation): void {
     if (isPhoneMutation(m)) return this.phone.apply(m);
     if (isOutboxMutation(m)) return this.outbox.apply(m);
+    if (isErasureMutation(m)) return this.erasures.apply(m);
     const s = this.statements;
     switch (m.kind) {
       case 'insertUser':

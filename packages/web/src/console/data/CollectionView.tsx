@@ -14,9 +14,16 @@ export function CollectionView({ databaseId, path }: { databaseId: string; path:
   const { projectId } = useConsole();
   // Page tokens seen so far, so Previous goes back without the server keeping anything.
   const [tokens, setTokens] = useState<(string | undefined)[]>([undefined]);
-  const [showMissing, setShowMissing] = useState(false);
+  // 'auto': a collection with no documents of its own is listed again with the ids that only hold
+  // subcollections (users/{uid} holding notes), as Firebase's console shows them; the full listing
+  // reads the whole collection, so it is not the default for collections with documents.
+  const [showMissing, setShowMissing] = useState<boolean | 'auto'>('auto');
   const token = tokens[tokens.length - 1];
-  const page = useLoad(() => listDocuments(projectId, databaseId, path, pageSize, token, showMissing), `${projectId}|${databaseId}|${path}|${token ?? ''}|${showMissing}`);
+  const page = useLoad(async () => {
+    const listed = await listDocuments(projectId, databaseId, path, pageSize, token, showMissing === true);
+    if (showMissing !== 'auto' || token !== undefined || listed.documents?.length) return { ...listed, withMissing: showMissing === true };
+    return { ...(await listDocuments(projectId, databaseId, path, pageSize, token, true)), withMissing: true };
+  }, `${projectId}|${databaseId}|${path}|${token ?? ''}|${showMissing}`);
   const navigate = useNavigate();
   const [openId, setOpenId] = useState('');
   const [tab, setTab] = useState<'documents' | 'query' | 'live'>('documents');
@@ -36,7 +43,7 @@ export function CollectionView({ databaseId, path }: { databaseId: string; path:
         <>
           <div className="console-row">
             <label>
-              <input type="checkbox" checked={showMissing} onChange={(event) => { setShowMissing(event.target.checked); setTokens([undefined]); }} /> Include documents that only hold subcollections (slower on big collections)
+              <input type="checkbox" checked={showMissing === true || (showMissing === 'auto' && page.data?.withMissing === true)} onChange={(event) => { setShowMissing(event.target.checked); setTokens([undefined]); }} /> Include documents that only hold subcollections (slower on big collections)
             </label>
           </div>
           <form className="console-row" onSubmit={(event) => { event.preventDefault(); const id = openId.trim(); if (id && !id.includes('/')) void navigate(dataLink(databaseId, `${path}/${id}`)); }}>

@@ -131,8 +131,15 @@ export function literalToValue(text: string): FirestoreValue {
   return fromJson(parsed);
 }
 
+/** Firestore's own JSON for the values plain JSON has no literal for; `{"timestampValue": "..."}` is taken as one. */
+const typedValueKeys = new Set(['timestampValue', 'geoPointValue', 'bytesValue', 'referenceValue']);
+
 export function fromJson(parsed: unknown): FirestoreValue {
   if (parsed === null) return { nullValue: null };
+  if (typeof parsed === 'object' && !Array.isArray(parsed)) {
+    const keys = Object.keys(parsed as object);
+    if (keys.length === 1 && typedValueKeys.has(keys[0]!)) return parsed as FirestoreValue;
+  }
   if (typeof parsed === 'boolean') return { booleanValue: parsed };
   if (typeof parsed === 'number') return Number.isInteger(parsed) ? { integerValue: String(parsed) } : { doubleValue: parsed };
   if (typeof parsed === 'string') return { stringValue: parsed };

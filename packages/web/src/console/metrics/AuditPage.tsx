@@ -1,6 +1,9 @@
-import { useState } from 'react';
+import { useMemo, useState } from 'react';
 import { consolePath, consoleRequest, download } from '../api';
 import { Empty, ErrorNote, Loading, useAction, useLoad } from '../ui';
+import { auditActions, auditWords } from './audit-words';
+
+const pageSize = 1000;
 
 export interface AuditEntry {
   id: string;
@@ -17,8 +20,15 @@ export interface AuditEntry {
 export function AuditPage() {
   const [tokens, setTokens] = useState<(string | undefined)[]>([undefined]);
   const token = tokens[tokens.length - 1];
-  const page = useLoad(() => consoleRequest<{ entries: AuditEntry[]; nextPageToken?: string }>(consolePath(`audit?pageSize=50${token ? `&pageToken=${encodeURIComponent(token)}` : ''}`)), token ?? '');
+  const page = useLoad(() => consoleRequest<{ entries: AuditEntry[]; nextPageToken?: string }>(consolePath(`audit?pageSize=${pageSize}${token ? `&pageToken=${encodeURIComponent(token)}` : ''}`)), token ?? '');
   const exporting = useAction();
+  const [operator, setOperator] = useState('');
+  const [action, setAction] = useState('');
+  const [since, setSince] = useState('');
+  const described = useMemo(() => (page.data?.entries ?? []).map((entry) => ({ entry, words: auditWords(entry) })), [page.data]);
+  const operators = useMemo(() => [...new Set(described.map(({ entry }) => entry.operator))].sort(), [described]);
+  const sinceMs = since ? new Date(since).getTime() : NaN;
+  const shown = described.filter(({ entry, words }) => (!operator || entry.operator === operator) && (!action || words.action === action) && (Number.isNaN(sinceMs) || entry.at >= sinceMs));
   return (
     <section>
       <h1>Audit log</h1>
@@ -31,11 +41,36 @@ export function AuditPage() {
           Export (NDJSON)
         </button>
       </div>
+      <div className="console-row" role="group" aria-label="Filters">
+        <label>
+          Operator{' '}
+          <select value={operator} onChange={(event) => setOperator(event.target.value)}>
+            <option value="">Anyone</option>
+            {operators.map((name) => (
+              <option key={name}>{name}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Action{' '}
+          <select value={action} onChange={(event) => setAction(event.target.value)}>
+            <option value="">Any</option>
+            {auditActions.map((name) => (
+              <option key={name}>{name}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Since <input type="datetime-local" value={since} onChange={(event) => setSince(event.target.value)} />
+        </label>
+      </div>
+      <p className="console-hint">The filters apply to the newest {pageSize.toLocaleString()} entries of this page; Older goes further back.</p>
       <ErrorNote error={exporting.error} />
       {page.loading && <Loading what="the audit log" />}
       <ErrorNote error={page.error} />
       {page.data && !page.loading && page.data.entries.length === 0 && <Empty>Nothing recorded yet. Changes made in the console appear here.</Empty>}
-      {page.data && !page.loading && page.data.entries.length > 0 && (
+      {page.data && !page.loading && page.data.entries.length > 0 && shown.length === 0 && <Empty>No entry matches these filters.</Empty>}
+      {page.data && !page.loading && shown.length > 0 && (
         <div className="console-scroll">
           <table className="console-table" data-testid="audit-table">
             <thead>
@@ -48,17 +83,16 @@ export function AuditPage() {
               </tr>
             </thead>
             <tbody>
-              {page.data.entries.map((entry) => (
-                <tr key={entry.id} data-testid="audit-entry">
+              {shown.map(({ entry, words }) => (
+                <tr key={entry.id} data-testid="audit-entry" data-action={words.action}>
                   <td>{new Date(entry.at).toLocaleString()}</td>
                   <td>{entry.operator}</td>
                   <td>
-                    {entry.summary}
-                    <div className="console-muted">
-                      <code>
-                        {entry.method} {entry.path}
-                      </code>
-                    </div>
+                    <span data-testid="audit-words">{words.text}</span>
+                    <details className="console-muted">
+                      <summary>Request</summary>
+                      <code>{entry.summary}</code>
+                    </details>
                   </td>
                   <td className={entry.status >= 400 ? 'console-error' : undefined}>{entry.status}</td>
                   <td title={entry.userAgent}>{entry.address}</td>

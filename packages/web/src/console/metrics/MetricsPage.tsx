@@ -62,11 +62,11 @@ export function MetricsPage() {
   const times = useMemo(() => (samples ?? []).map((sample) => sample.at / 1000), [samples]);
   const charts = useMemo(
     () => [
-      { title: 'Requests', unit: '/s', series: [{ label: 'requests', color: '#2563eb' }, { label: 'errors', color: '#dc2626' }], data: [times, column((s) => s.requestsPerSec), column((s) => s.errorsPerSec)] },
-      { title: 'Latency', unit: 'ms', series: [{ label: 'p50', color: '#16a34a' }, { label: 'p99', color: '#ea580c' }], data: [times, column((s) => s.p50Ms), column((s) => s.p99Ms)] },
-      { title: 'Sign-ins', unit: '/min', series: [{ label: 'sign-ins', color: '#7c3aed' }, { label: 'failed', color: '#dc2626' }], data: [times, column((s) => s.signInsPerMin), column((s) => s.failedSignInsPerMin)] },
-      { title: 'Database', unit: '', series: [{ label: 'commits/s', color: '#0891b2' }, { label: 'listeners', color: '#65a30d' }, { label: 'WebChannel sessions', color: '#a16207' }], data: [times, column((s) => s.commitsPerSec), column((s) => s.listeners), column((s) => s.webChannelSessions)] },
-      { title: 'Memory', unit: 'MB', series: [{ label: 'RSS', color: '#475569' }], data: [times, column((s) => s.rssMb)] },
+      { name: 'Requests', title: 'Requests per second', unit: '/s', series: [{ label: 'requests', color: '#2563eb' }, { label: 'errors', color: '#dc2626' }], data: [times, column((s) => s.requestsPerSec), column((s) => s.errorsPerSec)] },
+      { name: 'Latency', title: 'Latency (milliseconds)', unit: 'ms', series: [{ label: 'p50', color: '#16a34a' }, { label: 'p99', color: '#ea580c' }], data: [times, column((s) => s.p50Ms), column((s) => s.p99Ms)] },
+      { name: 'Sign-ins', title: 'Sign-ins per minute', unit: '/min', series: [{ label: 'sign-ins', color: '#7c3aed' }, { label: 'failed', color: '#dc2626' }], data: [times, column((s) => s.signInsPerMin), column((s) => s.failedSignInsPerMin)] },
+      { name: 'Database', title: 'Database: commits per second, open listeners and sessions', unit: '', series: [{ label: 'commits', color: '#0891b2', unit: '/s' }, { label: 'listeners', color: '#65a30d', unit: 'open' }, { label: 'WebChannel sessions', color: '#a16207', unit: 'open' }], data: [times, column((s) => s.commitsPerSec), column((s) => s.listeners), column((s) => s.webChannelSessions)] },
+      { name: 'Memory', title: 'Memory (megabytes)', unit: 'MB', series: [{ label: 'RSS', color: '#475569' }], data: [times, column((s) => s.rssMb)] },
     ],
     // eslint-disable-next-line react-hooks/exhaustive-deps
     [samples, times],
@@ -89,7 +89,7 @@ export function MetricsPage() {
       {samples !== null && samples.length > 0 && (
         <div className="console-charts">
           {charts.map((chart) => (
-            <Chart key={chart.title} title={chart.title} unit={chart.unit} series={chart.series} data={chart.data} />
+            <Chart key={chart.name} name={chart.name} title={chart.title} unit={chart.unit} series={chart.series} data={chart.data} />
           ))}
         </div>
       )}

@@ -127,7 +127,7 @@ export function Playground({ source }: { source: string }) {
       </fieldset>
       {writes && (
         <label className="console-block">
-          Incoming data (JSON)
+          Incoming data (JSON; a timestamp as <code>{'{"timestampValue": "2025-01-01T00:00:00Z"}'}</code>)
           <textarea aria-label="Incoming data" rows={3} value={data} onChange={(event) => setData(event.target.value)} />
         </label>
       )}
@@ -139,7 +139,7 @@ export function Playground({ source }: { source: string }) {
         Simulate
       </button>
       <ErrorNote error={action.error} />
-      {answer && <Verdict answer={answer} />}
+      {answer && <Verdict answer={answer} source={source} />}
     </form>
   );
 }

@@ -132,7 +132,7 @@ export function StoragePlayground({ source }: { source: string }) {
         Simulate
       </button>
       <ErrorNote error={action.error} />
-      {answer && <Verdict answer={answer} />}
+      {answer && <Verdict answer={answer} source={source} />}
     </form>
   );
 }

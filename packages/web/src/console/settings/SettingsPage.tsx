@@ -17,6 +17,7 @@ export function SettingsPage() {
   const config = useLoad(() => consoleRequest<ProjectConfig>(identityV2Path(projectId, 'config')), projectId);
   const action = useAction();
   const [notice, setNotice] = useState<string | null>(null);
+  const email = config.data?.signIn.email;
 
   async function patch(mask: string, body: Record<string, unknown>, done: string) {
     setNotice(null);
@@ -31,12 +32,20 @@ export function SettingsPage() {
       <h1>Sign-in settings</h1>
       {config.loading && !config.data && <Loading what="the settings" />}
       <ErrorNote error={config.error} />
-      {config.data && (
+      {config.data && email && (
         <>
           <h2>Sign-in methods</h2>
           <ul className="console-list">
-            <Toggle label="Email and password" checked={config.data.signIn.email.enabled && config.data.signIn.email.passwordRequired} disabled={action.busy} onChange={(on) => void patch('signIn.email.enabled,signIn.email.passwordRequired', { signIn: { email: { enabled: on || config.data!.signIn.email.enabled, passwordRequired: on } } }, `Email and password ${on ? 'enabled' : 'disabled'}.`)} />
-            <Toggle label="Email link (passwordless)" checked={config.data.signIn.email.enabled && !config.data.signIn.email.passwordRequired} disabled={action.busy} onChange={(on) => void patch('signIn.email.enabled,signIn.email.passwordRequired', { signIn: { email: { enabled: on || config.data!.signIn.email.passwordRequired, passwordRequired: !on } } }, `Email link ${on ? 'enabled' : 'disabled'}.`)} />
+            {/* Identity Platform's model: the email provider (enabled) allows password sign-in, and
+                passwordRequired: false adds email links to it. Each box changes its own switch only. */}
+            <Toggle label="Email and password" checked={email.enabled} disabled={action.busy} onChange={(on) => void patch('signIn.email.enabled', { signIn: { email: { enabled: on } } }, `Email and password ${on ? 'enabled' : 'disabled'}.`)} />
+            <Toggle
+              label="Email link (passwordless)"
+              checked={email.enabled && !email.passwordRequired}
+              disabled={action.busy || !email.enabled}
+              hint={email.enabled ? undefined : 'Email links are part of the email provider: turn on “Email and password” first.'}
+              onChange={(on) => void patch('signIn.email.passwordRequired', { signIn: { email: { passwordRequired: !on } } }, `Email link ${on ? 'enabled' : 'disabled'}.`)}
+            />
             <Toggle label="Anonymous" checked={config.data.signIn.anonymous.enabled} disabled={action.busy} onChange={(on) => void patch('signIn.anonymous.enabled', { signIn: { anonymous: { enabled: on } } }, `Anonymous sign-in ${on ? 'enabled' : 'disabled'}.`)} />
             <Toggle label="Phone" checked={config.data.signIn.phoneNumber.enabled} disabled={action.busy} onChange={(on) => void patch('signIn.phoneNumber.enabled', { signIn: { phoneNumber: { enabled: on } } }, `Phone sign-in ${on ? 'enabled' : 'disabled'}.`)} />
           </ul>
@@ -74,12 +83,13 @@ export function SettingsPage() {
   );
 }
 
-function Toggle({ label, checked, disabled, onChange }: { label: string; checked: boolean; disabled: boolean; onChange: (on: boolean) => void }) {
+function Toggle({ label, checked, disabled, hint, onChange }: { label: string; checked: boolean; disabled: boolean; hint?: string | undefined; onChange: (on: boolean) => void }) {
   return (
     <li>
       <label>
         <input type="checkbox" role="switch" checked={checked} disabled={disabled} onChange={(event) => onChange(event.target.checked)} /> {label}
       </label>
+      {hint && <small className="console-muted"> {hint}</small>}
     </li>
   );
 }
