@@ -4,7 +4,7 @@
  * `node --test` process with its own servers, free ports and data folders, so jobs share nothing.
  * The longest jobs (by the last run's times, tests/test-times.json on a fresh clone) start first.
  *
- *   npm test                          the whole suite (the web app built and everything type-checked first)
+ *   npm test                          the whole suite (the web app built first; everything type-checked beside the tests)
  *   npm test -- tests/auth            only the files under the given paths (both backends)
  *   HEARTH_TEST_JOBS=N                jobs at once (default: 2 per core)
  *   HEARTH_TEST_BACKENDS=sqlite       one backend only (sqlite, postgres or both; default both)
@@ -142,6 +142,22 @@ function lastCount(tap: string, what: string): number {
   return matches.length ? Number(matches[matches.length - 1]![1]) : 0;
 }
 
+/** A step run beside the jobs: its output is shown when it fails. */
+function background(name: string, command: string, args: string[]): Promise<boolean> {
+  const started = Date.now();
+  return new Promise((resolveStep) => {
+    const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (code) => {
+      console.log(`== ${name}: ${code === 0 ? 'ok' : 'FAILED'} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      if (code !== 0) console.log(indent(output));
+      resolveStep(code === 0);
+    });
+  });
+}
+
 function step(name: string, command: string, args: string[]): boolean {
   const started = Date.now();
   const result = spawnSync(command, args, { cwd: root, stdio: 'inherit' });
@@ -156,7 +172,9 @@ async function main(): Promise<number> {
   const started = Date.now();
   mkdirSync(tmpDir, { recursive: true });
   if (!step('web app build', 'npm', ['run', 'build', '--silent'])) return 1;
-  if (!step('type-check', 'npm', ['run', 'typecheck', '--silent'])) return 1;
+  // The type-check runs beside the tests (it is one more CPU-bound job, not a stage before them); a
+  // failure fails the run.
+  const typeCheck = background('type-check', 'npm', ['run', 'typecheck', '--silent']);
 
   const files = testFiles(paths);
   const jobs: Job[] = [];
@@ -189,6 +207,7 @@ async function main(): Promise<number> {
     }
   };
   await Promise.all(Array.from({ length: parallel }, worker));
+  const typesOk = await typeCheck;
 
   const newTimes: Record<string, number> = { ...times };
   for (const result of results) newTimes[jobKey(result)] = Math.round(result.seconds);
@@ -204,7 +223,7 @@ async function main(): Promise<number> {
     for (const result of failedJobs) console.log(`${result.file} [${result.backend}]: ${result.failed} failed${result.exitCode === null ? ' (killed)' : ''}`);
   }
   const passed = results.reduce((sum, result) => sum + result.passed, 0);
-  const failed = results.reduce((sum, result) => sum + result.failed, 0) + (postgresMissing ? 1 : 0);
+  const failed = results.reduce((sum, result) => sum + result.failed, 0) + (postgresMissing ? 1 : 0) + (typesOk ? 0 : 1);
   console.log(`\n== wall time ${((Date.now() - started) / 60_000).toFixed(1)} min`);
   console.log(`${passed} passed, ${failed} failed`);
   return failed > 0 ? 1 : 0;
