@@ -12,18 +12,9 @@ import { getFirestore, type Firestore } from 'firebase-admin/firestore';
 import { deleteApp, initializeApp, type FirebaseApp } from 'firebase/app';
 import { connectAuthEmulator, createUserWithEmailAndPassword, inMemoryPersistence, initializeAuth } from 'firebase/auth';
 import { startHearth, type TestHearth } from '../helpers/hearth.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const fixture = join(import.meta.dirname, 'fixtures/basic');
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((wake) => setTimeout(wake, 100));
-  }
-}
 
 describe('v1 Auth triggers', () => {
   let server: TestHearth;

@@ -10,18 +10,9 @@ import { after, before, describe, test } from 'node:test';
 import { deleteApp, initializeApp, type App } from 'firebase-admin/app';
 import { getFirestore, type Firestore } from 'firebase-admin/firestore';
 import { startHearth, type TestHearth } from '../helpers/hearth.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const fixture = join(import.meta.dirname, 'fixtures/basic');
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((wake) => setTimeout(wake, 100));
-  }
-}
 
 describe('function limits', () => {
   let server: TestHearth;
