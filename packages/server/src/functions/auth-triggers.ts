@@ -26,14 +26,19 @@ export interface AuthEventPayload {
   user: Record<string, unknown>;
 }
 
+/** The account's custom claims as stored (a JSON object), or undefined when it has none or they do not parse. */
+export function storedCustomClaims(user: UserRecord): unknown {
+  if (!user.customAttributes) return undefined;
+  try {
+    return JSON.parse(user.customAttributes) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The account as firebase-admin's UserRecord JSON names it (what v1 userRecordConstructor reads). */
 export function userRecordWire(user: UserRecord): Record<string, unknown> {
-  let customClaims: unknown;
-  try {
-    customClaims = user.customAttributes ? JSON.parse(user.customAttributes) : undefined;
-  } catch {
-    customClaims = undefined;
-  }
+  const customClaims = storedCustomClaims(user);
   return {
     uid: user.localId,
     ...(user.email !== undefined ? { email: user.email } : {}),

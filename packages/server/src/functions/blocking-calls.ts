@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { blockingRefusal, type BlockingAnswer, type BlockingEvent, type BlockingEventType, type BlockingFunctions } from '../auth/core/blocking-functions.js';
 import type { UserRecord } from '../storage/store.js';
+import { storedCustomClaims } from './auth-triggers.js';
 import type { FunctionEndpoint } from './manifest.js';
 import { WorkerUnavailable, type WorkerProcess } from './worker-process.js';
 
@@ -20,12 +21,7 @@ const eventTypes: Record<string, BlockingEventType> = {
 const defaultTimeoutSeconds = 7;
 
 function userRecordClaims(user: UserRecord, tenantId: string | undefined): Record<string, unknown> {
-  let customClaims: unknown;
-  try {
-    customClaims = user.customAttributes ? JSON.parse(user.customAttributes) : undefined;
-  } catch {
-    customClaims = undefined;
-  }
+  const customClaims = storedCustomClaims(user);
   return {
     uid: user.localId,
     ...(user.email !== undefined ? { email: user.email } : {}),
