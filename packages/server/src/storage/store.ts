@@ -7,6 +7,10 @@
  * project's id, or `<project>/tenants/<tenant>` for one of its tenants, whose rows are apart.
  */
 
+import type { PhoneVerificationRecord, SmsOutboxMessage } from './phone-records.js';
+
+export type { PhoneVerificationRecord, SmsOutboxMessage };
+
 export interface ProviderUserInfo {
   providerId: string;
   rawId: string;
@@ -234,42 +238,6 @@ export interface HumanCheckRecord {
   /** Milliseconds since the epoch. */
   expiresAt: number;
   usedAt?: number;
-}
-
-/**
- * A six-digit SMS code in flight (`code`), or the proof a code was verified that the SDK brings back
- * when the number turned out to belong to another account (`proof`, Google's temporaryProof). Only
- * hashes are kept: of the opaque sessionInfo (or proof), and of the code keyed by the sessionInfo.
- */
-export interface PhoneVerificationRecord {
-  /** SHA-256 of the sessionInfo or temporary proof, hex. */
-  sessionHash: string;
-  projectId: string;
-  kind: 'code' | 'proof';
-  /** E.164. */
-  phoneNumber: string;
-  /** HMAC-SHA-256 of the code keyed by the sessionInfo, hex; proofs have none. */
-  codeHash?: string;
-  /** Wrong codes still allowed; at 0 the session is spent. */
-  attemptsLeft: number;
-  /** Milliseconds since the epoch. */
-  createdAt: number;
-  expiresAt: number;
-}
-
-/** An SMS kept in the outbox (always in --dev): what developers and the emulator's verificationCodes read. */
-export interface SmsOutboxMessage {
-  id: number;
-  projectId: string;
-  /** The tenant whose sign-in the text is for, if any. */
-  tenantId?: string;
-  /** E.164. */
-  phoneNumber: string;
-  body: string;
-  code: string;
-  sessionInfo: string;
-  /** Milliseconds since the epoch. */
-  createdAt: number;
 }
 
 /**

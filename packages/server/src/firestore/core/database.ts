@@ -13,7 +13,7 @@ import { requireVectorIndex, type VectorIndex } from './vector-indexes.js';
 import { documentKey, type DatabaseId } from './paths.js';
 import { defaultQueryLimits, type Query, type QueryLimits } from './query.js';
 import { parseStructuredQuery } from './query-parse.js';
-import { contention, defaultTransactionTimeouts, TransactionManager, type ServerTransaction } from './transactions.js';
+import { checkReadsUnchanged, contention, defaultTransactionTimeouts, TransactionManager, type ServerTransaction } from './transactions.js';
 import { checkWriteSequence } from './write-sequence.js';
 import { applyWrite, type Write, type WriteResult } from './writes.js';
 import { timestampFromMicros } from './value-wire.js';
@@ -393,10 +393,4 @@ export class DocumentDatabase {
 /** A read's snapshot time: the one asked for, or its read-only transaction's. */
 function readTimeOf(consistency: ReadConsistency): number | undefined {
   return consistency.readTime ?? consistency.transaction?.readTime;
-}
-
-function checkReadsUnchanged(transaction: ServerTransaction, current: Map<string, { updateTime: number }>): void {
-  for (const [path, seen] of transaction.reads) {
-    if ((current.get(path)?.updateTime ?? 0) !== seen) throw contention();
-  }
 }

@@ -48,6 +48,13 @@ export const defaultTransactionTimeouts: TransactionTimeouts = { lockWaitMs: 15_
 
 export const contention = () => firestoreErrors.aborted('Too much contention on these documents. Please try again.');
 
+/** An optimistic transaction commits only if every document it read is still at the version it read. */
+export function checkReadsUnchanged(transaction: ServerTransaction, current: Map<string, { updateTime: number }>): void {
+  for (const [path, seen] of transaction.reads) {
+    if ((current.get(path)?.updateTime ?? 0) !== seen) throw contention();
+  }
+}
+
 /** How often a write waiting for a lock looks again for expired holders. */
 const sweepWhileWaitingMs = 1_000;
 
