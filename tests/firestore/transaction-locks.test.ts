@@ -44,3 +44,54 @@ test('an optimistic writer waits for a pessimistic holder and never wounds it, h
   assert.equal(manager.use('p/(default)', holder.id), holder, 'the holder was not wounded');
   manager.end(holder);
 });
+
+test('a younger pessimistic transaction reads what an older one holds only once the older ends; the older never waits for it', async () => {
+  const manager = new TransactionManager({ lockWaitMs: 5_000, idleMs: 60_000, maxLifetimeMs: 60_000 });
+  const older = manager.begin('p/(default)', false);
+  const younger = manager.begin('p/(default)', false);
+  manager.recordRead(older, 'items/a', 1);
+  let youngerRead = false;
+  const waiting = manager.lockForRead(younger, ['items/a']).then(() => (youngerRead = true));
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(youngerRead, false, 'the younger waits while the older holds the document');
+  // The older is not held back by the younger (which holds nothing of it yet) and commits.
+  await manager.lockForRead(older, ['items/a']);
+  await manager.acquireForWrite('p/(default)', ['items/a'], older);
+  manager.end(older);
+  await waiting;
+  assert.equal(youngerRead, true);
+  assert.equal(manager.use('p/(default)', younger.id), younger, 'the younger was never wounded');
+});
+
+test('an older pessimistic transaction reads what a younger one holds at once, and wounds it when it writes', async () => {
+  const manager = new TransactionManager({ lockWaitMs: 5_000, idleMs: 60_000, maxLifetimeMs: 60_000 });
+  const older = manager.begin('p/(default)', false);
+  const younger = manager.begin('p/(default)', false);
+  await manager.lockForRead(younger, ['items/a']);
+  manager.recordRead(younger, 'items/a', 1);
+  await manager.lockForRead(older, ['items/a']);
+  manager.recordRead(older, 'items/a', 1);
+  await manager.acquireForWrite('p/(default)', ['items/a'], older);
+  assert.throws(() => manager.use('p/(default)', younger.id), /contention/);
+});
+
+test('a burst of read-modify-write transactions on one document each commit in their first attempt when reads wait by age', async () => {
+  const manager = new TransactionManager({ lockWaitMs: 5_000, idleMs: 60_000, maxLifetimeMs: 60_000 });
+  let value = 0;
+  let version = 1;
+  const transactions = Array.from({ length: 20 }, () => manager.begin('p/(default)', false));
+  await Promise.all(
+    transactions.map(async (transaction) => {
+      await manager.lockForRead(transaction, ['counters/c']);
+      const seen = value;
+      manager.recordRead(transaction, 'counters/c', version);
+      await new Promise((r) => setTimeout(r, 5));
+      await manager.acquireForWrite('p/(default)', ['counters/c'], transaction);
+      manager.use('p/(default)', transaction.id);
+      value = seen + 1;
+      version++;
+      manager.end(transaction);
+    }),
+  );
+  assert.equal(value, 20, 'no update was lost and none was wounded');
+});
