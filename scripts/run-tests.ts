@@ -26,6 +26,8 @@ interface JobResult extends Job {
   passed: number;
   failed: number;
   seconds: number;
+  /** CPU seconds of the job's process and the children it waited for (servers, Chromium), where GNU time is installed. */
+  cpuSeconds?: number;
   exitCode: number | null;
   output: string;
 }
@@ -37,6 +39,8 @@ const committedTimes = join(testsDir, 'test-times.json');
 const lastTimes = join(tmpDir, 'test-times.json');
 /** A job that runs longer than this is killed and counted as a failure (a hang must not eat CI). */
 const jobTimeoutMs = 20 * 60_000;
+/** GNU time, to tell each job's CPU seconds (what the suite's length on a small machine is made of). */
+const gnuTime = '/usr/bin/time';
 
 /**
  * Files that stay on SQLite: the SQLite file itself is what they test, or they make their own
@@ -108,8 +112,10 @@ function runJob(job: Job): Promise<JobResult> {
   mkdirSync(tapDir, { recursive: true });
   const args = ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-timeout=300000', '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=tap', `--test-reporter-destination=${tapFile}`, join('tests', job.file)];
   const env = { ...process.env, HEARTH_TEST_BACKEND: job.backend, FORCE_COLOR: '0' };
+  const cpuFile = `${tapFile}.cpu`;
+  const [command, commandArgs] = existsSync(gnuTime) ? [gnuTime, ['-f', '%U %S', '-o', cpuFile, process.execPath, ...args]] : [process.execPath, args];
   return new Promise((resolveJob) => {
-    const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(command, commandArgs, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -132,7 +138,9 @@ function runJob(job: Job): Promise<JobResult> {
       let failed = lastCount(tap, 'fail');
       const passed = lastCount(tap, 'pass');
       if (exitCode !== 0 && failed === 0) failed = 1; // crashed, killed or failed outside a test
-      resolveJob({ ...job, passed, failed, seconds: (Date.now() - started) / 1000, exitCode, output });
+      const cpu = existsSync(cpuFile) ? readFileSync(cpuFile, 'utf8').trim().split('\n').pop()!.split(' ').map(Number) : [];
+      const cpuSeconds = cpu.length === 2 && cpu.every(Number.isFinite) ? cpu[0]! + cpu[1]! : undefined;
+      resolveJob({ ...job, passed, failed, seconds: (Date.now() - started) / 1000, ...(cpuSeconds !== undefined ? { cpuSeconds } : {}), exitCode, output });
     });
   });
 }
@@ -213,6 +221,15 @@ async function main(): Promise<number> {
   for (const result of results) newTimes[jobKey(result)] = Math.round(result.seconds);
   writeFileSync(lastTimes, `${JSON.stringify(newTimes, null, 1)}\n`);
 
+  const measured = results.filter((result) => result.cpuSeconds !== undefined);
+  if (measured.length) {
+    writeFileSync(join(tmpDir, 'test-cpu.json'), `${JSON.stringify(Object.fromEntries(measured.map((result) => [jobKey(result), Math.round(result.cpuSeconds!)])), null, 1)}\n`);
+    const total = measured.reduce((sum, result) => sum + result.cpuSeconds!, 0);
+    console.log(`\n== CPU: ${(total / 60).toFixed(1)} min in all; the ten costliest jobs`);
+    for (const result of [...measured].sort((a, b) => b.cpuSeconds! - a.cpuSeconds!).slice(0, 10)) {
+      console.log(`${result.cpuSeconds!.toFixed(1).padStart(7)} s  ${result.file} [${result.backend}]`);
+    }
+  }
   console.log('\n== the ten slowest jobs');
   for (const result of [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 10)) {
     console.log(`${result.seconds.toFixed(1).padStart(7)} s  ${result.file} [${result.backend}]`);

@@ -12,7 +12,6 @@ import { releaseRulesFile } from '../firestore/security/rules-file.js';
 import { firestoreFile, firestoreRelease, RulesRegistry, storageFile, storageRelease } from '../firestore/security/rules-registry.js';
 import type { ByteStore } from '../files/bytes/byte-store.js';
 import { DiskByteStore } from '../files/bytes/disk-byte-store.js';
-import { parseS3Url, S3ByteStore } from '../files/bytes/s3-byte-store.js';
 import { exportStorage, importStorageExport } from '../files/exports/storage-export.js';
 import { defaultBucketsOf } from '../files/files-setup.js';
 import { describeImport, openTransferStorage, progressLine, runTransfer, TransferRefusal, type StorageFlags } from './firestore-transfer.js';
@@ -42,9 +41,12 @@ interface ProjectImportFlags extends StorageFlags {
 }
 
 /** Where the server keeps Cloud Storage bytes: the S3 service of --storage-url (or HEARTH_STORAGE_URL), else the data folder's files/. */
-function byteStoreOf(flags: StorageFlags & { storageUrl?: string }): ByteStore {
+async function byteStoreOf(flags: StorageFlags & { storageUrl?: string }): Promise<ByteStore> {
   const url = flags.storageUrl ?? process.env.HEARTH_STORAGE_URL;
-  return url ? new S3ByteStore(parseS3Url(url)) : new DiskByteStore(join(resolve(flags.data), 'files'));
+  if (!url) return new DiskByteStore(join(resolve(flags.data), 'files'));
+  // The S3 client is a large import: every `hearth` command would pay for it.
+  const { parseS3Url, S3ByteStore } = await import('../files/bytes/s3-byte-store.js');
+  return new S3ByteStore(parseS3Url(url));
 }
 
 function readJson<T>(file: string): T {
@@ -111,7 +113,7 @@ async function importProject(dir: string, flags: ProjectImportFlags): Promise<st
       lines.push(`Imported ${users.length - refused} of ${users.length} account(s) into ${project} (${withPassword} with a password, hashed on the way in).`);
     }
     if (existsSync(storageFolder)) {
-      const bytes = byteStoreOf(flags);
+      const bytes = await byteStoreOf(flags);
       try {
         const report = await importStorageExport(storageFolder, { bytes, files: storage.files, projectId: project });
         lines.push(`Imported ${report.objects} Cloud Storage object(s), ${report.bytes} bytes, into bucket(s) ${report.buckets.join(', ') || '(none)'} of ${project} (download tokens kept).`);
@@ -158,7 +160,7 @@ async function exportProject(dir: string, flags: ProjectExportFlags): Promise<st
     lines.push(`Exported ${accounts.length} account(s) to auth_export/ (passwords as Hearth's scrypt: they sign in on Hearth; on the Auth emulator after a reset).`);
     const { hashAlgo, memCost, blockSize, parallelization, dkLen } = exportHashOptions;
     lines.push(`Into Firebase: firebase auth:import ${join(folder, 'auth_export', 'accounts.json')} --hash-algo ${hashAlgo} --mem-cost ${memCost} --block-size ${blockSize} --parallelization ${parallelization} --dk-len ${dkLen}`);
-    const bytes = byteStoreOf(flags);
+    const bytes = await byteStoreOf(flags);
     try {
       const objects = await exportStorage(join(folder, 'storage_export'), { bytes, files: storage.files, buckets: defaultBucketsOf(db.projectId) });
       lines.push(`Exported ${objects.objects} Cloud Storage object(s), ${objects.bytes} bytes, of bucket(s) ${objects.buckets.join(', ')} to storage_export/.`);

@@ -12,7 +12,6 @@ import { UploadsPerAddress } from './api/files-plugin.js';
 import { DownloadsPerAddress } from './api/download-slots.js';
 import type { ByteStore } from './bytes/byte-store.js';
 import { DiskByteStore } from './bytes/disk-byte-store.js';
-import { parseS3Url, S3ByteStore } from './bytes/s3-byte-store.js';
 import { FileService, type FileLimits } from './file-service.js';
 import { FileUploads } from './file-uploads.js';
 import { RegimeGuard, type StorageGuard } from './security/storage-guard.js';
@@ -105,6 +104,8 @@ export interface FilesDomain {
 export async function setUpFiles(app: FastifyInstance, options: FilesOptions, deps: FilesSetupDeps): Promise<FilesDomain> {
   let bytes: ByteStore;
   if (options.storageUrl) {
+    // The S3 client is a large import, loaded only by servers that keep their files in S3.
+    const { parseS3Url, S3ByteStore } = await import('./bytes/s3-byte-store.js');
     bytes = new S3ByteStore(parseS3Url(options.storageUrl));
   } else {
     const disk = new DiskByteStore(join(options.dataDir, 'files'));

@@ -1,4 +1,4 @@
-import { SAML, ValidateInResponseTo, type CacheProvider, type Profile } from '@node-saml/node-saml';
+import type { CacheProvider, Profile, SAML } from '@node-saml/node-saml';
 import { authError } from '../errors.js';
 import type { SamlProvider } from './idp-configs.js';
 import type { IdpProfile } from './oidc.js';
@@ -11,7 +11,9 @@ import type { IdpProfile } from './oidc.js';
 export class SamlServiceProvider {
   constructor(private readonly callbackUrl: () => string) {}
 
-  private client(provider: SamlProvider, expected: { requestId: string; issuedAt: number } | undefined, onRequestId?: (id: string) => void): SAML {
+  /** node-saml (with its XML and signature stack) is loaded by the first SAML sign-in, not by every server start. */
+  private async client(provider: SamlProvider, expected: { requestId: string; issuedAt: number } | undefined, onRequestId?: (id: string) => void): Promise<SAML> {
+    const { SAML, ValidateInResponseTo } = await import('@node-saml/node-saml');
     const cacheProvider: CacheProvider = {
       saveAsync: async (key, value) => {
         onRequestId?.(key);
@@ -38,7 +40,7 @@ export class SamlServiceProvider {
 
   async authorizationRequest(provider: SamlProvider, state: string): Promise<{ url: string; requestId: string }> {
     let requestId = '';
-    const url = await this.client(provider, undefined, (id) => (requestId = id)).getAuthorizeUrlAsync(state, undefined, {});
+    const url = await (await this.client(provider, undefined, (id) => (requestId = id))).getAuthorizeUrlAsync(state, undefined, {});
     if (!requestId) throw new Error('the SAML request has no ID');
     return { url, requestId };
   }
@@ -46,7 +48,7 @@ export class SamlServiceProvider {
   async verifyResponse(provider: SamlProvider, samlResponse: string, request: { requestId: string; issuedAt: number }): Promise<IdpProfile> {
     let profile: Profile | null;
     try {
-      ({ profile } = await this.client(provider, request).validatePostResponseAsync({ SAMLResponse: samlResponse }));
+      ({ profile } = await (await this.client(provider, request)).validatePostResponseAsync({ SAMLResponse: samlResponse }));
     } catch (error) {
       throw authError('INVALID_IDP_RESPONSE', `The SAML response was refused: ${(error as Error).message}`);
     }
