@@ -164,7 +164,6 @@ export class DocumentDatabase {
   async getDocuments(db: DatabaseId, paths: readonly string[], consistency: ReadConsistency = {}, check?: FoundDocumentsCheck): Promise<Map<string, Doc>> {
     const key = await this.ready(db);
     const readTime = readTimeOf(consistency);
-    if (consistency.transaction) await this.transactions.lockForRead(consistency.transaction, paths);
     const rows = readTime === undefined ? await this.store.getDocuments(key, paths) : await this.store.getDocumentsAt(key, paths, readTime);
     const docs = new Map<string, Doc>();
     for (const path of paths) {

@@ -129,40 +129,6 @@ export class TransactionManager {
     holders.add(transaction);
   }
 
-  /**
-   * Before a pessimistic read-write transaction reads documents, it waits for older ones holding
-   * them to end. Shared read locks alone let every transaction of a read-modify-write burst read
-   * first; the oldest's commit then wounds all the others, the next oldest's commit all but one,
-   * and so on, so the k-th spends k attempts (the admin SDKs give up after five). Waiting here
-   * serializes such a burst by age. Only the younger waits for the older (the older wounds the
-   * younger when it writes), so no two transactions ever wait on each other. The lock is taken as
-   * the wait ends, before the read, so a burst arriving at once cannot all pass before any holds.
-   */
-  async lockForRead(transaction: ServerTransaction, paths: readonly string[]): Promise<void> {
-    if (transaction.readOnly || transaction.concurrency !== 'pessimistic') return;
-    const deadline = Date.now() + this.timeouts.lockWaitMs;
-    for (const path of new Set(paths)) {
-      const key = this.lockKey(transaction.dbKey, path);
-      for (;;) {
-        if (transaction.wounded) throw contention();
-        this.sweep();
-        const now = Date.now();
-        // Waiting is using: the caller is there, awaiting this read's answer.
-        transaction.lastUsedAt = now;
-        const older = [...(this.locks.get(key) ?? [])].filter((holder) => holder !== transaction && holder.age < transaction.age);
-        for (const holder of older) if (this.expired(holder, now)) this.end(holder);
-        if (!older.some((holder) => this.locks.get(key)?.has(holder))) {
-          // Held from now; the read records the version it finds (0 until then: "not seen").
-          if (!transaction.reads.has(path)) this.recordRead(transaction, path, 0);
-          break;
-        }
-        const remaining = deadline - now;
-        if (remaining <= 0) throw firestoreErrors.aborted('Transaction lock timeout.');
-        await this.released(key, Math.min(remaining, sweepWhileWaitingMs));
-      }
-    }
-  }
-
   /** Waits until no other transaction holds a lock on these documents (a pessimistic writer wounds younger ones). */
   async acquireForWrite(dbKey: string, paths: readonly string[], writer?: ServerTransaction): Promise<void> {
     const deadline = Date.now() + this.timeouts.lockWaitMs;
