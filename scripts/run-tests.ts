@@ -8,14 +8,17 @@
  *   npm test -- tests/auth            only the files under the given paths (both backends)
  *   HEARTH_TEST_JOBS=N                jobs at once (default: 2 per core)
  *   HEARTH_TEST_BACKENDS=sqlite       one backend only (sqlite, postgres or both; default both)
+ *   HEARTH_TEST_BUILD=0               run the TypeScript through tsx rather than the build (scripts/test-build.ts)
  *
  * Ends with one plain "N passed, N failed" line (CI reads it) after the ten slowest jobs.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, relative, resolve } from 'node:path';
+import { builtFile, testBuildDir, testBuildVariable } from '../tests/helpers/hearth-command.js';
+import { buildForTests } from './test-build.js';
 
 type Backend = 'sqlite' | 'postgres';
 interface Job {
@@ -105,13 +108,18 @@ async function postgresListening(): Promise<boolean> {
   });
 }
 
+/** Whether the jobs run the esbuild build of the suite (scripts/test-build.ts) rather than tsx. */
+const useBuild = process.env[testBuildVariable] !== '0';
+
 function runJob(job: Job): Promise<JobResult> {
   const started = Date.now();
   const tapDir = join(tmpDir, 'tap', job.backend);
   const tapFile = join(tapDir, `${job.file.replaceAll('/', '__')}.tap`);
   mkdirSync(tapDir, { recursive: true });
-  const args = ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-timeout=300000', '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=tap', `--test-reporter-destination=${tapFile}`, join('tests', job.file)];
-  const env = { ...process.env, HEARTH_TEST_BACKEND: job.backend, FORCE_COLOR: '0' };
+  const testFile = join('tests', job.file);
+  const loader = useBuild ? ['--enable-source-maps'] : ['--import', 'tsx'];
+  const args = [...loader, '--test', '--test-concurrency=1', '--test-timeout=300000', '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=tap', `--test-reporter-destination=${tapFile}`, useBuild ? builtFile(testFile) : testFile];
+  const env = { ...process.env, HEARTH_TEST_BACKEND: job.backend, FORCE_COLOR: '0', [testBuildVariable]: useBuild ? '1' : '0' };
   const cpuFile = `${tapFile}.cpu`;
   const [command, commandArgs] = existsSync(gnuTime) ? [gnuTime, ['-f', '%U %S', '-o', cpuFile, process.execPath, ...args]] : [process.execPath, args];
   return new Promise((resolveJob) => {
@@ -185,6 +193,17 @@ async function main(): Promise<number> {
   const typeCheck = background('type-check', 'npm', ['run', 'typecheck', '--silent']);
 
   const files = testFiles(paths);
+  if (useBuild) {
+    const buildStarted = Date.now();
+    rmSync(testBuildDir, { recursive: true, force: true });
+    try {
+      await buildForTests(files.map((file) => join('tests', file)));
+    } catch (error) {
+      console.log(`== test build: FAILED\n${indent(String((error as Error).message ?? error))}`);
+      return 1;
+    }
+    console.log(`== test build (esbuild, scripts/test-build.ts): ok in ${((Date.now() - buildStarted) / 1000).toFixed(0)} s`);
+  }
   const jobs: Job[] = [];
   if (backends.has('sqlite')) for (const file of files) jobs.push({ file, backend: 'sqlite' });
   let postgresMissing = false;

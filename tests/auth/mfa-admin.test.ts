@@ -18,6 +18,7 @@ import { adminPost, uniqueEmail } from '../helpers/admin-http.js';
 import { errorCodeOf, SdkClients } from '../helpers/client.js';
 import { repoRoot, startHearth, tempDataDir, type TestHearth } from '../helpers/hearth.js';
 import { TotpDevice } from '../helpers/totp-device.js';
+import { hearthCommand } from '../helpers/hearth-command.js';
 
 let server: TestHearth;
 let adminApp: App;
@@ -176,7 +177,7 @@ test('hearth users export keeps phone factors (never TOTP secrets); import bring
 /** `hearth users …` as its own process, as a user runs it. */
 async function hearthUsers(...args: string[]): Promise<{ code: number; stderr: string }> {
   try {
-    const { stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(repoRoot, 'packages/server/src/main.ts'), 'users', ...args], { cwd: repoRoot, env: { ...process.env, ...(await backendEnv(args)) } });
+    const { stderr } = await promisify(execFile)(process.execPath, [...hearthCommand(), 'users', ...args], { cwd: repoRoot, env: { ...process.env, ...(await backendEnv(args)) } });
     return { code: 0, stderr };
   } catch (error) {
     const failed = error as { code?: number; stderr?: string };

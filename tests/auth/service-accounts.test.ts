@@ -15,6 +15,7 @@ import { getAuth } from 'firebase-admin/auth';
 import { redirectGoogleHosts, type GoogleHostsRedirect } from '../helpers/google-hosts.js';
 import { repoRoot, startHearth, tempDataDir, type TestHearth } from '../helpers/hearth.js';
 import { backendEnv, storedRows } from '../helpers/test-backend.js';
+import { hearthCommand } from '../helpers/hearth-command.js';
 
 let server: TestHearth;
 let google: GoogleHostsRedirect;
@@ -161,7 +162,7 @@ describe('hearth service-accounts (CLI)', () => {
     const dataDir = tempDataDir();
     const run = promisify(execFile);
     const cli = async (...args: string[]) =>
-      run(process.execPath, ['--import', 'tsx', join(repoRoot, 'packages/server/src/main.ts'), 'service-accounts', ...args], { cwd: repoRoot, env: { ...process.env, ...(await backendEnv(args)) } });
+      run(process.execPath, [...hearthCommand(), 'service-accounts', ...args], { cwd: repoRoot, env: { ...process.env, ...(await backendEnv(args)) } });
     const out = join(dataDir, 'key.json');
     const created = await cli('create', '--project', 'cli-project', '--data', dataDir, '--out', out, '--public-url', 'https://auth.example.com');
     assert.match(created.stdout, /key\.json/);

@@ -9,13 +9,13 @@ import { Writable } from 'node:stream';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pino from 'pino';
 import { ApiError } from '../../packages/server/src/http/api-error.js';
 import { TwilioSmsSender, type SmsAttemptFailure } from '../../packages/server/src/auth/phone/twilio-sender.js';
 import { FakeSmsProvider, invalidToNumber, unavailable } from '../helpers/fake-sms-provider.js';
 import { freePort, postJson, repoRoot, spawnHearth, startHearth, tempDataDir, type TestHearth } from '../helpers/hearth.js';
+import { hearthCommand } from '../helpers/hearth-command.js';
 
 const authToken = 'tw-secret-token-0123456789abcdef';
 const accountSid = 'AC00000000000000000000000000000001';
@@ -153,7 +153,7 @@ describe('the CLI', () => {
     const port = await freePort();
     const dataDir = tempDataDir();
     t.after(() => rmSync(dataDir, { recursive: true, force: true }));
-    const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'packages/server/src/main.ts'), 'start', '--port', String(port), '--data', dataDir, '--sms-account', accountSid, '--sms-from', '+15005550006'], {
+    const child = spawn(process.execPath, [...hearthCommand(), 'start', '--port', String(port), '--data', dataDir, '--sms-account', accountSid, '--sms-from', '+15005550006'], {
       cwd: repoRoot,
       env: { ...process.env, HEARTH_SMS_TOKEN: '' },
       stdio: ['ignore', 'pipe', 'pipe'],

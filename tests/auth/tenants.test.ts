@@ -41,6 +41,7 @@ import { CookieBrowser, runHandlerFlow } from '../helpers/idp-flow.js';
 import { oobCodes } from '../helpers/outbox.js';
 import { TotpDevice } from '../helpers/totp-device.js';
 import { call, claimsOf, createTenant, tenantOobCodes, tenantsPath, waitForTenantMail, type TenantResource } from '../helpers/tenants.js';
+import { hearthCommand } from '../helpers/hearth-command.js';
 
 let server: TestHearth;
 let tenant: TenantResource;
@@ -267,7 +268,7 @@ describe('hearth users --tenant', () => {
     await createUserWithEmailAndPassword(clientIn(null), uniqueEmail('stays'), 'other-pass');
     const file = join(server.dataDir, 'tenant-users.json');
     const cli = async (...args: string[]) =>
-      promisify(execFile)(process.execPath, ['--import', 'tsx', join(repoRoot, 'packages/server/src/main.ts'), 'users', ...args, '--project', server.projectId, '--data', server.dataDir], {
+      promisify(execFile)(process.execPath, [...hearthCommand(), 'users', ...args, '--project', server.projectId, '--data', server.dataDir], {
         cwd: repoRoot,
         env: { ...process.env, ...(await backendEnv(['--data', server.dataDir])) },
       });

@@ -17,6 +17,7 @@ import { createUserWithEmailAndPassword, signInWithEmailAndPassword } from 'fire
 import { parseCsvAccounts } from '../../packages/server/src/auth/core/user-files.js';
 import { SdkClients } from '../helpers/client.js';
 import { repoRoot, startHearth, tempDataDir, type TestHearth } from '../helpers/hearth.js';
+import { hearthCommand } from '../helpers/hearth-command.js';
 
 const run = promisify(execFile);
 const clients = new SdkClients('export-client');
@@ -30,7 +31,7 @@ interface CliResult {
 /** `hearth users …` as a user runs it. */
 async function hearthUsers(...args: string[]): Promise<CliResult> {
   try {
-    const { stderr } = await run(process.execPath, ['--import', 'tsx', join(repoRoot, 'packages/server/src/main.ts'), 'users', ...args], { cwd: repoRoot, env: { ...process.env, ...(await backendEnv(args)) } });
+    const { stderr } = await run(process.execPath, [...hearthCommand(), 'users', ...args], { cwd: repoRoot, env: { ...process.env, ...(await backendEnv(args)) } });
     return { code: 0, stderr };
   } catch (error) {
     const failed = error as { code?: number; stderr?: string };

@@ -14,14 +14,14 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
+import { hearthCommand } from '../helpers/hearth-command.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-const mainScript = join(repoRoot, 'packages/server/src/main.ts');
 const configurationDoc = join(repoRoot, 'docs/CONFIGURATION.md');
 
 /** `hearth ...command --help`, as printed. */
 function helpOf(command: string[]): Promise<string> {
-  const child = spawn(process.execPath, ['--import', 'tsx', mainScript, ...command, '--help'], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...hearthCommand(), ...command, '--help'], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let errors = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -14,6 +14,7 @@ import type { Value } from '../../packages/server/src/firestore/core/values.js';
 import { repoRoot, tempDataDir } from '../helpers/hearth.js';
 import { hearthCli } from '../helpers/firestore-export-differential.js';
 import { storedRows, testDatabaseUrl } from '../helpers/test-backend.js';
+import { hearthCommand } from '../helpers/hearth-command.js';
 
 const count = 100_000;
 
@@ -41,7 +42,7 @@ test('a killed import leaves the target empty; run again, it imports everything'
   const folder = writeLargeExport();
   const dataDir = tempDataDir();
   const databaseUrl = await testDatabaseUrl(dataDir);
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'packages/server/src/main.ts'), 'import', 'firestore', folder, '--data', dataDir, ...(databaseUrl ? ['--database-url', databaseUrl] : [])], {
+  const child = spawn(process.execPath, [...hearthCommand(), 'import', 'firestore', folder, '--data', dataDir, ...(databaseUrl ? ['--database-url', databaseUrl] : [])], {
     cwd: repoRoot,
     stdio: ['ignore', 'ignore', 'pipe'],
   });

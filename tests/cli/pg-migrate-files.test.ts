@@ -19,6 +19,7 @@ import { defaultOptions, type HearthOptions } from '../../packages/server/src/co
 import { createHearth, createLogger, type Hearth } from '../../packages/server/src/server.js';
 import { repoRoot, tempDataDir } from '../helpers/hearth.js';
 import { createTestPgDatabase } from '../helpers/pg-database.js';
+import { hearthCommand } from '../helpers/hearth-command.js';
 
 const bucket = 'demo-test.appspot.com';
 
@@ -41,7 +42,7 @@ function storageOf(hearth: Hearth): { storage: FirebaseStorage; close: () => Pro
 
 async function migrate(dataDir: string, databaseUrl: string): Promise<{ code: number; stderr: string }> {
   try {
-    const { stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(repoRoot, 'packages/server/src/main.ts'), 'migrate', '--data', dataDir, '--database-url', databaseUrl], { cwd: repoRoot });
+    const { stderr } = await promisify(execFile)(process.execPath, [...hearthCommand(), 'migrate', '--data', dataDir, '--database-url', databaseUrl], { cwd: repoRoot });
     return { code: 0, stderr };
   } catch (error) {
     const failed = error as { code?: number; stderr?: string };

@@ -35,6 +35,7 @@ import { defaultOptions } from '../../packages/server/src/config.js';
 import { createHearth, createLogger, type Hearth } from '../../packages/server/src/server.js';
 import { postJson, repoRoot, tempDataDir } from '../helpers/hearth.js';
 import { createTestPgDatabase } from '../helpers/pg-database.js';
+import { hearthCommand } from '../helpers/hearth-command.js';
 
 /** Started directly, not through startHearth: the source is SQLite whatever HEARTH_TEST_BACKEND says. */
 async function start(dataDir: string, databaseUrl?: string, indexesFile?: string): Promise<Hearth> {
@@ -50,7 +51,7 @@ async function start(dataDir: string, databaseUrl?: string, indexesFile?: string
 
 async function migrate(dataDir: string, databaseUrl: string): Promise<{ code: number; stderr: string }> {
   try {
-    const { stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(repoRoot, 'packages/server/src/main.ts'), 'migrate', '--data', dataDir, '--database-url', databaseUrl], { cwd: repoRoot });
+    const { stderr } = await promisify(execFile)(process.execPath, [...hearthCommand(), 'migrate', '--data', dataDir, '--database-url', databaseUrl], { cwd: repoRoot });
     return { code: 0, stderr };
   } catch (error) {
     const failed = error as { code?: number; stderr?: string };
@@ -263,7 +264,7 @@ test('a migrate killed midway leaves the target empty; a target with documents i
     }
     await old.close();
 
-    const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'packages/server/src/main.ts'), 'migrate', '--data', source, '--database-url', database.url], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [...hearthCommand(), 'migrate', '--data', source, '--database-url', database.url], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'pipe'] });
     const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
     let stderr = '';
     await new Promise<void>((resolve, reject) => {

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { devExposure, isLoopbackHost } from '../../packages/server/src/cli/start-checks.js';
 import { freePort, repoRoot, spawnHearth } from '../helpers/hearth.js';
+import { hearthCommand } from '../helpers/hearth-command.js';
 
 const dataDirs: string[] = [];
 function dataDir(): string {
@@ -24,7 +25,7 @@ after(() => {
 
 /** Runs `hearth start ...args` to its end (it must exit by itself) and returns its code and output. */
 function runToExit(args: string[]): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'packages/server/src/main.ts'), ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...hearthCommand(), ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -14,6 +14,7 @@ import { repoRoot, tempDataDir } from './hearth.js';
 import { call, canonicalRunQuery, compareAnswers, type Mismatch, type Server } from './firestore-differential-compare.js';
 import { Random, layoutForSeed, randomDataset, randomValidQuery, type Dataset } from './random-firestore.js';
 import { testDatabaseUrl } from './test-backend.js';
+import { hearthCommand } from './hearth-command.js';
 
 export { call };
 
@@ -54,7 +55,7 @@ export async function hearthCli(args: string[], dataDir: string): Promise<{ code
   const databaseUrl = await testDatabaseUrl(dataDir);
   const all = [...args, '--data', dataDir, ...(databaseUrl ? ['--database-url', databaseUrl] : [])];
   try {
-    const { stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(repoRoot, 'packages/server/src/main.ts'), ...all], { cwd: repoRoot });
+    const { stderr } = await promisify(execFile)(process.execPath, [...hearthCommand(), ...all], { cwd: repoRoot });
     return { code: 0, stderr };
   } catch (error) {
     const failed = error as { code?: number; stderr?: string };

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { defaultOptions, type HearthOptions } from '../../packages/server/src/config.js';
 import { createHearth, createLogger, type Hearth } from '../../packages/server/src/server.js';
 import { dropTestDatabase, testDatabaseUrl } from './test-backend.js';
+import { hearthCommand } from './hearth-command.js';
 
 export const repoRoot = resolve(import.meta.dirname, '../..');
 
@@ -74,7 +75,7 @@ export async function spawnHearth(args: string[], env: NodeJS.ProcessEnv = {}): 
   const dataIndex = args.indexOf('--data');
   const databaseUrl = dataIndex >= 0 && !args.includes('--database-url') ? await testDatabaseUrl(args[dataIndex + 1]!) : undefined;
   const backendArgs = databaseUrl ? ['--database-url', databaseUrl] : [];
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'packages/server/src/main.ts'), 'start', ...args, ...backendArgs], {
+  const child = spawn(process.execPath, [...hearthCommand(), 'start', ...args, ...backendArgs], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { repoRoot, type SpawnedHearth } from './hearth.js';
+import { hearthCommand } from './hearth-command.js';
 
 /**
  * `hearth start` as its own process, like spawnHearth, with a deadline of the caller's choosing:
@@ -9,7 +9,7 @@ import { repoRoot, type SpawnedHearth } from './hearth.js';
  */
 export async function spawnForSoak(args: string[], healthyWithinMs = 180_000): Promise<SpawnedHearth> {
   const port = args[args.indexOf('--port') + 1];
-  const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'packages/server/src/main.ts'), 'start', ...args], {
+  const child = spawn(process.execPath, [...hearthCommand(), 'start', ...args], {
     cwd: repoRoot,
     env: process.env,
     stdio: ['ignore', 'pipe', 'pipe'],
