@@ -47,6 +47,10 @@ export interface UserRecord {
   mfaInfo?: MfaEnrollmentRecord[];
   /** Pending credentials already turned into a session: each works once (see auth/mfa/pending-credentials.ts). */
   usedMfaPendingCredentials?: UsedPendingCredential[];
+  /** WebAuthn credentials (passkeys), in enrolment order (see auth/passkeys/). */
+  passkeys?: PasskeyRecord[];
+  /** Passkey challenges already answered: each works once (kept until it would have expired). */
+  usedPasskeyChallenges?: UsedPendingCredential[];
   /** Seconds since the epoch; tokens issued before it are revoked. */
   validSince: number;
   /** Optimistic concurrency: bumped on every write. */
@@ -74,6 +78,21 @@ export interface TotpFactorRecord {
   periodSec: number;
   /** The time step of the last accepted code: it and earlier ones are refused (RFC 6238 section 5.2). */
   lastUsedStep?: number;
+}
+
+/** One passkey: a WebAuthn credential's public key, as verified at enrolment. */
+export interface PasskeyRecord {
+  /** base64url, as the authenticator names it. */
+  credentialId: string;
+  /** COSE public key, base64url. */
+  publicKey: string;
+  /** The authenticator's signature counter at the last use (0 when it keeps none). */
+  counter: number;
+  transports?: string[];
+  name?: string;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+  lastUsedAt?: number;
 }
 
 export interface UsedPendingCredential {
