@@ -9,6 +9,7 @@ import type { Browser, Page } from 'playwright-core';
 import { adminPost, uniqueEmail } from '../helpers/admin-http.js';
 import { BrowserRecord, assertBrowserReady, launchChromium, requestsOffMachine, webRoot } from '../helpers/browser.js';
 import { startHearth, type TestHearth } from '../helpers/hearth.js';
+import { signInWithAdminKey } from '../helpers/console-page.js';
 import { VirtualAuthenticator } from '../helpers/virtual-authenticator.js';
 
 const waitMs = 15_000;
@@ -79,6 +80,33 @@ test('a removed passkey no longer signs in', stepTimeout, async () => {
   await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
   await page.getByRole('alert').filter({ hasText: 'not registered for any account' }).waitFor();
   await page.getByText('You are not signed in.').or(page.getByRole('button', { name: 'Sign in', exact: true })).first().waitFor();
+});
+
+test('the console lists a passkey on the user page, and an operator removes it', stepTimeout, async () => {
+  await page.goto(url('/signin'));
+  await page.getByLabel('Email', { exact: true }).fill(email);
+  await page.getByLabel('Password', { exact: true }).fill(password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await signedIn();
+  await page.goto(url('/account'));
+  await page.getByLabel('Passkey name').fill('Phone key');
+  await page.getByRole('button', { name: 'Add a passkey' }).click();
+  await page.getByTestId('passkey').filter({ hasText: 'Phone key' }).waitFor();
+  const uid = (await page.getByTestId('account-uid').innerText()).trim();
+
+  const operator = await record.newPage(page.context());
+  await signInWithAdminKey(operator, server!.url, server!.adminKey);
+  await operator.goto(`${server!.url}/console/users/${uid}`);
+  await operator.getByTestId('console-passkey').filter({ hasText: 'Phone key' }).waitFor();
+  await operator.getByRole('button', { name: 'Remove passkey Phone key' }).click();
+  await operator.getByRole('status').filter({ hasText: 'Passkey removed' }).waitFor();
+  await operator.getByText('None.').first().waitFor();
+  await operator.close();
+
+  await signOut();
+  await page.goto(url('/signin'));
+  await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+  await page.getByRole('alert').filter({ hasText: 'not registered for any account' }).waitFor();
 });
 
 test('nothing left the machine and the pages raised no errors', () => {
