@@ -8,6 +8,8 @@
  */
 
 import type { PhoneVerificationRecord, SmsOutboxMessage } from './phone-records.js';
+import type { PasskeyRecord } from './passkey-records.js';
+export type { PasskeyRecord } from './passkey-records.js';
 
 export type { PhoneVerificationRecord, SmsOutboxMessage };
 
@@ -78,21 +80,6 @@ export interface TotpFactorRecord {
   periodSec: number;
   /** The time step of the last accepted code: it and earlier ones are refused (RFC 6238 section 5.2). */
   lastUsedStep?: number;
-}
-
-/** One passkey: a WebAuthn credential's public key, as verified at enrolment. */
-export interface PasskeyRecord {
-  /** base64url, as the authenticator names it. */
-  credentialId: string;
-  /** COSE public key, base64url. */
-  publicKey: string;
-  /** The authenticator's signature counter at the last use (0 when it keeps none). */
-  counter: number;
-  transports?: string[];
-  name?: string;
-  /** Milliseconds since the epoch. */
-  createdAt: number;
-  lastUsedAt?: number;
 }
 
 export interface UsedPendingCredential {
