@@ -208,3 +208,14 @@ describe('abuse', () => {
     await refused(v2('passkeySignIn:finalize', { authenticatorAuthenticationResponse: await assertion() }), 'USER_DISABLED');
   });
 });
+
+test('a flood of start calls from one address is throttled', async () => {
+  const own = await startHearth();
+  try {
+    const start = () => postJson(`${own.url}/identitytoolkit.googleapis.com/v2/accounts/passkeySignIn:start?key=${own.apiKey}`, {});
+    for (let i = 0; i < 60; i++) assert.equal((await start()).status, 200, `start ${i + 1} of 60 goes through`);
+    await refused(start(), 'TOO_MANY_ATTEMPTS_TRY_LATER');
+  } finally {
+    await own.close();
+  }
+});
