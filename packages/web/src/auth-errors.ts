@@ -37,6 +37,12 @@ const messages: Record<string, string> = {
   'auth/missing-or-invalid-nonce': 'The provider’s answer could not be verified. Please try again.',
   'auth/web-storage-unsupported': 'This browser blocks the storage that signing in with a provider needs. Allow site data and try again.',
   'auth/invalid-auth-event': 'The sign-in window sent an answer this page did not expect. Please try again.',
+  // Passkeys (passkeys.ts).
+  'auth/passkey-not-found': 'This passkey is not registered for any account here. It may have been removed.',
+  'auth/passkey-refused': 'The passkey could not be verified. Please try again.',
+  'auth/passkey-cancelled': 'No passkey was used. The request was cancelled or timed out.',
+  'auth/passkey-already-added': 'This passkey is already on your account.',
+  'auth/passkey-limit': 'Your account has as many passkeys as it can hold. Remove one first.',
   // Phone numbers, text-message codes and the human check.
   'auth/invalid-phone-number': 'That phone number is not valid. Include the country code, like +1 555 010 0123.',
   'auth/missing-phone-number': 'Please enter your phone number.',

@@ -12,6 +12,7 @@ import { registerFederationRoutes } from './api/federation-routes.js';
 import { registerIdentityRoutes } from './api/identity-routes.js';
 import { registerIdpConfigRoutes } from './api/idp-config-routes.js';
 import { registerMfaRoutes } from './api/mfa-routes.js';
+import { registerPasskeyRoutes } from './api/passkey-routes.js';
 import { registerPhoneRoutes } from './api/phone-routes.js';
 import { registerServiceAccountRoutes } from './api/service-account-routes.js';
 import { registerTenantRoutes } from './api/tenant-routes.js';
@@ -46,6 +47,8 @@ import { OidcRelyingParty } from './federation/oidc.js';
 import { SamlServiceProvider } from './federation/saml.js';
 import { MailDelivery } from './mail/mailer.js';
 import { createMfa } from './mfa/mfa-setup.js';
+import { PasskeyChallenges } from './passkeys/challenges.js';
+import { PasskeyService } from './passkeys/passkeys.js';
 import { SmsCodes } from './phone/codes.js';
 import { TenantAdmin } from './tenants/tenant-admin.js';
 import { PhoneSignIn } from './phone/phone-sign-in.js';
@@ -173,6 +176,13 @@ export async function assembleAuth(options: AuthOptions, storage: IdentityStorag
   // Every first-factor sign-in asks accounts with second factors for one (SessionService.startSession).
   const mfa = await createMfa({ auth: deps, sessions, store, dataDir: options.dataDir, ...(storage.mfaSealingKey ? { sealingKey: storage.mfaSealingKey } : {}), clock: options.clock ?? Date.now, sms: { codes: smsCodes, humanCheck } });
   deps.secondFactors = mfa.gate;
+  const passkeys = new PasskeyService({
+    auth: deps,
+    sessions,
+    challenges: new PasskeyChallenges(mfa.deps.keys, options.clock ?? Date.now),
+    startThrottle: await FailureThrottle.open(store, 'passkey-start', { maxFailures: 60, windowMs: 15 * 60_000 }),
+    publicUrl: urls.publicUrl,
+  });
   const sweepAll = async () => {
     await oobCodes.sweep();
     await humanCheck.sweep();
@@ -221,6 +231,7 @@ export async function assembleAuth(options: AuthOptions, storage: IdentityStorag
       registerEmulatorConfigRoutes(app, projects, callers, options.dev);
       registerTenantRoutes(app, new TenantAdmin(projects), callers);
       registerMfaRoutes(app, { enrollment: mfa.enrollment, signIn: mfa.signIn, callers });
+      registerPasskeyRoutes(app, passkeys, callers);
       registerAdminRoutes(app, { sessions, accounts, admin, projects, callers, imports: new UserImportService(store), sessionCookies: new SessionCookies(deps, sessionCookieKeys, options.dev), accountQuery: new AccountQuery(store), dev: options.dev });
       registerTokenRoutes(app, sessions, callers, keys);
     },

@@ -112,6 +112,15 @@ const catalogue = {
   INVALID_MFA_PHONE_NUMBER: 400, // firebase-admin auth/invalid-phone-number (admin-set factors)
   INVALID_MFA_ENROLLMENT_ID: 400, // firebase-admin auth/invalid-uid
   DUPLICATE_MFA_ENROLLMENT_ID: 400,
+  // passkeys (the names of Google's Auth emulator where it has one)
+  MISSING_AUTHENTICATOR_RESPONSE: 400,
+  INVALID_AUTHENTICATOR_RESPONSE: 400,
+  INVALID_CREDENTIAL_ID: 400,
+  CREDENTIAL_ALREADY_IN_USE: 400,
+  PASSKEY_CREDENTIAL_NOT_FOUND: 400,
+  INVALID_CHALLENGE: 400,
+  INVALID_ORIGIN: 400,
+  PASSKEY_LIMIT_EXCEEDED: 400,
   INVALID_ENROLLMENT_TIME: 400, // firebase-admin auth/invalid-enrollment-time
 } as const;
 

@@ -8,6 +8,8 @@
  */
 
 import type { PhoneVerificationRecord, SmsOutboxMessage } from './phone-records.js';
+import type { PasskeyRecord } from './passkey-records.js';
+export type { PasskeyRecord } from './passkey-records.js';
 
 export type { PhoneVerificationRecord, SmsOutboxMessage };
 
@@ -47,6 +49,10 @@ export interface UserRecord {
   mfaInfo?: MfaEnrollmentRecord[];
   /** Pending credentials already turned into a session: each works once (see auth/mfa/pending-credentials.ts). */
   usedMfaPendingCredentials?: UsedPendingCredential[];
+  /** WebAuthn credentials (passkeys), in enrolment order (see auth/passkeys/). */
+  passkeys?: PasskeyRecord[];
+  /** Passkey challenges already answered: each works once (kept until it would have expired). */
+  usedPasskeyChallenges?: UsedPendingCredential[];
   /** Seconds since the epoch; tokens issued before it are revoked. */
   validSince: number;
   /** Optimistic concurrency: bumped on every write. */

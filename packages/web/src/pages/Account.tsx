@@ -10,6 +10,7 @@ import { DeleteAccount } from './DeleteAccount';
 import { ProfilePhoto } from '../files/ProfilePhoto';
 import { accountHasPassword, forgetResume, pendingResume, reauthenticateWithPassword, resumeParam, type ResumableAction } from './recent-sign-in';
 import { SetPassword } from './SetPassword';
+import { Passkeys } from './Passkeys';
 import { SignInMethods } from './SignInMethods';
 import { TwoStep } from '../second-factor/TwoStep';
 import { PasswordRules } from '../components/PasswordRules';
@@ -80,6 +81,7 @@ function AccountOf({ user, onDeleting }: { user: User; onDeleting: (deleting: bo
       <ProfilePhoto user={user} />
       <NameForm user={user} />
       <SignInMethods user={user} />
+      <Passkeys user={user} />
       <TwoStep user={user} />
       <ChangeEmailSection user={user} resume={resume} />
       {ownPassword === true && <PasswordForm user={user} notice={passwordNotice} resume={resume} />}

@@ -15,6 +15,7 @@ import { Field } from '../components/Field';
 import { ProviderButtons } from '../components/ProviderButtons';
 import { useAction } from '../components/useAction';
 import { useSignInGate } from '../second-factor/gate';
+import { passkeysSupported, signInWithPasskey } from '../passkeys';
 
 type Remember = 'local' | 'session' | 'none';
 
@@ -51,6 +52,10 @@ export function SignIn() {
     if (await gate(returnTo, () => signInWithEmailAndPassword(auth, email.trim(), password))) await navigate(returnTo, { replace: true });
   });
 
+  const passkey = useAction(async () => {
+    await signInWithPasskey(auth, returnTo);
+  });
+
   return (
     <section className="card">
       <h1>Sign in</h1>
@@ -72,6 +77,14 @@ export function SignIn() {
           Sign in
         </button>
       </form>
+      {passkeysSupported() && (
+        <form onSubmit={passkey.onSubmit}>
+          <ErrorAlert error={passkey.error} />
+          <button type="submit" className="provider" disabled={passkey.busy}>
+            Sign in with a passkey
+          </button>
+        </form>
+      )}
       <ProviderButtons before={applyRemember} returnTo={returnTo} onSignedIn={() => navigate(returnTo, { replace: true })} />
       <p>
         <Link to="/forgot-password">Forgot password?</Link>

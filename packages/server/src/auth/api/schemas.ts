@@ -80,6 +80,7 @@ export const updateBody = body({
   photoUrl: string,
   deleteAttribute: { type: ['array', 'null'], items: { enum: ['DISPLAY_NAME', 'PHOTO_URL', 'EMAIL', 'PASSWORD', 'PHONE_NUMBER'] }, maxItems: 10 },
   deleteProvider: strings,
+  deletePasskey: { type: ['array', 'null'], items: { type: 'string', maxLength: 1400 }, maxItems: 20 },
   returnSecureToken: boolean,
   oobCode: string,
   emailVerified: boolean,

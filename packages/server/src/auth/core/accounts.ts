@@ -9,6 +9,7 @@ import { hashPassword } from './passwords.js';
 import type { Caller, CreateAuthUriRequest, DeleteRequest, LookupRequest, UpdateRequest } from './requests.js';
 import type { SessionService, SessionTokens } from './sessions.js';
 import { enrollmentsFromAdmin } from '../mfa/enrollments.js';
+import { passkeysWithout } from '../passkeys/passkeys.js';
 import { reservedClaims, secondFactorOf } from './tokens.js';
 import { checkDisplayName, checkLocalId, checkPhotoUrl, isValidEmail, normalizeEmail, requireEmail, requireNewPassword } from './validation.js';
 
@@ -140,6 +141,11 @@ export class AccountService {
             delete next.passwordUpdatedAt;
           } else if (providerId === 'phone') delete next.phoneNumber;
           else next.providerUserInfo = next.providerUserInfo.filter((p) => p.providerId !== providerId);
+        }
+        if (request.deletePasskey?.length) {
+          const rest = passkeysWithout(current.passkeys ?? [], request.deletePasskey);
+          if (rest.length) next.passkeys = rest;
+          else delete next.passkeys;
         }
         if (request.emailVerified !== undefined) next.emailVerified = request.emailVerified;
         if (request.disableUser !== undefined) next.disabled = request.disableUser;

@@ -43,6 +43,8 @@ export interface UpdateRequest {
   photoUrl?: string;
   deleteAttribute?: DeletableAttribute[];
   deleteProvider?: string[];
+  /** Credential ids of passkeys to remove. */
+  deletePasskey?: string[];
   returnSecureToken?: boolean;
   oobCode?: string;
   // administrator fields

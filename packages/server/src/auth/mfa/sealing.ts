@@ -6,7 +6,7 @@ import { writePrivateFileAtomically } from '../../storage/private-files.js';
  * What a sealed value is for. Each purpose has its own key (derived from the one in the data
  * folder), so a value sealed for one purpose can never be passed off as another.
  */
-export type SealPurpose = 'totp-secret' | 'totp-enrollment' | 'mfa-pending';
+export type SealPurpose = 'totp-secret' | 'totp-enrollment' | 'mfa-pending' | 'passkey-challenge';
 
 const version = 'v1';
 const ivLength = 12;

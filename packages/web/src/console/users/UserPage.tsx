@@ -114,6 +114,28 @@ function UserDetails({ user, reload }: { user: Account; reload: () => void }) {
         </ul>
       )}
 
+      <h2>Passkeys</h2>
+      {(user.passkeyInfo ?? []).length === 0 ? (
+        <Empty>None.</Empty>
+      ) : (
+        <ul>
+          {(user.passkeyInfo ?? []).map((passkey) => (
+            <li key={passkey.credentialId} data-testid="console-passkey">
+              {passkey.name ? `“${passkey.name}”` : 'Passkey'}, added {passkey.createdAt ? new Date(passkey.createdAt).toLocaleString() : '—'}, last used{' '}
+              {passkey.lastUsedAt ? new Date(passkey.lastUsedAt).toLocaleString() : 'never'}{' '}
+              <button
+                type="button"
+                aria-label={`Remove passkey ${passkey.name ?? passkey.credentialId}`}
+                disabled={action.busy}
+                onClick={() => void act(() => updateAccount(projectId, { localId: user.localId, deletePasskey: [passkey.credentialId] }), 'Passkey removed: it no longer signs in.')}
+              >
+                Remove
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+
       <ClaimsEditor user={user} onSaved={reload} />
 
       <h2>Actions</h2>

@@ -18,6 +18,7 @@ export interface Account {
   providerUserInfo?: { providerId: string; rawId?: string; email?: string; displayName?: string; phoneNumber?: string; federatedId?: string }[];
   mfaInfo?: { mfaEnrollmentId: string; displayName?: string; phoneInfo?: string; totpInfo?: unknown; enrolledAt?: string }[];
   validSince?: string;
+  passkeyInfo?: { credentialId: string; name?: string; createdAt?: string; lastUsedAt?: string }[];
 }
 
 export type SearchField = 'email' | 'phoneNumber' | 'userId' | 'provider';
