@@ -1,5 +1,6 @@
 import type { ProviderUserInfo, UserRecord } from '../../storage/store.js';
 import { enrollmentsForWire, type MfaEnrollmentWire } from '../mfa/enrollments.js';
+import { remainingRecoveryCodes } from '../mfa/recovery-codes.js';
 
 /** What a caller learns about an account: everything but secrets (no password hash, no salt). */
 export interface AccountInfo {
@@ -21,6 +22,8 @@ export interface AccountInfo {
   tenantId?: string;
   /** Second factors: to the owner and administrators in full (numbers unmasked, TOTP secrets never). */
   mfaInfo?: MfaEnrollmentWire[];
+  /** Hearth's: how many unused recovery codes the account has (never the codes), when it has a set. */
+  recoveryCodesRemaining?: number;
 }
 
 export function toAccountInfo(user: UserRecord): AccountInfo {
@@ -42,6 +45,7 @@ export function toAccountInfo(user: UserRecord): AccountInfo {
   if (user.lastRefreshAt) info.lastRefreshAt = new Date(user.lastRefreshAt).toISOString();
   if (user.tenantId) info.tenantId = user.tenantId;
   if (user.mfaInfo?.length) info.mfaInfo = enrollmentsForWire(user.mfaInfo, { obfuscatePhone: false });
+  if (user.recoveryCodes && user.mfaInfo?.length) info.recoveryCodesRemaining = remainingRecoveryCodes(user);
   return info;
 }
 
