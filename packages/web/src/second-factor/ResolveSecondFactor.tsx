@@ -15,6 +15,7 @@ import { ErrorAlert } from '../components/ErrorAlert';
 import { Field } from '../components/Field';
 import { useAction } from '../components/useAction';
 import { withHumanCheck } from './human-check';
+import { recoveryCodeAssertion } from './recovery-codes';
 
 /** How the page names a second factor. */
 export function factorLabel(info: MultiFactorInfo): string {
@@ -44,7 +45,8 @@ interface ResolveProps {
  */
 export function ResolveSecondFactor({ resolver, lead, onResolved }: ResolveProps) {
   const { auth } = useAuthState();
-  const [chosen, setChosen] = useState<MultiFactorInfo | null>(resolver.hints.length === 1 ? resolver.hints[0]! : null);
+  // 'recovery': a one-time recovery code instead of any factor (a lost phone or authenticator app).
+  const [chosen, setChosen] = useState<MultiFactorInfo | 'recovery' | null>(resolver.hints.length === 1 ? resolver.hints[0]! : null);
   const resolve = async (assertion: MultiFactorAssertion) => {
     const { user } = await resolver.resolveSignIn(assertion);
     // A reauthentication by redirect resolves on the User the SDK restored for the redirect, not
@@ -74,15 +76,24 @@ export function ResolveSecondFactor({ resolver, lead, onResolved }: ResolveProps
             ))}
           </ul>
         </>
+      ) : chosen === 'recovery' ? (
+        <RecoveryCodeStep resolve={resolve} />
       ) : chosen.factorId === TotpMultiFactorGenerator.FACTOR_ID ? (
         <TotpStep hint={chosen} resolve={resolve} />
       ) : (
         <PhoneStep hint={chosen} resolver={resolver} resolve={resolve} />
       )}
-      {resolver.hints.length > 1 && chosen !== null && (
+      {(resolver.hints.length > 1 || chosen === 'recovery') && chosen !== null && (
         <p>
-          <button type="button" className="link" onClick={() => setChosen(null)}>
+          <button type="button" className="link" onClick={() => setChosen(resolver.hints.length === 1 ? resolver.hints[0]! : null)}>
             Use another way
+          </button>
+        </p>
+      )}
+      {chosen !== 'recovery' && (
+        <p>
+          <button type="button" className="link" onClick={() => setChosen('recovery')}>
+            Use a recovery code
           </button>
         </p>
       )}
@@ -100,6 +111,27 @@ function TotpStep({ hint, resolve }: { hint: MultiFactorInfo; resolve: Resolve }
       <p>Enter the code your authenticator app shows for this site{hint.displayName ? ` (${hint.displayName})` : ''}.</p>
       <Field label="Code from the app" inputMode="numeric" autoComplete="one-time-code" required value={code} onChange={setCode} />
       <ErrorAlert error={error} overrides={totpCodeErrors} />
+      <button type="submit" disabled={busy}>
+        Verify
+      </button>
+    </form>
+  );
+}
+
+/** A wrong or used recovery code, told as such. */
+const recoveryCodeErrors = {
+  'auth/invalid-verification-code': 'That recovery code is not right, or it was used already. Each code works once.',
+  'auth/missing-code': 'Enter one of your recovery codes.',
+};
+
+function RecoveryCodeStep({ resolve }: { resolve: Resolve }) {
+  const [code, setCode] = useState('');
+  const { busy, error, onSubmit } = useAction(() => resolve(recoveryCodeAssertion(code.trim())));
+  return (
+    <form onSubmit={onSubmit}>
+      <p>Lost your phone or authenticator app? Enter one of the recovery codes you saved when you set up two-step verification. Each code works once.</p>
+      <Field label="Recovery code" autoComplete="off" spellCheck={false} placeholder="xxxx-xxxx-xxxx" required value={code} onChange={setCode} />
+      <ErrorAlert error={error} overrides={recoveryCodeErrors} />
       <button type="submit" disabled={busy}>
         Verify
       </button>
