@@ -21,6 +21,8 @@ import { TotpDevice } from '../helpers/totp-device.js';
 
 const waitMs = 15_000;
 const stepTimeout = { timeout: 60_000 };
+const recentLoginSeconds = 20;
+let lastSignIn = 0;
 
 let server: TestHearth | undefined;
 let browser: Browser | undefined;
@@ -33,7 +35,8 @@ const password = 'correct horse 1';
 
 before(async () => {
   assertBrowserReady();
-  server = await startHearth({ webRoot });
+  // A short recent-sign-in window, so the last test can find its sign-in stale.
+  server = await startHearth({ webRoot, recentLoginSeconds: recentLoginSeconds });
   const created = await adminPost(server, '/accounts', { email, password, emailVerified: true });
   assert.equal(created.status, 200, JSON.stringify(created.body));
   uid = created.body.localId;
@@ -66,7 +69,10 @@ async function signOut(): Promise<void> {
   await page.getByText('You are not signed in.').waitFor();
 }
 
-const signedIn = () => page.getByTestId('signed-in-email').filter({ hasText: email }).waitFor();
+async function signedIn(): Promise<void> {
+  await page.getByTestId('signed-in-email').filter({ hasText: email }).waitFor();
+  lastSignIn = Date.now();
+}
 
 test('with an authenticator app on, account settings make ten recovery codes, shown once, with a download', stepTimeout, async () => {
   await signIn();
@@ -154,6 +160,29 @@ test('the console\'s user page shows how many codes remain, not the codes', step
   for (const code of codes) assert.ok(!content.includes(code));
   await keepScreenshot(consolePage, 'user-recovery-codes');
   await consolePage.close();
+});
+
+test('a stale sign-in confirms it is them first (password, then a recovery code inline); new codes replace the old', { timeout: 90_000 }, async () => {
+  await page.goto(url('/account'));
+  await page.getByTestId('recovery-codes').getByText('8 of 10 left.').waitFor();
+  const wait = lastSignIn + (recentLoginSeconds + 1) * 1000 - Date.now();
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  await page.getByRole('button', { name: 'Make new codes' }).click();
+  await page.getByText('Confirm it’s you.').waitFor();
+  await page.getByLabel('Your password').fill(password);
+  await page.getByRole('button', { name: 'Confirm with password' }).click();
+  await page.getByRole('button', { name: 'Use a recovery code' }).click();
+  await page.getByLabel('Recovery code').fill(codes[2]!);
+  await page.getByRole('button', { name: 'Verify' }).click();
+  const list = page.getByTestId('recovery-code-list');
+  await list.waitFor();
+  const fresh = (await list.getByRole('listitem').allInnerTexts()).map((code) => code.trim());
+  assert.equal(fresh.length, 10);
+  assert.equal(fresh.filter((code) => codes.includes(code)).length, 0);
+  await page.getByRole('button', { name: 'I saved them' }).click();
+  await page.getByTestId('recovery-codes').getByText('10 of 10 left.').waitFor();
+  const lookup = await adminPost(server!, '/accounts:lookup', { localId: [uid] });
+  assert.equal(lookup.body.users[0].recoveryCodesRemaining, 10);
 });
 
 test('nothing the page requested left the machine, and the page threw nothing', () => {
