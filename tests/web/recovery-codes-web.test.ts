@@ -132,6 +132,7 @@ test('signing in again: "Use a recovery code" on the second-factor page; a wrong
   await screenshot('recovery-code-sign-in');
   await page.getByRole('button', { name: 'Verify' }).click();
   await signedIn();
+  await page.getByRole('status').filter({ hasText: 'You signed in with a recovery code; it will not work again.' }).waitFor();
   await page.goto(url('/account'));
   await page.getByTestId('recovery-codes').getByText('9 of 10 left.').waitFor();
   await screenshot('recovery-codes-account-after-use');

@@ -34,8 +34,8 @@ interface ResolveProps {
   resolver: MultiFactorResolver;
   /** Said above the list of factors when there is more than one. */
   lead: string;
-  /** Runs once the resolver completed the first step's sign-in or reauthentication. */
-  onResolved: () => Promise<void> | void;
+  /** Runs once the resolver completed the first step's sign-in or reauthentication; `byRecoveryCode` when a recovery code did. */
+  onResolved: (byRecoveryCode?: boolean) => Promise<void> | void;
 }
 
 /**
@@ -47,7 +47,7 @@ export function ResolveSecondFactor({ resolver, lead, onResolved }: ResolveProps
   const { auth } = useAuthState();
   // 'recovery': a one-time recovery code instead of any factor (a lost phone or authenticator app).
   const [chosen, setChosen] = useState<MultiFactorInfo | 'recovery' | null>(resolver.hints.length === 1 ? resolver.hints[0]! : null);
-  const resolve = async (assertion: MultiFactorAssertion) => {
+  const resolve = async (assertion: MultiFactorAssertion, byRecoveryCode = false) => {
     const { user } = await resolver.resolveSignIn(assertion);
     // A reauthentication by redirect resolves on the User the SDK restored for the redirect, not
     // on auth.currentUser: make the one holding the fresh sign-in the current user, or the change
@@ -58,7 +58,7 @@ export function ResolveSecondFactor({ resolver, lead, onResolved }: ResolveProps
       await updateCurrentUser(auth, user);
       if (auth.currentUser) await reload(auth.currentUser);
     }
-    await onResolved();
+    await onResolved(byRecoveryCode);
   };
   return (
     <div className="second-factor">
@@ -101,7 +101,7 @@ export function ResolveSecondFactor({ resolver, lead, onResolved }: ResolveProps
   );
 }
 
-type Resolve = (assertion: MultiFactorAssertion) => Promise<void>;
+type Resolve = (assertion: MultiFactorAssertion, byRecoveryCode?: boolean) => Promise<void>;
 
 function TotpStep({ hint, resolve }: { hint: MultiFactorInfo; resolve: Resolve }) {
   const [code, setCode] = useState('');
@@ -126,7 +126,7 @@ const recoveryCodeErrors = {
 
 function RecoveryCodeStep({ resolve }: { resolve: Resolve }) {
   const [code, setCode] = useState('');
-  const { busy, error, onSubmit } = useAction(() => resolve(recoveryCodeAssertion(code.trim())));
+  const { busy, error, onSubmit } = useAction(() => resolve(recoveryCodeAssertion(code.trim()), true));
   return (
     <form onSubmit={onSubmit}>
       <p>Lost your phone or authenticator app? Enter one of the recovery codes you saved when you set up two-step verification. Each code works once.</p>
