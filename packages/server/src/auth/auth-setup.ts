@@ -174,7 +174,7 @@ export async function assembleAuth(options: AuthOptions, storage: IdentityStorag
   );
   const phoneSignIn = new PhoneSignIn(deps, sessions, smsCodes, humanCheck);
   // Every first-factor sign-in asks accounts with second factors for one (SessionService.startSession).
-  const mfa = await createMfa({ auth: deps, sessions, store, dataDir: options.dataDir, ...(storage.mfaSealingKey ? { sealingKey: storage.mfaSealingKey } : {}), clock: options.clock ?? Date.now, sms: { codes: smsCodes, humanCheck } });
+  const mfa = await createMfa({ auth: deps, sessions, store, dataDir: options.dataDir, ...(storage.mfaSealingKey ? { sealingKey: storage.mfaSealingKey } : {}), clock: options.clock ?? Date.now, sms: { codes: smsCodes, humanCheck }, auditLog: storage.auditLog });
   deps.secondFactors = mfa.gate;
   const passkeys = new PasskeyService({
     auth: deps,
@@ -230,7 +230,7 @@ export async function assembleAuth(options: AuthOptions, storage: IdentityStorag
       registerIdpConfigRoutes(app, projects, callers);
       registerEmulatorConfigRoutes(app, projects, callers, options.dev);
       registerTenantRoutes(app, new TenantAdmin(projects), callers);
-      registerMfaRoutes(app, { enrollment: mfa.enrollment, signIn: mfa.signIn, callers });
+      registerMfaRoutes(app, { enrollment: mfa.enrollment, signIn: mfa.signIn, callers, recoveryCodes: mfa.recoveryCodes });
       registerPasskeyRoutes(app, passkeys, callers);
       registerAdminRoutes(app, { sessions, accounts, admin, projects, callers, imports: new UserImportService(store), sessionCookies: new SessionCookies(deps, sessionCookieKeys, options.dev), accountQuery: new AccountQuery(store), dev: options.dev });
       registerTokenRoutes(app, sessions, callers, keys);

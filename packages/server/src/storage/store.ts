@@ -53,6 +53,8 @@ export interface UserRecord {
   passkeys?: PasskeyRecord[];
   /** Passkey challenges already answered: each works once (kept until it would have expired). */
   usedPasskeyChallenges?: UsedPendingCredential[];
+  /** One-time recovery codes for the second step, kept as keyed hashes (see auth/mfa/recovery-codes.ts). */
+  recoveryCodes?: RecoveryCodeSet;
   /** Seconds since the epoch; tokens issued before it are revoked. */
   validSince: number;
   /** Optimistic concurrency: bumped on every write. */
@@ -80,6 +82,14 @@ export interface TotpFactorRecord {
   periodSec: number;
   /** The time step of the last accepted code: it and earlier ones are refused (RFC 6238 section 5.2). */
   lastUsedStep?: number;
+}
+
+/** The account's unused recovery codes: a used one's hash is removed in the commit of the sign-in it made. */
+export interface RecoveryCodeSet {
+  /** HMAC-SHA-256 of each unused code (base64url); never the codes themselves. */
+  hashes: string[];
+  /** Milliseconds since the epoch: when this set was made (bound into its hashes). */
+  generatedAt: number;
 }
 
 export interface UsedPendingCredential {

@@ -156,5 +156,6 @@ function purpose(action: ResumableAction): string {
   if (action.kind === 'delete') return 'delete your account';
   if (action.kind === 'change-email') return `change your email to ${action.address}`;
   if (action.kind === 'change-password') return 'change your password';
+  if (action.kind === 'recovery-codes') return 'make new recovery codes';
   return 'set a password';
 }

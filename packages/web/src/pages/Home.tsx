@@ -29,6 +29,8 @@ export function Home() {
       <p>
         Signed in as <strong data-testid="signed-in-email">{user.email ?? user.phoneNumber ?? 'a guest'}</strong>.
       </p>
+      {/* e.g. signed in with a recovery code (second-factor/SecondFactor.tsx) */}
+      {typeof notice === 'string' && <StatusMessage>{notice}</StatusMessage>}
       {user.email && !user.emailVerified && <VerifyNudge />}
       {user.isAnonymous && (
         <p className="hint" data-testid="guest-nudge">

@@ -11,7 +11,8 @@ export type ResumableAction =
   | { kind: 'delete' }
   | { kind: 'change-email'; address: string }
   | { kind: 'set-password' }
-  | { kind: 'change-password' };
+  | { kind: 'change-password' }
+  | { kind: 'recovery-codes' };
 
 interface PendingResume {
   uid: string;

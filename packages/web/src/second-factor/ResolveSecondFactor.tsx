@@ -15,6 +15,7 @@ import { ErrorAlert } from '../components/ErrorAlert';
 import { Field } from '../components/Field';
 import { useAction } from '../components/useAction';
 import { withHumanCheck } from './human-check';
+import { recoveryCodeAssertion } from './recovery-codes';
 
 /** How the page names a second factor. */
 export function factorLabel(info: MultiFactorInfo): string {
@@ -33,8 +34,8 @@ interface ResolveProps {
   resolver: MultiFactorResolver;
   /** Said above the list of factors when there is more than one. */
   lead: string;
-  /** Runs once the resolver completed the first step's sign-in or reauthentication. */
-  onResolved: () => Promise<void> | void;
+  /** Runs once the resolver completed the first step's sign-in or reauthentication; `byRecoveryCode` when a recovery code did. */
+  onResolved: (byRecoveryCode?: boolean) => Promise<void> | void;
 }
 
 /**
@@ -44,8 +45,9 @@ interface ResolveProps {
  */
 export function ResolveSecondFactor({ resolver, lead, onResolved }: ResolveProps) {
   const { auth } = useAuthState();
-  const [chosen, setChosen] = useState<MultiFactorInfo | null>(resolver.hints.length === 1 ? resolver.hints[0]! : null);
-  const resolve = async (assertion: MultiFactorAssertion) => {
+  // 'recovery': a one-time recovery code instead of any factor (a lost phone or authenticator app).
+  const [chosen, setChosen] = useState<MultiFactorInfo | 'recovery' | null>(resolver.hints.length === 1 ? resolver.hints[0]! : null);
+  const resolve = async (assertion: MultiFactorAssertion, byRecoveryCode = false) => {
     const { user } = await resolver.resolveSignIn(assertion);
     // A reauthentication by redirect resolves on the User the SDK restored for the redirect, not
     // on auth.currentUser: make the one holding the fresh sign-in the current user, or the change
@@ -56,7 +58,7 @@ export function ResolveSecondFactor({ resolver, lead, onResolved }: ResolveProps
       await updateCurrentUser(auth, user);
       if (auth.currentUser) await reload(auth.currentUser);
     }
-    await onResolved();
+    await onResolved(byRecoveryCode);
   };
   return (
     <div className="second-factor">
@@ -74,15 +76,24 @@ export function ResolveSecondFactor({ resolver, lead, onResolved }: ResolveProps
             ))}
           </ul>
         </>
+      ) : chosen === 'recovery' ? (
+        <RecoveryCodeStep resolve={resolve} />
       ) : chosen.factorId === TotpMultiFactorGenerator.FACTOR_ID ? (
         <TotpStep hint={chosen} resolve={resolve} />
       ) : (
         <PhoneStep hint={chosen} resolver={resolver} resolve={resolve} />
       )}
-      {resolver.hints.length > 1 && chosen !== null && (
+      {(resolver.hints.length > 1 || chosen === 'recovery') && chosen !== null && (
         <p>
-          <button type="button" className="link" onClick={() => setChosen(null)}>
+          <button type="button" className="link" onClick={() => setChosen(resolver.hints.length === 1 ? resolver.hints[0]! : null)}>
             Use another way
+          </button>
+        </p>
+      )}
+      {chosen !== 'recovery' && (
+        <p>
+          <button type="button" className="link" onClick={() => setChosen('recovery')}>
+            Use a recovery code
           </button>
         </p>
       )}
@@ -90,7 +101,7 @@ export function ResolveSecondFactor({ resolver, lead, onResolved }: ResolveProps
   );
 }
 
-type Resolve = (assertion: MultiFactorAssertion) => Promise<void>;
+type Resolve = (assertion: MultiFactorAssertion, byRecoveryCode?: boolean) => Promise<void>;
 
 function TotpStep({ hint, resolve }: { hint: MultiFactorInfo; resolve: Resolve }) {
   const [code, setCode] = useState('');
@@ -100,6 +111,27 @@ function TotpStep({ hint, resolve }: { hint: MultiFactorInfo; resolve: Resolve }
       <p>Enter the code your authenticator app shows for this site{hint.displayName ? ` (${hint.displayName})` : ''}.</p>
       <Field label="Code from the app" inputMode="numeric" autoComplete="one-time-code" required value={code} onChange={setCode} />
       <ErrorAlert error={error} overrides={totpCodeErrors} />
+      <button type="submit" disabled={busy}>
+        Verify
+      </button>
+    </form>
+  );
+}
+
+/** A wrong or used recovery code, told as such. */
+const recoveryCodeErrors = {
+  'auth/invalid-verification-code': 'That recovery code is not right, or it was used already. Each code works once.',
+  'auth/missing-code': 'Enter one of your recovery codes.',
+};
+
+function RecoveryCodeStep({ resolve }: { resolve: Resolve }) {
+  const [code, setCode] = useState('');
+  const { busy, error, onSubmit } = useAction(() => resolve(recoveryCodeAssertion(code.trim()), true));
+  return (
+    <form onSubmit={onSubmit}>
+      <p>Lost your phone or authenticator app? Enter one of the recovery codes you saved when you set up two-step verification. Each code works once.</p>
+      <Field label="Recovery code" autoComplete="off" spellCheck={false} placeholder="xxxx-xxxx-xxxx" required value={code} onChange={setCode} />
+      <ErrorAlert error={error} overrides={recoveryCodeErrors} />
       <button type="submit" disabled={busy}>
         Verify
       </button>

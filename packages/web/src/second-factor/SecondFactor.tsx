@@ -22,9 +22,11 @@ export function SecondFactor() {
       <ResolveSecondFactor
         resolver={resolver}
         lead="The first step was right. Now prove it is you with one of these:"
-        onResolved={async () => {
+        onResolved={async (byRecoveryCode) => {
           startSecondFactor(null);
-          await navigate(returnTo, { replace: true });
+          // A recovery code often means a lost phone or app: say what to do next (the home page shows it).
+          const notice = byRecoveryCode ? 'You signed in with a recovery code; it will not work again. If you lost your phone or authenticator app, remove it under Two-step verification in your account and add a new one.' : undefined;
+          await navigate(returnTo, { replace: true, ...(notice ? { state: { notice } } : {}) });
         }}
       />
       <p>

@@ -16,6 +16,7 @@ import { Field } from '../components/Field';
 import { useAction, useStatus, useTask } from '../components/useAction';
 import { withHumanCheck } from './human-check';
 import { factorLabel, totpCodeErrors } from './ResolveSecondFactor';
+import { RecoveryCodes } from './RecoveryCodes';
 
 type Adding = null | 'totp' | 'phone';
 
@@ -85,6 +86,7 @@ export function TwoStep({ user }: { user: User }) {
         </p>
         </>
       )}
+      {factors.length > 0 && <RecoveryCodes user={user} factorCount={factors.length} />}
     </section>
   );
 }

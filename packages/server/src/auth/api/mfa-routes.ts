@@ -3,6 +3,7 @@ import type { Caller } from '../core/requests.js';
 import type { MfaEnrollmentService } from '../mfa/mfa-enrollment.js';
 import type { FinalizeMfaEnrollmentRequest, FinalizeMfaSignInRequest, StartMfaEnrollmentRequest, StartMfaSignInRequest, WithdrawMfaRequest } from '../mfa/mfa-requests.js';
 import type { MfaSignInService } from '../mfa/mfa-sign-in.js';
+import type { RecoveryCodeService } from '../mfa/recovery-codes.js';
 import type { CallerResolver } from './caller.js';
 import { body, requestBody } from './schemas.js';
 
@@ -10,6 +11,8 @@ export interface MfaServices {
   enrollment: MfaEnrollmentService;
   signIn: MfaSignInService;
   callers: CallerResolver;
+  /** Hearth's recoveryCodes:generate and :lookup (docs/IDENTITY.md). */
+  recoveryCodes?: RecoveryCodeService;
 }
 
 type JsonSchema = Record<string, unknown>;
@@ -36,7 +39,7 @@ const finalizeEnrollmentBody = body({
 });
 const withdrawBody = body({ idToken: text, mfaEnrollmentId: text });
 const startSignInBody = body({ mfaPendingCredential: text, mfaEnrollmentId: text, phoneSignInInfo: nested({ recaptchaToken: text, ...appProofs }) });
-const finalizeSignInBody = body({ mfaPendingCredential: text, mfaEnrollmentId: text, phoneVerificationInfo, totpVerificationInfo: nested({ verificationCode: text }) });
+const finalizeSignInBody = body({ mfaPendingCredential: text, mfaEnrollmentId: text, phoneVerificationInfo, totpVerificationInfo: nested({ verificationCode: text }), recoveryCodeVerificationInfo: nested({ recoveryCode: text }) });
 
 // `::` is Fastify's escape for the colon in `mfaEnrollment:start`.
 const v2 = '/identitytoolkit.googleapis.com/v2/accounts';
@@ -48,6 +51,8 @@ export const mfaBodySchemas: Record<string, JsonSchema> = {
   'mfaEnrollment:withdraw': withdrawBody,
   'mfaSignIn:start': startSignInBody,
   'mfaSignIn:finalize': finalizeSignInBody,
+  'recoveryCodes:generate': body({ idToken: text }),
+  'recoveryCodes:lookup': body({ idToken: text }),
 };
 
 /** The v2 multi-factor calls (the SDK's multiFactor(user) and MultiFactorResolver). */
@@ -61,4 +66,9 @@ export function registerMfaRoutes(app: FastifyInstance, services: MfaServices): 
   route<WithdrawMfaRequest>('mfaEnrollment:withdraw', schema('mfaEnrollment:withdraw'), (c, b) => enrollment.withdraw(c, b));
   route<StartMfaSignInRequest>('mfaSignIn:start', schema('mfaSignIn:start'), (c, b) => signIn.start(c, b));
   route<FinalizeMfaSignInRequest>('mfaSignIn:finalize', schema('mfaSignIn:finalize'), (c, b) => signIn.finalize(c, b));
+  const { recoveryCodes } = services;
+  if (recoveryCodes) {
+    route<{ idToken?: string }>('recoveryCodes:generate', schema('recoveryCodes:generate'), (c, b) => recoveryCodes.generate(c, b));
+    route<{ idToken?: string }>('recoveryCodes:lookup', schema('recoveryCodes:lookup'), (c, b) => recoveryCodes.lookup(c, b));
+  }
 }

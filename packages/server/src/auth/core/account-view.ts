@@ -1,6 +1,7 @@
 import type { ProviderUserInfo, UserRecord } from '../../storage/store.js';
 import { enrollmentsForWire, type MfaEnrollmentWire } from '../mfa/enrollments.js';
 import { passkeyInfoOf } from '../passkeys/passkeys.js';
+import { remainingRecoveryCodes } from '../mfa/recovery-codes.js';
 
 /** What a caller learns about an account: everything but secrets (no password hash, no salt). */
 export interface AccountInfo {
@@ -24,6 +25,8 @@ export interface AccountInfo {
   mfaInfo?: MfaEnrollmentWire[];
   /** Passkeys: their credential ids and names (never their public keys). */
   passkeyInfo?: ReturnType<typeof passkeyInfoOf>;
+  /** Hearth's: how many unused recovery codes the account has (never the codes), when it has a set. */
+  recoveryCodesRemaining?: number;
 }
 
 export function toAccountInfo(user: UserRecord): AccountInfo {
@@ -46,6 +49,7 @@ export function toAccountInfo(user: UserRecord): AccountInfo {
   if (user.tenantId) info.tenantId = user.tenantId;
   if (user.mfaInfo?.length) info.mfaInfo = enrollmentsForWire(user.mfaInfo, { obfuscatePhone: false });
   if (user.passkeys?.length) info.passkeyInfo = passkeyInfoOf(user.passkeys);
+  if (user.recoveryCodes && user.mfaInfo?.length) info.recoveryCodesRemaining = remainingRecoveryCodes(user);
   return info;
 }
 

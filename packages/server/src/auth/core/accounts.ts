@@ -157,7 +157,11 @@ export class AccountService {
         if (request.mfa !== undefined) {
           const enrollments = enrollmentsFromAdmin(request.mfa.enrollments ?? [], current.mfaInfo ?? [], now);
           if (enrollments.length) next.mfaInfo = enrollments;
-          else delete next.mfaInfo;
+          else {
+            delete next.mfaInfo;
+            // Recovery codes go with the last second factor (auth/mfa/recovery-codes.ts).
+            delete next.recoveryCodes;
+          }
         }
         if (revokes) next.validSince = validSince ?? Math.floor(now / 1000);
         guardOperatorClaim(caller, current.customAttributes, next.customAttributes);

@@ -4,6 +4,7 @@ import type { SessionService } from '../core/sessions.js';
 import type { HumanCheck, PhoneCodes } from '../core/verification.js';
 import { authError } from '../errors.js';
 import type { PendingCredentials } from './pending-credentials.js';
+import type { RecoveryCodes } from './recovery-codes.js';
 import type { SealingKeys } from './sealing.js';
 import { projectOf } from '../tenants/realm.js';
 import type { TotpVerifier } from './totp.js';
@@ -19,6 +20,8 @@ export interface MfaDeps {
   clock: () => number;
   /** SMS second factors need both (auth/phone/, auth/captcha/); without them they answer OPERATION_NOT_ALLOWED. */
   sms?: { codes: PhoneCodes & { requireDelivery(): unknown }; humanCheck: HumanCheck };
+  /** One-time recovery codes (recovery-codes.ts): the second step for someone who lost the factor. */
+  recoveryCodes?: RecoveryCodes;
 }
 
 /** Sends an SMS code to a second factor's number after the page's human check, answering its sessionInfo. */

@@ -103,7 +103,11 @@ export class MfaEnrollmentService {
         if (rest.length === (u.mfaInfo?.length ?? 0)) throw authError('MFA_ENROLLMENT_NOT_FOUND');
         const next: UserRecord = { ...u, validSince: Math.max(u.validSince, revokedAt) };
         if (rest.length) next.mfaInfo = rest;
-        else delete next.mfaInfo;
+        else {
+          // Recovery codes stand in for the second step: with none left, they go too (a later factor gets new ones).
+          delete next.mfaInfo;
+          delete next.recoveryCodes;
+        }
         return next;
       },
       () => [refresh.mutation],
@@ -173,7 +177,10 @@ export class MfaEnrollmentService {
           throw authError('SECOND_FACTOR_EXISTS', 'Phone number already enrolled as second factor for this account.');
         }
         if (current.length >= maxEnrollments) throw authError('SECOND_FACTOR_LIMIT_EXCEEDED');
-        return { ...u, mfaInfo: [...current, record], validSince: Math.max(u.validSince, revokedAt) };
+        const next: UserRecord = { ...u, mfaInfo: [...current, record], validSince: Math.max(u.validSince, revokedAt) };
+        // A first factor never revives codes made for factors since removed (an administrator's removal included).
+        if (current.length === 0) delete next.recoveryCodes;
+        return next;
       },
       () => [refresh.mutation],
     );

@@ -37,6 +37,8 @@ export interface FinalizeMfaSignInRequest {
   mfaEnrollmentId?: string;
   phoneVerificationInfo?: PhoneVerificationInfo;
   totpVerificationInfo?: { verificationCode?: string };
+  /** Hearth's: one of the account's recovery codes instead of a factor (no mfaEnrollmentId then). */
+  recoveryCodeVerificationInfo?: { recoveryCode?: string };
 }
 
 /** What enrolment finalize, withdraw and sign-in finalize answer: the session's new tokens. */

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { AuditLog } from '../../storage/audit-log.js';
 import type { Store } from '../../storage/store.js';
 import type { AuthDeps } from '../core/auth-context.js';
 import type { SessionService } from '../core/sessions.js';
@@ -8,6 +9,7 @@ import type { MfaDeps } from './mfa-deps.js';
 import { MfaEnrollmentService } from './mfa-enrollment.js';
 import { MfaSignInService } from './mfa-sign-in.js';
 import { PendingCredentials } from './pending-credentials.js';
+import { RecoveryCodes, RecoveryCodeService } from './recovery-codes.js';
 import { SealingKeys } from './sealing.js';
 import { totpCodeLimits, totpFactorLimits, TotpVerifier } from './totp.js';
 
@@ -21,6 +23,8 @@ export interface MfaSetup {
   sealingKey?: Buffer;
   clock: () => number;
   sms?: MfaDeps['sms'];
+  /** Where uses of recovery codes are recorded (the console's audit log). */
+  auditLog?: AuditLog;
 }
 
 export interface Mfa {
@@ -28,6 +32,7 @@ export interface Mfa {
   enrollment: MfaEnrollmentService;
   signIn: MfaSignInService;
   deps: MfaDeps;
+  recoveryCodes: RecoveryCodeService;
 }
 
 /** The multi-factor services over one sealing key, one clock and the stored wrong-code counts. */
@@ -41,5 +46,7 @@ export async function createMfa(setup: MfaSetup): Promise<Mfa> {
   };
   const deps: MfaDeps = { auth: setup.auth, sessions: setup.sessions, keys, pending, totp: new TotpVerifier(throttles, setup.clock), clock: setup.clock };
   if (setup.sms) deps.sms = setup.sms;
-  return { gate: new MfaGate(setup.auth.projects, pending), enrollment: new MfaEnrollmentService(deps), signIn: new MfaSignInService(deps), deps };
+  // Wrong recovery codes are counted with the same throttles (under their own key per account).
+  deps.recoveryCodes = new RecoveryCodes(keys, throttles, setup.clock, setup.auditLog);
+  return { gate: new MfaGate(setup.auth.projects, pending), enrollment: new MfaEnrollmentService(deps), signIn: new MfaSignInService(deps), deps, recoveryCodes: new RecoveryCodeService(deps, deps.recoveryCodes) };
 }

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { writePrivateFileAtomically } from '../../storage/private-files.js';
 
@@ -7,6 +7,8 @@ import { writePrivateFileAtomically } from '../../storage/private-files.js';
  * folder), so a value sealed for one purpose can never be passed off as another.
  */
 export type SealPurpose = 'totp-secret' | 'totp-enrollment' | 'mfa-pending' | 'passkey-challenge';
+/** What a keyed hash (mac) is for: its own derived key too. */
+export type MacPurpose = 'recovery-code';
 
 const version = 'v1';
 const ivLength = 12;
@@ -19,7 +21,7 @@ const tagLength = 16;
  * account or project does not open.
  */
 export class SealingKeys {
-  private readonly derived = new Map<SealPurpose, Buffer>();
+  private readonly derived = new Map<SealPurpose | MacPurpose, Buffer>();
 
   private constructor(private readonly master: Buffer) {}
 
@@ -60,7 +62,12 @@ export class SealingKeys {
     }
   }
 
-  private key(purpose: SealPurpose): Buffer {
+  /** HMAC-SHA-256 of `data` under the purpose's own key (derived like the sealing keys), base64url. */
+  mac(purpose: MacPurpose, data: string): string {
+    return createHmac('sha256', this.key(purpose)).update(data).digest('base64url');
+  }
+
+  private key(purpose: SealPurpose | MacPurpose): Buffer {
     let key = this.derived.get(purpose);
     if (!key) {
       key = Buffer.from(hkdfSync('sha256', this.master, Buffer.alloc(0), `hearth-mfa-${purpose}`, 32));

@@ -136,6 +136,14 @@ function UserDetails({ user, reload }: { user: Account; reload: () => void }) {
         </ul>
       )}
 
+      {(user.mfaInfo ?? []).length > 0 && (
+        <p data-testid="recovery-codes-remaining">
+          Recovery codes:{' '}
+          {user.recoveryCodesRemaining === undefined ? 'none made' : `${user.recoveryCodesRemaining} of 10 left`}{' '}
+          <span className="console-muted">(only the user sees the codes, once, when making them)</span>
+        </p>
+      )}
+
       <ClaimsEditor user={user} onSaved={reload} />
 
       <h2>Actions</h2>

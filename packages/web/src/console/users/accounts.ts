@@ -17,6 +17,8 @@ export interface Account {
   salt?: string;
   providerUserInfo?: { providerId: string; rawId?: string; email?: string; displayName?: string; phoneNumber?: string; federatedId?: string }[];
   mfaInfo?: { mfaEnrollmentId: string; displayName?: string; phoneInfo?: string; totpInfo?: unknown; enrolledAt?: string }[];
+  /** Hearth's: unused recovery codes (the count only; the codes are never shown), when the account has a set. */
+  recoveryCodesRemaining?: number;
   validSince?: string;
   passkeyInfo?: { credentialId: string; name?: string; createdAt?: string; lastUsedAt?: string }[];
 }
