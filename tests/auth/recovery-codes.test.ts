@@ -315,6 +315,8 @@ describe('what is kept', () => {
     assert.ok(used, JSON.stringify(mine));
     assert.match(String(used.summary), /9 recovery codes left/);
     assert.equal(used.operator, `user ${account.email}`);
+    const [entry] = await storedRows(server.dataDir, 'SELECT path, status FROM audit_log WHERE summary = ?', [used.summary]);
+    assert.deepEqual([entry!.path, Number(entry!.status)], ['/identitytoolkit.googleapis.com/v2/accounts/mfaSignIn:finalize', 200]);
     for (const code of codes) assert.ok(!JSON.stringify(rows).includes(code));
   });
 });

@@ -80,7 +80,7 @@ export class MfaSignInService {
     const hash = await recovery.check(caller.realm, user, caller.clientIp, request.recoveryCodeVerificationInfo?.recoveryCode);
     let after = user;
     const tokens = await this.complete(pending, user, recoveryCodeFactor, (u) => (after = recovery.consume(u, hash)));
-    await recovery.audit(caller, after, 'Signed in with a recovery code');
+    await recovery.audit(caller, after, 'Signed in with a recovery code', 'mfaSignIn:finalize');
     return tokens;
   }
 

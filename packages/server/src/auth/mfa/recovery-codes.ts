@@ -104,7 +104,7 @@ export class RecoveryCodes {
   }
 
   /** A line in the console's audit log: who used a code or made new ones, from where, how many are left. */
-  async audit(caller: Caller, user: UserRecord, what: string): Promise<void> {
+  async audit(caller: Caller, user: UserRecord, what: string, call: 'mfaSignIn:finalize' | 'recoveryCodes:generate'): Promise<void> {
     if (!this.auditLog) return;
     await this.auditLog
       .append({
@@ -113,7 +113,7 @@ export class RecoveryCodes {
         address: caller.clientIp,
         userAgent: '',
         method: 'POST',
-        path: '/identitytoolkit.googleapis.com/v2/accounts/recoveryCodes',
+        path: `/identitytoolkit.googleapis.com/v2/accounts/${call}`,
         status: 200,
         summary: `${what} (account ${user.localId} of ${caller.realm}; ${remainingRecoveryCodes(user)} recovery codes left)`,
       })
@@ -176,7 +176,7 @@ export class RecoveryCodeService {
       if (!u.mfaInfo?.length) throw noSecondFactor();
       return { ...u, recoveryCodes: set };
     });
-    await this.codes.audit(caller, updated, 'New recovery codes made');
+    await this.codes.audit(caller, updated, 'New recovery codes made', 'recoveryCodes:generate');
     return { recoveryCodes: codes, remainingCount: codes.length, generateTime: new Date(set.generatedAt).toISOString() };
   }
 
