@@ -137,6 +137,23 @@ describe('errors and hostile input', () => {
     assert.equal((await commit([set('big/b', { n: int(1) })])).status, 200);
   });
 
+  test('a sum beside a limit counts among the documents that have its field, as an orderBy would (answers taken from Google\'s emulator)', async () => {
+    assert.equal((await commit([set('aggr/a', { v: str('x') }), set('aggr/b', { v: str('x'), n: int(1) }), set('aggr/c', { v: str('x'), n: int(2) })])).status, 200);
+    const aggregations = [{ alias: 'k', count: {} }, { alias: 's', sum: { field: { fieldPath: 'n' } } }];
+    const aggregate = async (structuredQuery: Record<string, unknown>) => {
+      const answer = await call(`${base()}:runAggregationQuery`, { structuredAggregationQuery: { structuredQuery: { from: [{ collectionId: 'aggr' }], ...structuredQuery }, aggregations } });
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      const fields = (answer.body as Array<{ result?: { aggregateFields: Record<string, { integerValue: string }> } }>).find((a) => a.result)!.result!.aggregateFields;
+      return [Number(fields.k!.integerValue), Number(fields.s!.integerValue)];
+    };
+    // The first two matches are a (no n) and b; Firestore counts the first two with an n: b and c.
+    assert.deepEqual(await aggregate({ where: { fieldFilter: { field: { fieldPath: 'v' }, op: 'EQUAL', value: str('x') } }, limit: 2 }), [2, 3]);
+    assert.deepEqual(await aggregate({ offset: 1, limit: 1 }), [1, 2]);
+    // count alone covers every match, with or without the field.
+    const counted = await call(`${base()}:runAggregationQuery`, { structuredAggregationQuery: { structuredQuery: { from: [{ collectionId: 'aggr' }], limit: 2 }, aggregations: [{ alias: 'k', count: {} }] } });
+    assert.equal((counted.body as Array<{ result?: { aggregateFields: { k: { integerValue: string } } } }>).find((a) => a.result)!.result!.aggregateFields.k.integerValue, '2');
+  });
+
   test('six aggregations are refused as Google refuses them (the SDK\'s own suite matches /maximum number of aggregations/)', async () => {
     const aggregations = Array.from({ length: 6 }, (_, i) => ({ alias: `a${i}`, count: {} }));
     const answer = await fetch(`${base()}:runAggregationQuery`, {

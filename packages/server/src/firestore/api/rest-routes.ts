@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { aggregate, parseAggregations } from '../core/aggregation.js';
+import { aggregate, aggregationPlan, parseAggregations } from '../core/aggregation.js';
 import type { DocumentDatabase } from '../core/database.js';
 import { docToWire } from '../core/documents.js';
 import { firestoreErrors } from '../core/errors.js';
@@ -276,8 +276,14 @@ async function runAggregationQuery(database: DocumentDatabase, judge: RequestJud
   const aggregations = parseAggregations(aggregationQuery.aggregations);
   const consistency = await readConsistency(database, db, body, judge.caller);
   const { transaction, isNew } = consistency;
-  const { docs } = await endIfBegun(database, consistency, async () => database.runQuery(db, query, consistency, await judge.query(query, consistency.readTime)));
-  const results = aggregate(db, aggregations, docs);
+  const plan = aggregationPlan(db, query, aggregations);
+  // The rules judge the query as asked (its limit included) and the documents it covers, not the
+  // others the query ran over to find them.
+  const { docs } = await endIfBegun(database, consistency, async () => {
+    const check = await judge.query(query, consistency.readTime);
+    return database.runQuery(db, plan.query, consistency, check && ((found) => check(plan.cover(found))));
+  });
+  const results = aggregate(db, aggregations, plan.cover(docs));
   const aggregateFields: Record<string, unknown> = {};
   for (const [alias, value] of results) Object.defineProperty(aggregateFields, alias, { value: toWire(value), enumerable: true });
   const answer: Record<string, unknown> = { result: { aggregateFields }, readTime: await answerTime(database, db, consistency), done: true };

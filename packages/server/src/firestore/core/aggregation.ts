@@ -1,7 +1,7 @@
 import type { Doc } from './documents.js';
 import { firestoreErrors } from './errors.js';
 import type { DatabaseId } from './paths.js';
-import { valueOf, type FieldRef } from './query.js';
+import { valueOf, type FieldRef, type Query } from './query.js';
 import { parseFieldRef } from './query-parse.js';
 import { int64Max, int64Min, nullValue, type Value } from './values.js';
 import { onlyKeys } from './wire-checks.js';
@@ -41,12 +41,31 @@ export function parseAggregations(raw: unknown): Aggregation[] {
   return aggregations;
 }
 
+const aggregatedFields = (aggregations: readonly Aggregation[]): FieldRef[] => aggregations.flatMap((aggregation) => (aggregation.kind === 'count' ? [] : [aggregation.field]));
+
 /**
  * Like an orderBy, a sum or avg over a field limits the whole aggregation query to documents that
- * have the field: `count` beside `sum(n)` counts only documents with an `n`.
+ * have the field: `count` beside `sum(n)` counts only documents with an `n`, and the query's offset
+ * and limit count among those. So such a query runs without its offset and limit, and `cover`
+ * applies them to the documents that have the fields (run with them, a limit of 2 whose first two
+ * matches lack `n` counted 0, where Firestore counts the first two that have it).
  */
+export function aggregationPlan(db: DatabaseId, query: Query, aggregations: readonly Aggregation[]): { query: Query; cover(docs: readonly Doc[]): Doc[] } {
+  const fields = aggregatedFields(aggregations);
+  if (fields.length === 0 || (query.offset === 0 && query.limit === undefined)) return { query, cover: (docs) => [...docs] };
+  const { limit, ...unlimited } = query;
+  return {
+    query: { ...unlimited, offset: 0 },
+    cover: (docs) => {
+      const having = docs.filter((doc) => fields.every((field) => valueOf(db, doc, field) !== undefined));
+      return having.slice(query.offset, limit === undefined ? undefined : query.offset + limit);
+    },
+  };
+}
+
+/** The aggregations over the documents the query covered (for a sum or avg, those having its field). */
 export function aggregate(db: DatabaseId, aggregations: readonly Aggregation[], allDocs: readonly Doc[]): Map<string, Value> {
-  const fields = aggregations.flatMap((aggregation) => (aggregation.kind === 'count' ? [] : [aggregation.field]));
+  const fields = aggregatedFields(aggregations);
   const docs = allDocs.filter((doc) => fields.every((field) => valueOf(db, doc, field) !== undefined));
   const results = new Map<string, Value>();
   for (const aggregation of aggregations) {
