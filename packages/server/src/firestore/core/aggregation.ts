@@ -41,32 +41,27 @@ export function parseAggregations(raw: unknown): Aggregation[] {
   return aggregations;
 }
 
-const aggregatedFields = (aggregations: readonly Aggregation[]): FieldRef[] => aggregations.flatMap((aggregation) => (aggregation.kind === 'count' ? [] : [aggregation.field]));
-
 /**
  * Like an orderBy, a sum or avg over a field limits the whole aggregation query to documents that
  * have the field: `count` beside `sum(n)` counts only documents with an `n`, and the query's offset
  * and limit count among those. So such a query runs without its offset and limit, and `cover`
- * applies them to the documents that have the fields (run with them, a limit of 2 whose first two
- * matches lack `n` counted 0, where Firestore counts the first two that have it).
+ * keeps the documents that have the fields and then applies them (run with them, a limit of 2 whose
+ * first two matches lack `n` counted 0, where Firestore counts the first two that have it).
  */
 export function aggregationPlan(db: DatabaseId, query: Query, aggregations: readonly Aggregation[]): { query: Query; cover(docs: readonly Doc[]): Doc[] } {
-  const fields = aggregatedFields(aggregations);
-  if (fields.length === 0 || (query.offset === 0 && query.limit === undefined)) return { query, cover: (docs) => [...docs] };
+  const fields = aggregations.flatMap((aggregation) => (aggregation.kind === 'count' ? [] : [aggregation.field]));
+  if (fields.length === 0) return { query, cover: (docs) => [...docs] };
+  const having = (docs: readonly Doc[]) => docs.filter((doc) => fields.every((field) => valueOf(db, doc, field) !== undefined));
+  if (query.offset === 0 && query.limit === undefined) return { query, cover: having };
   const { limit, ...unlimited } = query;
   return {
     query: { ...unlimited, offset: 0 },
-    cover: (docs) => {
-      const having = docs.filter((doc) => fields.every((field) => valueOf(db, doc, field) !== undefined));
-      return having.slice(query.offset, limit === undefined ? undefined : query.offset + limit);
-    },
+    cover: (docs) => having(docs).slice(query.offset, limit === undefined ? undefined : query.offset + limit),
   };
 }
 
-/** The aggregations over the documents the query covered (for a sum or avg, those having its field). */
-export function aggregate(db: DatabaseId, aggregations: readonly Aggregation[], allDocs: readonly Doc[]): Map<string, Value> {
-  const fields = aggregatedFields(aggregations);
-  const docs = allDocs.filter((doc) => fields.every((field) => valueOf(db, doc, field) !== undefined));
+/** The aggregations over the documents an aggregation query covers (`aggregationPlan`'s `cover`). */
+export function aggregate(db: DatabaseId, aggregations: readonly Aggregation[], docs: readonly Doc[]): Map<string, Value> {
   const results = new Map<string, Value>();
   for (const aggregation of aggregations) {
     if (aggregation.kind === 'count') {
