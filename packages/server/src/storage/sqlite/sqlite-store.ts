@@ -33,6 +33,7 @@ import { SqliteFilesStore } from './sqlite-files-store.js';
 import { SqliteAuditLog } from './sqlite-audit-log.js';
 import { SqliteRulesStore } from './sqlite-rules-store.js';
 import { SqliteHumanChecks } from './sqlite-human-checks.js';
+import { SqliteHandlerSessions } from './sqlite-handler-sessions.js';
 import { parseUser, refreshTokenOf, translateConstraint, type ProjectRow, type ServiceAccountKeyRow, type ServiceAccountTokenRow, type ThrottleRow, type TokenRow, type UserRow } from './sqlite-identity-rows.js';
 
 /**
@@ -43,6 +44,7 @@ export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly statements;
   private readonly humanChecks: SqliteHumanChecks;
+  private readonly handlerSessions: SqliteHandlerSessions;
   private readonly phone: SqlitePhoneRows;
   private readonly outbox: SqliteOutboxRows;
   private readonly erasures: SqliteErasureRows;
@@ -60,6 +62,7 @@ export class SqliteStore implements Store {
     this.db = openDatabaseFile(file);
     const db = this.db;
     this.humanChecks = new SqliteHumanChecks(db);
+    this.handlerSessions = new SqliteHandlerSessions(db);
     this.phone = new SqlitePhoneRows(db);
     this.outbox = new SqliteOutboxRows(db);
     this.erasures = new SqliteErasureRows(db);
@@ -115,13 +118,6 @@ export class SqliteStore implements Store {
       ),
       deleteThrottle: db.prepare('DELETE FROM throttle_state WHERE scope = ? AND key_hash = ?'),
       deleteExpiredThrottle: db.prepare('DELETE FROM throttle_state WHERE expires_at < ?'),
-      getHandlerSession: db.prepare<[string], { record: string }>('SELECT record FROM handler_sessions WHERE id = ?'),
-      putHandlerSession: db.prepare(
-        'INSERT INTO handler_sessions (id, expires_at, record) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at, record = excluded.record',
-      ),
-      deleteHandlerSession: db.prepare('DELETE FROM handler_sessions WHERE id = ?'),
-      updateHandlerSession: db.prepare('UPDATE handler_sessions SET expires_at = ?, record = ? WHERE id = ?'),
-      deleteExpiredHandlerSessions: db.prepare('DELETE FROM handler_sessions WHERE expires_at < ?'),
       deleteRealm: [
         'DELETE FROM projects WHERE project_id = ?',
         'DELETE FROM users WHERE project_id = ?',
@@ -192,8 +188,7 @@ export class SqliteStore implements Store {
   }
 
   async getHandlerSession(id: string): Promise<HandlerSessionRecord | undefined> {
-    const row = this.statements.getHandlerSession.get(id);
-    return row ? (JSON.parse(row.record) as HandlerSessionRecord) : undefined;
+    return this.handlerSessions.get(id);
   }
 
   async listOutbox(projectId: string, limit: number): Promise<OutboxMessage[]> {
@@ -333,16 +328,10 @@ export class SqliteStore implements Store {
         s.deleteExpiredThrottle.run(m.expiredBefore);
         return;
       case 'putHandlerSession':
-        s.putHandlerSession.run(m.session.id, m.session.expiresAt, JSON.stringify(m.session));
-        return;
       case 'updateHandlerSession':
-        if (s.updateHandlerSession.run(m.session.expiresAt, JSON.stringify(m.session), m.session.id).changes !== 1) throw new StoreConflict('code-used');
-        return;
       case 'deleteHandlerSession':
-        if (s.deleteHandlerSession.run(m.id).changes !== 1) throw new StoreConflict('code-used');
-        return;
       case 'deleteExpiredHandlerSessions':
-        s.deleteExpiredHandlerSessions.run(m.expiredBefore);
+        this.handlerSessions.apply(m);
         return;
       case 'insertHumanCheck':
       case 'useHumanCheck':
