@@ -1,6 +1,9 @@
 import type { AllowStatement, BinaryOp, Expr, FunctionDecl, LetBinding, MatchBlock, PathPart, PatternSegment, Ruleset } from './ast.js';
-import { Lexer, RulesSyntaxError, type Position, type Token } from './lexer.js';
+import { RulesSyntaxError, type Position, type Token } from './lexer.js';
+import { TokenCursor } from './parser-tokens.js';
 import { int64Max, int64Min } from './values.js';
+
+export { maxNestingDepth } from './parser-tokens.js';
 
 /**
  * A hand-written recursive-descent parser with CEL's precedence (loosest first):
@@ -14,25 +17,8 @@ export function parseRuleset(source: string): Ruleset {
 
 const segmentChar = /[A-Za-z0-9_\-.~%@+=]/;
 
-/**
- * How deep a ruleset may nest: match blocks in match blocks, and in expressions every bracket,
- * operand, argument, member, index and operator of a chain (`a && b && c` is three levels, as its
- * tree is). The parser and every pass over the tree recurse that deep; past this bound a source is
- * refused with an error at the place it went too deep, not a stack overflow. Real rules stay far
- * below it (CEL parsers bound recursion at 250 likewise).
- */
-export const maxNestingDepth = 250;
 
-class Parser {
-  private readonly lexer: Lexer;
-  private token: Token;
-  /** The current nesting (maxNestingDepth); restored on the way out, not after an error (parsing stops there). */
-  private depth = 0;
-
-  constructor(source: string) {
-    this.lexer = new Lexer(source);
-    this.token = this.lexer.next();
-  }
+class Parser extends TokenCursor {
 
   ruleset(): Ruleset {
     if (this.token.kind === 'eof') throw new RulesSyntaxError({ line: 0, column: 0 }, 'Rules content empty. Compilation aborted.');
@@ -361,59 +347,5 @@ class Parser {
     }
     this.token = lexer.next();
     return { kind: 'path', pos, segments };
-  }
-
-  // ---- tokens ---------------------------------------------------------------------------------
-
-  /** One level deeper; refused past maxNestingDepth, at the token where it happens. */
-  private enter(): void {
-    if (++this.depth > maxNestingDepth) throw new RulesSyntaxError(this.pos(), `Rules nested too deeply: more than ${maxNestingDepth} levels of blocks and expressions.`);
-  }
-
-  private lastPos: Position = { line: 1, column: 1 };
-
-  private pos(): Position {
-    return { line: this.token.line, column: this.token.column };
-  }
-
-  private advance(): void {
-    this.lastPos = this.pos();
-    this.token = this.lexer.next();
-  }
-
-  /** Puts the lexer back before the current token, for paths read from characters. */
-  private rewind(): void {
-    this.lexer.offset = this.token.offset;
-    this.lexer.line = this.token.line;
-    this.lexer.column = this.token.column;
-  }
-
-  private isPunct(text: string): boolean {
-    return this.token.kind === 'punct' && this.token.text === text;
-  }
-
-  private isIdent(text: string): boolean {
-    return this.token.kind === 'ident' && this.token.text === text;
-  }
-
-  private accept(text: string): boolean {
-    if (!this.isPunct(text)) return false;
-    this.advance();
-    return true;
-  }
-
-  private expect(text: string): void {
-    if (!this.accept(text)) throw new RulesSyntaxError(this.pos(), `mismatched input '${this.token.text}' expecting '${text}'`);
-  }
-
-  private identifier(): string {
-    if (this.token.kind !== 'ident') throw new RulesSyntaxError(this.pos(), `mismatched input '${this.token.text}' expecting IDENTIFIER`);
-    const name = this.token.text;
-    this.advance();
-    return name;
-  }
-
-  private unexpected(): RulesSyntaxError {
-    return new RulesSyntaxError(this.pos(), `Unexpected '${this.token.text}'.`);
   }
 }
