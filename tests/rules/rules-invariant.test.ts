@@ -29,7 +29,7 @@ import { crossCheck, describeDisagreement, type CrossCheck } from '../helpers/in
 import { History, Ledger } from '../helpers/invariant-ledger.js';
 import { RawListen, type TargetSpec } from '../helpers/invariant-listen.js';
 import { rulesSource } from '../helpers/invariant-rules.js';
-import { describeState, SdkClient } from '../helpers/invariant-sdk.js';
+import { describeState, SdkClient, type SdkListenerState } from '../helpers/invariant-sdk.js';
 import { commitAsAdmin, releaseRules, startInvariantEmulator, startInvariantHearth, writeMark, type InvariantServer } from '../helpers/invariant-servers.js';
 import { callerNames, corpusSeed, generateCorpus, type CallerName, type DocData, type Round } from '../helpers/invariant-world.js';
 import { testBackend } from '../helpers/test-backend.js';
@@ -79,6 +79,12 @@ interface Listening {
   /** The firebase SDK's clients (both builds) and the server SDK's, on Hearth. */
   hearthSdk: Array<SdkClient | AdminSdkListeners>;
   emulatorSdk: Map<CallerName, SdkClient>;
+  /**
+   * A Hearth SDK client that was offline while the emulator's listener ended (a document denied for a while) never
+   * saw that denial: it resumes where the target is when it comes back. Its oracle for that listener is then a new
+   * listener on the emulator opened as it comes back (by listener index).
+   */
+  standIns: Map<SdkClient, Map<number, SdkListenerState>>;
 }
 
 function targetsOf(round: Round): TargetSpec[] {
@@ -111,10 +117,12 @@ async function runRound(round: Round): Promise<void> {
       // Half the SDK clients go offline for the stretch: they resume when they come back.
       const away = listening.hearthSdk.filter((client, i): client is SdkClient => client instanceof SdkClient && i % 2 === stretch % 2);
       await Promise.all(away.map((client) => client.offline()));
+      const endedBefore = endedOracles(listening);
       for (const write of round.writes.slice(stretch * per, (stretch + 1) * per)) {
         history.apply(await commitAsAdmin(hearth, [write]), [write]);
         await commitAsAdmin(emulator, [write]);
       }
+      await standInsFor(round, listening, away, endedBefore, `e${stretch}`);
       await Promise.all(away.map((client) => client.online()));
       await settle();
       await resumes(round, resumeFrom, stretch);
@@ -131,7 +139,7 @@ async function runRound(round: Round): Promise<void> {
 }
 
 async function listen(round: Round): Promise<Listening> {
-  const listening: Listening = { raw: [], hearthSdk: [], emulatorSdk: new Map() };
+  const listening: Listening = { raw: [], hearthSdk: [], emulatorSdk: new Map(), standIns: new Map() };
   const targets = targetsOf(round);
   for (const caller of callerNames) {
     for (const kind of ['grpc', 'webchannel'] as const) {
@@ -150,6 +158,38 @@ function listenAll<Client extends SdkClient | AdminSdkListeners>(client: Client,
   for (const query of round.queries) client.listen({ query });
   for (const document of round.documents) client.listen({ document });
   return client;
+}
+
+/** The emulator's listeners (and stand-ins) that have ended. */
+function endedOracles(listening: Listening): Set<SdkListenerState> {
+  const states = [...listening.emulatorSdk.values()].flatMap((client) => client.listeners);
+  for (const standIns of listening.standIns.values()) states.push(...standIns.values());
+  return new Set(states.filter((state) => state.error !== undefined));
+}
+
+/**
+ * Before the clients that were away come back: the emulator's listeners have heard of the stretch's writes (`mark`),
+ * and each one that ended during the stretch gets, for each away client of its caller, a stand-in opened now.
+ */
+async function standInsFor(round: Round, listening: Listening, away: SdkClient[], endedBefore: Set<SdkListenerState>, mark: string): Promise<void> {
+  await writeMark(emulator, round, mark);
+  await Promise.all([...listening.emulatorSdk.values()].map((client) => client.settled(mark)));
+  const opened: SdkListenerState[] = [];
+  for (const client of away) {
+    const oracle = listening.emulatorSdk.get(client.caller)!;
+    const standIns = listening.standIns.get(client) ?? new Map<number, SdkListenerState>();
+    listening.standIns.set(client, standIns);
+    oracle.listeners.forEach((state, i) => {
+      const current = standIns.get(i) ?? state;
+      if (current.error === undefined || endedBefore.has(current)) return;
+      const target = i < round.queries.length ? { query: round.queries[i]! } : { document: round.documents[i - round.queries.length]! };
+      standIns.set(i, oracle.listen(target));
+      // Not one of the oracle's own listeners: `settled` and the comparison go by index.
+      opened.push(oracle.listeners.pop()!);
+    });
+  }
+  const deadline = Date.now() + 20_000;
+  while (opened.some((state) => !state.synced && state.error === undefined) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
 }
 
 /** Every stream and SDK client has seen `mark` (so everything written before it); a laggard is a breach. */
@@ -199,7 +239,8 @@ async function compareWithTheEmulator(round: Round, listening: Listening): Promi
     for (const client of listening.hearthSdk) {
       const oracle = listening.emulatorSdk.get(client.caller)!;
       client.listeners.forEach((state, i) => {
-        const expected = describeState(oracle.listeners[i]!);
+        const standIn = client instanceof SdkClient ? listening.standIns.get(client)?.get(i) : undefined;
+        const expected = describeState(standIn ?? oracle.listeners[i]!);
         const actual = describeState(state);
         if (actual !== expected) found.push({ caller: client.caller, kind: client.kind, label: state.label, hearth: actual, emulator: expected });
       });
