@@ -144,7 +144,7 @@ describe('TokenService with a key ring of its own', () => {
 
     // The next key signs; the old one stays published while its tokens may still be in use.
     await keys.rotateIfDue(Date.now() + 61_000);
-    assert.notEqual(keys.signingKey().kid, oldKid);
+    assert.notEqual((await keys.signingKey()).kid, oldKid);
     assert.equal(keys.isPublished(oldKid), true);
     assert.equal((await tokens.verifyIdToken('demo-cache', idToken)).sub, 'user-1');
 

@@ -42,7 +42,7 @@ export class SessionCookies {
     const { claims } = await authenticate(this.deps, caller, request.idToken);
     const { iss: _iss, aud: _aud, iat: _iat, exp: _exp, nbf: _nbf, jti: _jti, sub, ...carried } = claims;
     const now = nowSeconds();
-    const key = this.keys.signingKey();
+    const key = await this.keys.signingKey();
     const signed = await new SignJWT(carried)
       .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'JWT' })
       .setIssuer(sessionCookieIssuer(projectOf(caller.realm)))

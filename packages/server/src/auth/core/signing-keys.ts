@@ -43,8 +43,10 @@ function findLastIndex<T>(items: T[], test: (item: T) => boolean): number {
 const algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', publicExponent: new Uint8Array([1, 0, 1]), modulusLength: 2048 };
 
 /**
- * The token signing keys: generated on first start, kept in the data folder (mode 0600) or in the
- * shared database, rotated. A new key is published `prepublishMs` before it signs anything, so
+ * The token signing keys: the first made when first needed (a token signed or the key set asked
+ * for: a server that never signs skips the RSA key generation, a fifth of a second of CPU, which
+ * the test suite's hundreds of servers paid twice each), kept in the data folder (mode 0600) or in
+ * the shared database, rotated. A new key is published `prepublishMs` before it signs anything, so
  * verifiers that cache the key set (for the max-age we advertise) know it in time; a retired key
  * stays published for `publishRetiredForMs` so the tokens it signed verify until they expire.
  * With several instances, whichever rotates first holds the ring's row lock; the others read its
@@ -56,6 +58,7 @@ export class SigningKeyRing {
   private active?: SigningKey;
   private readonly publicKeys = new Map<string, CryptoKey>();
   private lastReloadAt = 0;
+  private makingFirst?: Promise<void>;
 
   private constructor(
     private readonly storage: KeyRingStore,
@@ -69,14 +72,19 @@ export class SigningKeyRing {
     return ring;
   }
 
-  /** Adds a key when the newest is due for replacement, drops keys no token can need, picks the signer. */
-  async rotateIfDue(now = Date.now()): Promise<void> {
+  /**
+   * Adds a key when the newest is due for replacement, drops keys no token can need, picks the
+   * signer. An empty ring stays empty (another instance's first key is read) unless `makeFirst`.
+   */
+  async rotateIfDue(now = Date.now(), makeFirst = false): Promise<void> {
     const text = await this.storage.update(async (current) => {
       const keys = current === undefined ? [] : (JSON.parse(current) as StoredKey[]);
+      if (keys.length === 0 && !makeFirst) return undefined;
       const next = await this.rotated(keys, now);
       return next === keys ? undefined : JSON.stringify(next);
     });
     this.keys = text === undefined ? [] : (JSON.parse(text) as StoredKey[]);
+    if (this.keys.length === 0) return;
     // An instance that waited for another's first key can see it made a moment after its own `now`: it signs anyway.
     const signer = this.keys[Math.max(0, findLastIndex(this.keys, (key) => key.createdAt + this.options.prepublishMs <= now))]!;
     if (this.active?.kid !== signer.kid) {
@@ -103,9 +111,18 @@ export class SigningKeyRing {
     return kept.length !== next.length ? kept : next;
   }
 
-  signingKey(): SigningKey {
-    if (!this.active) throw new Error('signing key ring is not loaded');
+  /** The key that signs now: the ring's first use makes its first key (one, whichever instance is first). */
+  async signingKey(): Promise<SigningKey> {
+    if (!this.active) await this.firstKey();
+    if (!this.active) throw new Error('the signing key ring has no key');
     return this.active;
+  }
+
+  private firstKey(): Promise<void> {
+    this.makingFirst ??= this.rotateIfDue(Date.now(), true).finally(() => {
+      this.makingFirst = undefined;
+    });
+    return this.makingFirst;
   }
 
   /** Whether tokens signed with `kid` still verify: the key has not been retired and dropped. */
@@ -125,12 +142,17 @@ export class SigningKeyRing {
     return imported;
   }
 
-  /** `{kid: certificatePem}`, the shape of Google's x509 metadata endpoint. */
-  x509Certificates(): Record<string, string> {
+  /**
+   * `{kid: certificatePem}`, the shape of Google's x509 metadata endpoint. Never empty: a verifier
+   * caches what it is given, so the first key is made before the set is published.
+   */
+  async x509Certificates(): Promise<Record<string, string>> {
+    if (this.keys.length === 0) await this.firstKey();
     return Object.fromEntries(this.keys.map((k) => [k.kid, k.certificatePem]));
   }
 
-  jwks(): { keys: JWK[] } {
+  async jwks(): Promise<{ keys: JWK[] }> {
+    if (this.keys.length === 0) await this.firstKey();
     return { keys: this.keys.map((k) => ({ ...k.publicJwk, kid: k.kid, alg: 'RS256', use: 'sig' })) };
   }
 

@@ -131,7 +131,7 @@ export class TokenService {
       iat: now,
       exp: now + idTokenLifetimeSeconds,
     });
-    const key = this.keys.signingKey();
+    const key = await this.keys.signingKey();
     const signed = await signRs256Jwt({ alg: 'RS256', kid: key.kid, typ: 'JWT' }, claims, key.privateKeyObject);
     return this.emulatorForm ? toEmulatorForm(signed) : signed;
   }

@@ -16,7 +16,8 @@ export class PgKeyRing implements KeyRingStore {
 
   async read(): Promise<string | undefined> {
     const { rows } = await this.pool.query<{ keys: string }>('SELECT keys FROM key_rings WHERE name = $1', [this.name]);
-    return rows[0]?.keys;
+    // The empty ring (a row locked before any key was made) is no ring yet.
+    return rows[0]?.keys || undefined;
   }
 
   async update(change: (current: string | undefined) => Promise<string | undefined>): Promise<string | undefined> {
