@@ -9,6 +9,7 @@ import { registerCors } from './cors.js';
 import { lazyRequestLogger } from './request-logger.js';
 import { pathOf } from './url-path.js';
 import { handleError } from './error-handler.js';
+import { buildValidator } from './request-validators.js';
 
 /** Paths only the admin credential may use: no CORS for them. */
 const adminPathPrefixes = ['/identitytoolkit.googleapis.com/v1/projects/', '/identitytoolkit.googleapis.com/v2/projects/', '/emulator/', '/hearth/', '/metrics', '/internal/'];
@@ -55,6 +56,7 @@ export async function createHttpApp(logger: Logger, origins?: OriginPolicy, opti
     onConstructorPoisoning: 'error',
     return503OnClosing: true,
     ajv: { customOptions: { allowUnionTypes: true, removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
+    schemaController: { compilersFactory: { buildValidator } },
     routerOptions: { ignoreTrailingSlash: true },
     // Bad `%` escapes in the path: Google's error JSON, not Fastify's.
     frameworkErrors: (error, request, reply) => handleError(error, request, reply),
