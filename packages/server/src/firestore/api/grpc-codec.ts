@@ -19,6 +19,14 @@ type Json = Record<string, unknown>;
  * client SDK sends it for documents a transaction read but did not write.
  */
 export function loadFirestoreRoot(): protobuf.Root {
+  // Read-only once resolved: one per process, not one per server (a fiftieth of a second each).
+  processRoot ??= buildFirestoreRoot();
+  return processRoot;
+}
+
+let processRoot: protobuf.Root | undefined;
+
+function buildFirestoreRoot(): protobuf.Root {
   const require = createRequire(import.meta.url);
   const root = protobuf.Root.fromJSON(require('@google-cloud/firestore/build/protos/v1.json') as protobuf.INamespace);
   const write = root.lookupType('google.firestore.v1.Write');
