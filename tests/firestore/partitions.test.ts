@@ -105,6 +105,35 @@ describe('PartitionQuery', () => {
     assert.deepEqual(paged, cursors);
   });
 
+  test('__name__ cursors bound a group read exactly: startAt, startAfter, endAt, endBefore, alone, together and with a limit', async () => {
+    const names = async (extra: Record<string, unknown> = {}, under = '') =>
+      ((await post(`${under}:runQuery`, groupQuery(extra))).body as Array<{ document?: { name: string } }>).filter((element) => element.document).map((element) => element.document!.name);
+    const all = await names();
+    assert.equal(all.length, groupPaths.length);
+    const at = (name: string, before: boolean) => ({ values: [{ referenceValue: name }], before });
+    // A numeric id, the first and last names, and names at each depth of nesting.
+    const picks = [0, 1, 2, 3, 4, 5, 300, 601, 1199].map((i) => all[i]!).concat(all.find((name) => name.includes('/__id'))!);
+    for (const name of picks) {
+      const i = all.indexOf(name);
+      assert.deepEqual(await names({ startAt: at(name, true) }), all.slice(i), `startAt ${name}`);
+      assert.deepEqual(await names({ startAt: at(name, false) }), all.slice(i + 1), `startAfter ${name}`);
+      assert.deepEqual(await names({ endAt: at(name, false) }), all.slice(0, i + 1), `endAt ${name}`);
+      assert.deepEqual(await names({ endAt: at(name, true) }), all.slice(0, i), `endBefore ${name}`);
+      assert.deepEqual(await names({ startAt: at(name, true), limit: 3 }), all.slice(i, i + 3), `startAt ${name} limit 3`);
+    }
+    assert.deepEqual(await names({ startAt: at(all[100]!, true), endAt: at(all[140]!, true) }), all.slice(100, 140));
+    assert.deepEqual(await names({ startAt: at(all[100]!, false), endAt: at(all[140]!, false) }), all.slice(101, 141));
+    // A cursor naming a document outside the group: a parent sorts before its descendants.
+    const parent = `${root}/a/x`;
+    const below = all.filter((name) => name.startsWith(`${parent}/`));
+    const from = await names({ startAt: at(parent, true) });
+    assert.deepEqual(from.slice(0, below.length).sort(), below.sort(), 'startAt a parent: its descendants first');
+    assert.ok((await names({ endAt: at(parent, false) })).every((name) => !name.startsWith(`${parent}/`)), 'endAt a parent: none of its descendants');
+    // Under a parent, bounds and cursors together.
+    const kindless = (await names({ startAt: at(below[2]!, true), endAt: at(below[5]!, true) }, '/a/x'));
+    assert.deepEqual(kindless, below.slice(2, 5));
+  });
+
   test('a kindless query under a document partitions its descendants; a read time partitions the group as it was', async () => {
     const kindless = { structuredQuery: { from: [{ allDescendants: true }], orderBy: [{ field: { fieldPath: '__name__' } }] } };
     const answer = await post('/a/x:partitionQuery', { ...kindless, partitionCount: 3 });

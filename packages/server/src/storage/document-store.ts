@@ -77,9 +77,10 @@ export interface DocumentScan {
   beforeId?: string;
   /** Inclusive start in the scan's direction. */
   fromId?: string;
-  /** Name-key bounds otherwise, exclusive. */
+  /** Name-key bounds otherwise, exclusive; `fromNameKey` inclusive. */
   afterNameKey?: Buffer;
   beforeNameKey?: Buffer;
+  fromNameKey?: Buffer;
   descending: boolean;
   limit: number;
 }

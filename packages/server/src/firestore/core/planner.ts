@@ -1,10 +1,11 @@
 import type { DocumentStore, IndexHit, IndexPosition } from '../../storage/document-store.js';
 import { sortTies, sortWhole } from './candidate-order.js';
+import { scanCollection, scanGroup } from './name-scans.js';
 import { pastCandidates } from './past-reads.js';
 import { compositeIndexFor, groupIndexParent, type CompositeIndex, type IndexFit } from './composite-indexes.js';
 import { arrayElementKind, compositeKind, docFromRow, valueKind, type Doc } from './documents.js';
-import { encodeSegments, encodeValue } from './index-encoding.js';
-import { relativeName, type DatabaseId } from './paths.js';
+import { encodeValue } from './index-encoding.js';
+import type { DatabaseId } from './paths.js';
 import { comparable, conjuncts, isRangeOp, matchesQuery, queryCollection, type Filter, type Query } from './query.js';
 import { nullValue, type Value } from './values.js';
 
@@ -18,7 +19,8 @@ import { nullValue, type Value } from './values.js';
  *   are sorted by the rest of the order as they come;
  * - a declared composite index that fits the equalities and the order exactly;
  * - for a collection group, a declared collection-group index that fits the same way;
- * - otherwise the collection (or group) in name order.
+ * - otherwise the collection (or group) in name order, sought to and bounded by `__name__`
+ *   cursors (name-scans.ts).
  * The work follows the size of the result (plus what a filter without an index rejects).
  */
 
@@ -148,65 +150,6 @@ function candidates(context: PlanContext): Plan {
 }
 
 // ---- sources --------------------------------------------------------------------------------
-
-async function* scanCollection(context: PlanContext, collection: string): AsyncGenerator<Doc> {
-  const descending = context.query.orderBy[0]!.descending;
-  let afterId: string | undefined;
-  let beforeId: string | undefined;
-  // A name cursor seeks; its own document is re-checked by matchesQuery.
-  let fromId = keyCursorId(context);
-  for (let page = firstPage(context.query); ; page = Math.min(page * 2, 1000)) {
-    const rows = await context.store.scanDocuments(context.dbKey, {
-      parent: collection,
-      descending,
-      limit: page,
-      ...(afterId !== undefined ? { afterId } : {}),
-      ...(beforeId !== undefined ? { beforeId } : {}),
-      ...(fromId !== undefined ? { fromId } : {}),
-    });
-    fromId = undefined;
-    for (const row of rows) yield docFromRow(row);
-    if (rows.length < page) return;
-    const last = rows[rows.length - 1]!.id;
-    if (descending) beforeId = last;
-    else afterId = last;
-  }
-}
-
-/** The id a `__name__` startAt cursor points at, when the query is ordered by name first. */
-function keyCursorId(context: PlanContext): string | undefined {
-  const cursor = context.query.startAt;
-  const value = cursor?.values[0];
-  if (value?.type !== 'reference') return undefined;
-  const relative = relativeName(context.db, value.value, 'Reference');
-  const collection = queryCollection(context.query);
-  if (!relative.startsWith(`${collection}/`) || relative.slice(collection.length + 1).includes('/')) return undefined;
-  return relative.slice(collection.length + 1);
-}
-
-async function* scanGroup(context: PlanContext): AsyncGenerator<Doc> {
-  const { query } = context;
-  let afterNameKey: Buffer | undefined;
-  let beforeNameKey: Buffer | undefined;
-  if (query.parent !== '') {
-    // Every descendant's name key extends the parent's segments (without its end marker).
-    const prefix = encodeSegments(query.parent.split('/')).subarray(0, -1);
-    afterNameKey = prefix;
-    beforeNameKey = Buffer.concat([prefix, Buffer.of(0x03)]);
-  }
-  for (let page = firstPage(query); ; page = Math.min(page * 2, 1000)) {
-    const rows = await context.store.scanDocuments(context.dbKey, {
-      ...(query.collectionId !== undefined ? { collectionId: query.collectionId } : {}),
-      ...(afterNameKey ? { afterNameKey } : {}),
-      ...(beforeNameKey ? { beforeNameKey } : {}),
-      descending: false,
-      limit: page,
-    });
-    for (const row of rows) yield docFromRow(row);
-    if (rows.length < page) return;
-    afterNameKey = rows[rows.length - 1]!.nameKey;
-  }
-}
 
 interface IndexRange {
   field: string;

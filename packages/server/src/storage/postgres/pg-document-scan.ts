@@ -70,6 +70,7 @@ export function pgDocumentScanWhere(db: string, scan: DocumentScan, params: unkn
   if (scan.fromId !== undefined) add(scan.descending ? 'doc_id <= ?' : 'doc_id >= ?', idBytes(scan.fromId));
   if (scan.afterNameKey) add('name_key > ?', scan.afterNameKey);
   if (scan.beforeNameKey) add('name_key < ?', scan.beforeNameKey);
+  if (scan.fromNameKey) add('name_key >= ?', scan.fromNameKey);
   return conditions.join(' AND ');
 }
 

@@ -19,6 +19,7 @@ export function documentScanWhere(db: string, scan: DocumentScan, storedId: (id:
   if (scan.fromId !== undefined) add(scan.descending ? 'doc_id <= ?' : 'doc_id >= ?', storedId(scan.fromId));
   if (scan.afterNameKey) add('name_key > ?', scan.afterNameKey);
   if (scan.beforeNameKey) add('name_key < ?', scan.beforeNameKey);
+  if (scan.fromNameKey) add('name_key >= ?', scan.fromNameKey);
   return { where: conditions.join(' AND '), params };
 }
 
