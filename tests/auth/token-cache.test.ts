@@ -166,6 +166,8 @@ describe('TokenService with a key ring of its own', () => {
   test('a remembered token expires on time: TOKEN_EXPIRED', async () => {
     const keys = await SigningKeyRing.open(join(folder, 'keys-expiry.json'), { rotateAfterMs: 3_600_000, prepublishMs: 0, publishRetiredForMs: 3_600_000 });
     const tokens = new TokenService(keys, store);
+    // The ring's first key is made before the clock starts (it is made on first use, which can take a while).
+    await keys.signingKey();
     // Issued so that it expires two seconds from now.
     const issued = nowSeconds() - 3600 + 2;
     const idToken = await tokens.signIdToken('demo-exp', user, issued, 'password', undefined, undefined, issued);
