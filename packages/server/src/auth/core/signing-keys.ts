@@ -1,6 +1,3 @@
-// @peculiar/x509 resolves its services through tsyringe, which needs the Reflect metadata API first.
-import 'reflect-metadata';
-import * as x509 from '@peculiar/x509';
 import { exportJWK, importJWK, type JWK } from 'jose';
 import { KeyObject, randomBytes, webcrypto } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -8,7 +5,17 @@ import { dirname } from 'node:path';
 import type { KeyRingStore } from '../../storage/key-ring-store.js';
 import { writePrivateFileAtomically } from '../../storage/private-files.js';
 
-x509.cryptoProvider.set(webcrypto as unknown as ReturnType<typeof x509.cryptoProvider.get>);
+/**
+ * The certificate builder, loaded with the first key made: some two hundred modules (a tenth of a
+ * CPU second) a server that only reads its keys, or never signs, does not need.
+ */
+async function loadX509(): Promise<typeof import('@peculiar/x509')> {
+  // @peculiar/x509 resolves its services through tsyringe, which needs the Reflect metadata API first.
+  await import('reflect-metadata');
+  const x509 = await import('@peculiar/x509');
+  x509.cryptoProvider.set(webcrypto as unknown as ReturnType<typeof x509.cryptoProvider.get>);
+  return x509;
+}
 
 type CryptoKey = webcrypto.CryptoKey;
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
@@ -194,6 +201,7 @@ export class KeyRingFile implements KeyRingStore {
 async function generateKey(now: number): Promise<StoredKey> {
   const keys = (await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify'])) as CryptoKeyPair;
   const kid = randomBytes(20).toString('hex');
+  const x509 = await loadX509();
   const certificate = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: randomBytes(8).toString('hex'),
     name: 'CN=securetoken.system.gserviceaccount.com',
