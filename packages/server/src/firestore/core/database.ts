@@ -7,9 +7,11 @@ import { encodeReplacements, encodingOf } from './commit-encoding.js';
 import { changeFor, docFromRow, type Doc, type DocumentIndexing } from './documents.js';
 import { firestoreErrors } from './errors.js';
 import { checkPartitionable, partitionPoints } from './partitions.js';
-import { executeQuery, type QueryResult } from './planner.js';
-import { executeFindNearest } from './nearest-query.js';
+import { executeQuery, type PlanContext, type QueryResult } from './planner.js';
+import { executeFindNearest, type NearestSide } from './nearest-query.js';
+import { declaredVectorFields, vectorChangeFor, vectorEntriesOf, vectorSetKeys } from './vector-fields.js';
 import { requireVectorIndex, type VectorIndex } from './vector-indexes.js';
+import { VectorSets } from './vector-sets.js';
 import { documentKey, type DatabaseId } from './paths.js';
 import { defaultQueryLimits, type Query, type QueryLimits } from './query.js';
 import { parseStructuredQuery } from './query-parse.js';
@@ -55,12 +57,17 @@ export class DocumentDatabase {
   private readonly clearListeners = new Set<(dbKey: string) => void>();
   private readonly prepared = new Map<string, Promise<void>>();
   private readonly indexSet: string;
+  /** The side table of declared vector fields, and the sets findNearest holds in memory. */
+  private readonly vectorSide: NearestSide;
 
   constructor(
     private readonly store: DocumentStore,
     private readonly options: DatabaseOptions = { queryLimits: defaultQueryLimits, compositeIndexes: [] },
   ) {
-    this.indexSet = indexSetText(options.compositeIndexes);
+    const vectorFields = declaredVectorFields(options.vectorIndexes ?? []);
+    this.vectorSide = { fields: vectorFields, sets: new VectorSets() };
+    // Vector fields join the recorded set only when declared, so a folder without them keeps its set.
+    this.indexSet = indexSetText(options.compositeIndexes, vectorSetKeys(vectorFields));
     this.transactions = new TransactionManager(defaultTransactionTimeouts, options.changeFeed ? randomBytes(8) : undefined);
     options.changeFeed?.subscribe((event) => this.fromFeed(event));
   }
@@ -113,7 +120,14 @@ export class DocumentDatabase {
     if (!preparing) {
       preparing = (async () => {
         if ((await this.store.indexSet(key)) === this.indexSet) return;
-        await this.store.rebuildComposite(key, this.indexSet, (row) => compositeEntries(this.options.compositeIndexes, docFromRow(row)));
+        const { fields } = this.vectorSide;
+        await this.store.rebuildComposite(
+          key,
+          this.indexSet,
+          (row) => compositeEntries(this.options.compositeIndexes, docFromRow(row)),
+          (row) => (fields.has(row.collectionId) ? vectorEntriesOf(fields, docFromRow(row)) : []),
+        );
+        this.vectorSide.sets.dropDatabase(key);
       })();
       this.prepared.set(key, preparing);
       preparing.catch(() => this.prepared.delete(key));
@@ -184,7 +198,7 @@ export class DocumentDatabase {
     const dbKey = await this.ready(db);
     const readTime = readTimeOf(consistency);
     if (query.findNearest && !this.options.anyVectorField) requireVectorIndex(this.options.vectorIndexes ?? [], db.projectId, query);
-    const run = query.findNearest ? executeFindNearest : executeQuery;
+    const run = query.findNearest ? (context: PlanContext) => executeFindNearest(context, this.vectorSide) : executeQuery;
     const runOn = (store: DocumentStore) => run({ store, dbKey, db, query, composites: this.options.compositeIndexes, ...(readTime !== undefined ? { readTime } : {}) });
     // A query reads in several steps; where commits of other processes could fall between them, one snapshot holds them together.
     const result = hasSnapshotReads(this.store) ? await this.store.inSnapshot(runOn) : await runOn(this.store);
@@ -387,6 +401,7 @@ export class DocumentDatabase {
 
   private readonly indexing: DocumentIndexing = {
     composite: (doc) => (this.options.compositeIndexes.length ? compositeEntries(this.options.compositeIndexes, doc) : []),
+    vectors: (before, after) => (this.vectorSide.fields.size ? vectorChangeFor(this.vectorSide.fields, before, after) : undefined),
   };
 }
 

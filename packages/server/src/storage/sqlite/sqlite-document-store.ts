@@ -10,12 +10,14 @@ import type {
   IndexHit,
   IndexPosition,
   IndexScan,
+  VectorEntry,
+  VectorRow,
 } from '../document-store.js';
 import { numericIdValue } from '../name-keys.js';
 import type { TriggerEventSelector } from '../trigger-events.js';
 import { indexValueKey, maxIndexValueBytes } from '../index-value-prefix.js';
 import { CommitGroups } from './sqlite-commit-group.js';
-import { BatchRunner, type WriteBatch } from './sqlite-write-batch.js';
+import { BatchRunner, writeStatements, type WriteBatch } from './sqlite-write-batch.js';
 import { SqliteWriter } from './sqlite-writer.js';
 import { loadSqliteDocuments } from './sqlite-document-load.js';
 import { SqliteDocumentHistory, type VersionShape } from './sqlite-document-history.js';
@@ -91,6 +93,12 @@ export class SqliteDocumentStore implements DocumentStore {
         `SELECT rowid, ${rowColumns} FROM fs_documents WHERE db = ? AND rowid > ? ORDER BY rowid LIMIT 500`,
       ),
       deleteComposite: db.prepare('DELETE FROM fs_index WHERE db = ? AND kind = 2'),
+      deleteVectors: db.prepare('DELETE FROM fs_vectors WHERE db = ?'),
+      bumpVectorSets: db.prepare('UPDATE fs_vector_sets SET generation = generation + 1 WHERE db = ?'),
+      upsertVector: db.prepare(writeStatements.upsertVector.sql),
+      bumpVectorSet: db.prepare(writeStatements.bumpVectorSet.sql),
+      vectorGeneration: db.prepare<[string, string, string], number>('SELECT generation FROM fs_vector_sets WHERE db = ? AND parent = ? AND field = ?').pluck(),
+      scanVectors: db.prepare<[string, string, string], [string, Buffer]>('SELECT doc_id, vector FROM fs_vectors WHERE db = ? AND parent = ? AND field = ? ORDER BY doc_id').raw(),
       clearDocuments: db.prepare('DELETE FROM fs_documents WHERE db = ?'),
       clearIndex: db.prepare('DELETE FROM fs_index WHERE db = ?'),
     };
@@ -173,6 +181,15 @@ export class SqliteDocumentStore implements DocumentStore {
       batch.add('delete', db, change.parent, storedId(change.id));
     }
     for (const entry of change.addEntries) batch.add('insertEntry', ...entryKey(db, change.parent, change.id, entry));
+    if (change.vectors) {
+      const id = storedId(change.id);
+      for (const field of change.vectors.fields) {
+        const entry = change.vectors.entries.find((candidate) => candidate.field === field);
+        if (entry) batch.add('upsertVector', db, change.parent, field, id, entry.vector);
+        else batch.add('deleteVector', db, change.parent, field, id);
+        batch.add('bumpVectorSet', db, change.parent, field);
+      }
+    }
   }
 
   async scanIndex(db: string, scan: IndexScan): Promise<IndexHit[]> {
@@ -217,15 +234,21 @@ export class SqliteDocumentStore implements DocumentStore {
 
   // Rebuilds, clears and pruning stay on the main connection (a rebuild computes entries in JS, and
   // all three are rare), in their turn between groups.
-  async rebuildComposite(db: string, indexSet: string, entriesOf: (row: DocumentRow) => IndexEntry[]): Promise<void> {
+  async rebuildComposite(db: string, indexSet: string, entriesOf: (row: DocumentRow) => IndexEntry[], vectorsOf: (row: DocumentRow) => VectorEntry[]): Promise<void> {
     await this.groups.exclusive(() => this.db.transaction(() => {
       this.statements.deleteComposite.run(db);
+      this.statements.deleteVectors.run(db);
+      this.statements.bumpVectorSets.run(db);
       // Pages rather than one iterator: the connection cannot write while a statement iterates.
       for (let after = 0; ; ) {
         const page = this.statements.rowsAfter.all(db, after);
         for (const shape of page) {
           const row = toRow(shape);
           for (const entry of entriesOf(row)) this.statements.insertEntry.run(...entryKey(db, row.parent, row.id, entry));
+          for (const entry of vectorsOf(row)) {
+            this.statements.upsertVector.run(db, row.parent, entry.field, shape.doc_id, entry.vector);
+            this.statements.bumpVectorSet.run(db, row.parent, entry.field);
+          }
         }
         if (page.length === 0) break;
         after = page[page.length - 1]!.rowid;
@@ -234,10 +257,20 @@ export class SqliteDocumentStore implements DocumentStore {
     }).immediate());
   }
 
+  async vectorGeneration(db: string, parent: string, field: string): Promise<number> {
+    return this.statements.vectorGeneration.get(db, parent, field) ?? 0;
+  }
+
+  async scanVectors(db: string, parent: string, field: string): Promise<VectorRow[]> {
+    return this.statements.scanVectors.all(db, parent, field).map(([docId, vector]) => ({ docId: idFromStored(docId), vector }));
+  }
+
   async clear(db: string): Promise<void> {
     await this.groups.exclusive(() => this.db.transaction(() => {
       this.statements.clearDocuments.run(db);
       this.statements.clearIndex.run(db);
+      this.statements.deleteVectors.run(db);
+      this.statements.bumpVectorSets.run(db);
       this.history.clear(db, Math.max(Math.floor(Date.now() * 1000), this.lastCommitTimeSync(db)));
     }).immediate());
   }
