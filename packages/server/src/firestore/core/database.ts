@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { DocumentStore } from '../../storage/document-store.js';
+import type { DocumentRow, DocumentStore } from '../../storage/document-store.js';
 import type { ChangeFeed, FeedEvent } from '../../storage/change-feed.js';
 import { hasSnapshotReads } from '../../storage/snapshot-reads.js';
 import { compositeEntries, indexSetText, type CompositeIndex } from './composite-indexes.js';
@@ -9,7 +9,7 @@ import { firestoreErrors } from './errors.js';
 import { checkPartitionable, partitionPoints } from './partitions.js';
 import { executeQuery, type PlanContext, type QueryResult } from './planner.js';
 import { executeFindNearest, type NearestSide } from './nearest-query.js';
-import { declaredVectorFields, vectorChangeFor, vectorEntriesOf, vectorSetKeys } from './vector-fields.js';
+import { declaredVectorFields, vectorChangeFor, vectorEntriesOfRow, vectorSetKeys } from './vector-fields.js';
 import { requireVectorIndex, type VectorIndex } from './vector-indexes.js';
 import { VectorSets } from './vector-sets.js';
 import { documentKey, type DatabaseId } from './paths.js';
@@ -120,13 +120,8 @@ export class DocumentDatabase {
     if (!preparing) {
       preparing = (async () => {
         if ((await this.store.indexSet(key)) === this.indexSet) return;
-        const { fields } = this.vectorSide;
-        await this.store.rebuildComposite(
-          key,
-          this.indexSet,
-          (row) => compositeEntries(this.options.compositeIndexes, docFromRow(row)),
-          (row) => (fields.has(row.collectionId) ? vectorEntriesOf(fields, docFromRow(row)) : []),
-        );
+        const composites = (row: DocumentRow) => compositeEntries(this.options.compositeIndexes, docFromRow(row));
+        await this.store.rebuildComposite(key, this.indexSet, composites, (row) => vectorEntriesOfRow(this.vectorSide.fields, row));
         this.vectorSide.sets.dropDatabase(key);
       })();
       this.prepared.set(key, preparing);

@@ -1,5 +1,5 @@
-import type { VectorChange, VectorEntry } from '../../storage/document-store.js';
-import { getField, type Doc } from './documents.js';
+import type { DocumentRow, VectorChange, VectorEntry } from '../../storage/document-store.js';
+import { docFromRow, getField, type Doc } from './documents.js';
 import { parseFieldPath } from './paths.js';
 import { isNumber, isVector } from './values.js';
 import type { VectorIndex } from './vector-indexes.js';
@@ -46,6 +46,11 @@ export function vectorEntriesOf(fields: VectorFields, doc: Doc): VectorEntry[] {
     if (vector) entries.push({ field: field.path, vector: Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength) });
   }
   return entries;
+}
+
+/** A stored document's rows (a rebuild), decoded only in a collection with declared vector fields. */
+export function vectorEntriesOfRow(fields: VectorFields, row: DocumentRow): VectorEntry[] {
+  return fields.has(row.collectionId) ? vectorEntriesOf(fields, docFromRow(row)) : [];
 }
 
 /** The rows a commit changes for one document, or undefined when they stay as they are. */

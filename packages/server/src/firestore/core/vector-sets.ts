@@ -76,8 +76,7 @@ export class VectorSets {
 /**
  * The rows that may be among the `limit` nearest: every row whose rank (distance, negated for
  * DOT_PRODUCT; NaN last) is at most the limit-th best, ties included, so the exact order among
- * them (the query's order on equal distances) can be settled on their documents. Distances are
- * computed with distanceOf's arithmetic, in its order, so they are the same doubles.
+ * them (the query's order on equal distances) can be settled on their documents.
  */
 export function nearestRows(set: VectorSet, nearest: FindNearest): number[] {
   const query = nearest.queryVector;
@@ -88,23 +87,36 @@ export function nearestRows(set: VectorSet, nearest: FindNearest): number[] {
   const sign = nearest.measure === 'DOT_PRODUCT' ? -1 : 1;
   const threshold = nearest.threshold;
   const top = new RankHeap(nearest.limit);
+  // Each sum is added in distanceOf's order, so it is the same double; only the measure's own sums
+  // are computed (the query's norm once: the same additions give the same double every time).
+  let queryNorm = 0;
+  for (let i = 0; i < dimension; i++) queryNorm += query[i]! * query[i]!;
+  const measure = nearest.measure;
   for (let row = 0; row < count; row++) {
     const start = starts[row]!;
     if (starts[row + 1]! - start !== dimension) continue;
-    let dot = 0;
-    let squaredDistance = 0;
-    let docNorm = 0;
-    let queryNorm = 0;
-    for (let i = 0; i < dimension; i++) {
-      const x = data[start + i]!;
-      const q = query[i]!;
-      dot += x * q;
-      const d = x - q;
-      squaredDistance += d * d;
-      docNorm += x * x;
-      queryNorm += q * q;
+    let distance: number;
+    if (measure === 'EUCLIDEAN') {
+      let squaredDistance = 0;
+      for (let i = 0; i < dimension; i++) {
+        const d = data[start + i]! - query[i]!;
+        squaredDistance += d * d;
+      }
+      distance = Math.sqrt(squaredDistance);
+    } else if (measure === 'DOT_PRODUCT') {
+      let dot = 0;
+      for (let i = 0; i < dimension; i++) dot += data[start + i]! * query[i]!;
+      distance = dot;
+    } else {
+      let dot = 0;
+      let docNorm = 0;
+      for (let i = 0; i < dimension; i++) {
+        const x = data[start + i]!;
+        dot += x * query[i]!;
+        docNorm += x * x;
+      }
+      distance = 1 - dot / Math.sqrt(docNorm * queryNorm);
     }
-    const distance = nearest.measure === 'EUCLIDEAN' ? Math.sqrt(squaredDistance) : nearest.measure === 'DOT_PRODUCT' ? dot : 1 - dot / Math.sqrt(docNorm * queryNorm);
     if (threshold !== undefined && !(nearest.measure === 'DOT_PRODUCT' ? distance >= threshold : distance <= threshold)) continue;
     const rank = Number.isNaN(distance) ? Infinity : sign * distance;
     ranks[row] = rank;

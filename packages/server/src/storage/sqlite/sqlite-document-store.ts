@@ -1,23 +1,12 @@
 import type Database from 'better-sqlite3';
-import type {
-  DocumentChange,
-  DocumentLoad,
-  DocumentLoadReport,
-  DocumentRow,
-  DocumentScan,
-  DocumentStore,
-  IndexEntry,
-  IndexHit,
-  IndexPosition,
-  IndexScan,
-  VectorEntry,
-  VectorRow,
-} from '../document-store.js';
+import type { DocumentChange, DocumentLoad, DocumentLoadReport, DocumentRow, DocumentScan, DocumentStore } from '../document-store.js';
+import type { IndexEntry, IndexHit, IndexPosition, IndexScan, VectorEntry, VectorRow } from '../document-store.js';
 import { numericIdValue } from '../name-keys.js';
 import type { TriggerEventSelector } from '../trigger-events.js';
 import { indexValueKey, maxIndexValueBytes } from '../index-value-prefix.js';
 import { CommitGroups } from './sqlite-commit-group.js';
-import { BatchRunner, writeStatements, type WriteBatch } from './sqlite-write-batch.js';
+import { BatchRunner, type WriteBatch } from './sqlite-write-batch.js';
+import { addVectorWrites, SqliteVectorRows } from './sqlite-vector-rows.js';
 import { SqliteWriter } from './sqlite-writer.js';
 import { loadSqliteDocuments } from './sqlite-document-load.js';
 import { SqliteDocumentHistory, type VersionShape } from './sqlite-document-history.js';
@@ -52,6 +41,7 @@ export class SqliteDocumentStore implements DocumentStore {
   /** The first commit time per database of the group being written. */
   private readonly pendingFirst = new Map<string, number>();
   private readonly history: SqliteDocumentHistory;
+  private readonly vectors: SqliteVectorRows;
   private readonly writer: SqliteWriter;
   private readonly groups: CommitGroups;
   /** Databases written by the group being made. */
@@ -69,6 +59,7 @@ export class SqliteDocumentStore implements DocumentStore {
     options: { file: string; writerLatch?: Int32Array; inlineWriteBytes?: number },
   ) {
     this.history = new SqliteDocumentHistory(db);
+    this.vectors = new SqliteVectorRows(db);
     this.writer = new SqliteWriter(options.file, options.writerLatch);
     this.groups = new CommitGroups(this.writer, {
       start: () => this.overlay.clear(),
@@ -93,12 +84,6 @@ export class SqliteDocumentStore implements DocumentStore {
         `SELECT rowid, ${rowColumns} FROM fs_documents WHERE db = ? AND rowid > ? ORDER BY rowid LIMIT 500`,
       ),
       deleteComposite: db.prepare('DELETE FROM fs_index WHERE db = ? AND kind = 2'),
-      deleteVectors: db.prepare('DELETE FROM fs_vectors WHERE db = ?'),
-      bumpVectorSets: db.prepare('UPDATE fs_vector_sets SET generation = generation + 1 WHERE db = ?'),
-      upsertVector: db.prepare(writeStatements.upsertVector.sql),
-      bumpVectorSet: db.prepare(writeStatements.bumpVectorSet.sql),
-      vectorGeneration: db.prepare<[string, string, string], number>('SELECT generation FROM fs_vector_sets WHERE db = ? AND parent = ? AND field = ?').pluck(),
-      scanVectors: db.prepare<[string, string, string], [string, Buffer]>('SELECT doc_id, vector FROM fs_vectors WHERE db = ? AND parent = ? AND field = ? ORDER BY doc_id').raw(),
       clearDocuments: db.prepare('DELETE FROM fs_documents WHERE db = ?'),
       clearIndex: db.prepare('DELETE FROM fs_index WHERE db = ?'),
     };
@@ -181,15 +166,7 @@ export class SqliteDocumentStore implements DocumentStore {
       batch.add('delete', db, change.parent, storedId(change.id));
     }
     for (const entry of change.addEntries) batch.add('insertEntry', ...entryKey(db, change.parent, change.id, entry));
-    if (change.vectors) {
-      const id = storedId(change.id);
-      for (const field of change.vectors.fields) {
-        const entry = change.vectors.entries.find((candidate) => candidate.field === field);
-        if (entry) batch.add('upsertVector', db, change.parent, field, id, entry.vector);
-        else batch.add('deleteVector', db, change.parent, field, id);
-        batch.add('bumpVectorSet', db, change.parent, field);
-      }
-    }
+    addVectorWrites(batch, db, change, storedId(change.id));
   }
 
   async scanIndex(db: string, scan: IndexScan): Promise<IndexHit[]> {
@@ -237,18 +214,14 @@ export class SqliteDocumentStore implements DocumentStore {
   async rebuildComposite(db: string, indexSet: string, entriesOf: (row: DocumentRow) => IndexEntry[], vectorsOf: (row: DocumentRow) => VectorEntry[]): Promise<void> {
     await this.groups.exclusive(() => this.db.transaction(() => {
       this.statements.deleteComposite.run(db);
-      this.statements.deleteVectors.run(db);
-      this.statements.bumpVectorSets.run(db);
+      this.vectors.clear(db);
       // Pages rather than one iterator: the connection cannot write while a statement iterates.
       for (let after = 0; ; ) {
         const page = this.statements.rowsAfter.all(db, after);
         for (const shape of page) {
           const row = toRow(shape);
           for (const entry of entriesOf(row)) this.statements.insertEntry.run(...entryKey(db, row.parent, row.id, entry));
-          for (const entry of vectorsOf(row)) {
-            this.statements.upsertVector.run(db, row.parent, entry.field, shape.doc_id, entry.vector);
-            this.statements.bumpVectorSet.run(db, row.parent, entry.field);
-          }
+          for (const entry of vectorsOf(row)) this.vectors.insert(db, row.parent, entry.field, shape.doc_id, entry.vector);
         }
         if (page.length === 0) break;
         after = page[page.length - 1]!.rowid;
@@ -258,19 +231,18 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   async vectorGeneration(db: string, parent: string, field: string): Promise<number> {
-    return this.statements.vectorGeneration.get(db, parent, field) ?? 0;
+    return this.vectors.generation(db, parent, field);
   }
 
   async scanVectors(db: string, parent: string, field: string): Promise<VectorRow[]> {
-    return this.statements.scanVectors.all(db, parent, field).map(([docId, vector]) => ({ docId: idFromStored(docId), vector }));
+    return this.vectors.scan(db, parent, field).map(([docId, vector]) => ({ docId: idFromStored(docId), vector }));
   }
 
   async clear(db: string): Promise<void> {
     await this.groups.exclusive(() => this.db.transaction(() => {
       this.statements.clearDocuments.run(db);
       this.statements.clearIndex.run(db);
-      this.statements.deleteVectors.run(db);
-      this.statements.bumpVectorSets.run(db);
+      this.vectors.clear(db);
       this.history.clear(db, Math.max(Math.floor(Date.now() * 1000), this.lastCommitTimeSync(db)));
     }).immediate());
   }
@@ -297,6 +269,10 @@ export class SqliteDocumentStore implements DocumentStore {
 
   async scanDocumentsAt(db: string, scan: DocumentScan, readTime: number): Promise<DocumentRow[]> {
     return this.history.scanAt(db, scan, readTime, storedId).map(toRow);
+  }
+
+  async versionsAt(db: string, scan: DocumentScan, readTime: number): Promise<DocumentRow[]> {
+    return this.history.versionsAt(db, scan, readTime, storedId).map(toRow);
   }
 
   async historyStart(db: string): Promise<number> {
