@@ -171,6 +171,12 @@ export interface DocumentStore {
    * keys otherwise); `parent` or `collectionId`, `afterId`, name-key bounds and `limit` apply.
    */
   scanDocumentsAt(db: string, scan: DocumentScan, readTime: number): Promise<DocumentRow[]>;
+  /**
+   * The kept versions of a scope that were current at `readTime` (documents changed or deleted
+   * since), in no order, at most `limit`; `parent` or `collectionId` and name-key bounds apply.
+   * Their number follows the writes since `readTime`, not the scope's size.
+   */
+  versionsAt(db: string, scan: DocumentScan, readTime: number): Promise<DocumentRow[]>;
   /** The earliest time (µs) whose documents the kept versions can tell: earlier reads are refused. */
   historyStart(db: string): Promise<number>;
   /** Drops versions that stopped being current before `before` (µs), at most `limit`; how many went. */

@@ -186,6 +186,10 @@ export class PgDocumentStore implements DocumentStore {
     return this.history.scanAt(db, scan, readTime);
   }
 
+  async versionsAt(db: string, scan: DocumentScan, readTime: number): Promise<DocumentRow[]> {
+    return this.history.versionsAt(db, scan, readTime);
+  }
+
   async historyStart(db: string): Promise<number> {
     return this.history.historyStart(db);
   }
