@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultOptions } from '../packages/server/src/config.js';
@@ -32,8 +32,11 @@ export const hearthTrivialPath = '/identitytoolkit.googleapis.com/v1/bench:trivi
  * (SMS limits keep their hour-long windows, so each text costs the same counter writes as in use),
  * and `hearthTrivialPath` added before it listens.
  */
-export async function startBenchHearth(): Promise<BenchHearth> {
+/** `indexesFile` is written into the bench's data folder (as firestore.indexes.json) when given. */
+export async function startBenchHearth(setup: { indexes?: unknown } = {}): Promise<BenchHearth> {
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-bench-'));
+  const indexesFile = join(dataDir, 'firestore.indexes.json');
+  if (setup.indexes !== undefined) writeFileSync(indexesFile, JSON.stringify(setup.indexes));
   try {
     const options = defaultOptions({
       port: 0,
@@ -45,6 +48,7 @@ export async function startBenchHearth(): Promise<BenchHearth> {
       addressThrottle: { maxFailures: 1e9, windowMs: 1 },
       signUpLimits: { perAddress: { maxFailures: 1e9, windowMs: 1 }, perProject: { maxFailures: 1e9, windowMs: 1 } },
       smsLimits: { perNumber: { maxFailures: 1e6, windowMs: 3600_000 }, perAddress: { maxFailures: 1e6, windowMs: 3600_000 } },
+      ...(setup.indexes !== undefined ? { indexesFile } : {}),
     });
     const hearth = await createHearth(options);
     hearth.app.post(hearthTrivialPath, trivialHandler);

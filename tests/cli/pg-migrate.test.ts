@@ -152,6 +152,16 @@ async function restCommit(hearth: Hearth, writes: unknown[]): Promise<string> {
   return committed.body.commitTime as string;
 }
 
+const vector = (xs: readonly number[]) => ({ mapValue: { fields: { __type__: { stringValue: '__vector__' }, value: { arrayValue: { values: xs.map((x) => ({ doubleValue: x })) } } } } });
+
+/** The 5 nearest of vecs to (1, 2), with their distances. */
+async function restNearest(hearth: Hearth): Promise<Array<[string, unknown]>> {
+  const findNearest = { vectorField: { fieldPath: 'embedding' }, queryVector: vector([1, 2]), distanceMeasure: 'EUCLIDEAN', limit: 5, distanceResultField: 'd' };
+  const reply = await postJson(`${hearth.url}/v1/${root}:runQuery`, { structuredQuery: { from: [{ collectionId: 'vecs' }], findNearest } }, owner);
+  assert.equal(reply.status, 200, JSON.stringify(reply.body));
+  return (reply.body as Array<{ document?: { name: string; fields: { d: unknown } } }>).filter((a) => a.document).map((a) => [a.document!.name.split('/').pop()!, a.document!.fields.d]);
+}
+
 async function restGet(hearth: Hearth, path: string, readTime?: string): Promise<{ status: number; body: any }> {
   const at = readTime ? `?readTime=${encodeURIComponent(readTime)}` : '';
   const got = await fetch(`${hearth.url}/v1/${root}/${path}${at}`, { headers: owner });
@@ -176,7 +186,11 @@ async function targetRows(url: string): Promise<Record<string, number>> {
 }
 
 const indexes = {
-  indexes: [{ collectionGroup: 'shop', queryScope: 'COLLECTION', fields: [{ fieldPath: 'cat', order: 'ASCENDING' }, { fieldPath: 'price', order: 'DESCENDING' }] }],
+  indexes: [
+    { collectionGroup: 'shop', queryScope: 'COLLECTION', fields: [{ fieldPath: 'cat', order: 'ASCENDING' }, { fieldPath: 'price', order: 'DESCENDING' }] },
+    // Its side table moves too (fs_vectors): findNearest answers from it after the move.
+    { collectionGroup: 'vecs', queryScope: 'COLLECTION', fields: [{ fieldPath: 'embedding', vectorConfig: { dimension: 2, flat: {} } }] },
+  ],
   fieldOverrides: [],
 };
 
@@ -207,6 +221,8 @@ test('hearth migrate moves documents: the SDK reads the same documents and query
       await setDoc(doc(db, 'history', 'h'), { v: 2 });
       for (const [name, q] of Object.entries(queries(db))) before[name] = await answer(q);
       await closeSdk(db);
+      await restCommit(old, Array.from({ length: 8 }, (_, i) => ({ update: { name: `${root}/vecs/v${i}`, fields: { embedding: vector([i % 3, (i * 5) % 7]) } } })));
+      before.nearest = await restNearest(old);
       lastOldCommit = await restCommit(old, [{ update: { name: `${root}/history/last`, fields: {} } }]);
     }
     assert.ok(before.composite!.length >= 20 && before.group!.length > 10 && before.contains!.length > 10, JSON.stringify(before).slice(0, 300));
@@ -214,13 +230,15 @@ test('hearth migrate moves documents: the SDK reads the same documents and query
 
     const moved = await migrate(source, database.url);
     assert.equal(moved.code, 0, moved.stderr);
-    assert.match(moved.stderr, /\b69 document\(s\) in 1 database\(s\)/);
+    assert.match(moved.stderr, /\b77 document\(s\) in 1 database\(s\)/);
     assert.match(moved.stderr, /\b1 past version\(s\)/);
 
     const next = await start(fresh, database.url, indexesFile);
     try {
       const db = sdk(next);
       for (const [name, q] of Object.entries(queries(db))) assert.deepEqual(await answer(q), before[name], `query ${name} answers as on SQLite`);
+      assert.equal(before.nearest!.length, 5);
+      assert.deepEqual(await restNearest(next), before.nearest, 'findNearest answers as on SQLite');
       // A listener on PostgreSQL hears a write made after the move.
       const heard: string[][] = [];
       const stop = onSnapshot(queries(db).composite!, (snapshot) => heard.push(snapshot.docs.map((snapshot) => snapshot.id)));

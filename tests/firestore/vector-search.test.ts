@@ -84,7 +84,20 @@ function assertSameRanking(actual: Array<{ id: string; distance: unknown }>, exp
   });
 }
 
-describe('findNearest through firebase-admin (--dev)', () => {
+/**
+ * The same suite twice: without an indexes file (every candidate document is read and ranked) and
+ * with the fields declared as vector indexes (ranked from the side table of declared vector
+ * fields, then only the nearest documents read; pre-filters and past times still read documents).
+ */
+function vectorIndexesFile(): { dataDir: string; indexesFile: string } {
+  const dataDir = tempDataDir();
+  const indexesFile = join(dataDir, 'firestore.indexes.json');
+  const vectorIndex = (collectionGroup: string, dimension: number) => ({ collectionGroup, queryScope: 'COLLECTION', fields: [{ fieldPath: 'embedding', vectorConfig: { dimension, flat: {} } }] });
+  writeFileSync(indexesFile, JSON.stringify({ indexes: [vectorIndex('items', dimension), vectorIndex('moving', 2)] }));
+  return { dataDir, indexesFile };
+}
+
+for (const declared of [false, true]) describe(`findNearest through firebase-admin (--dev${declared ? ', vector indexes declared' : ''})`, () => {
   let server: TestHearth;
   let app: App;
   let db: Firestore;
@@ -94,9 +107,9 @@ describe('findNearest through firebase-admin (--dev)', () => {
   seeded.push({ id: 'zero', vector: [0, 0, 0, 0], k: 0 });
 
   before(async () => {
-    server = await startHearth();
+    server = await startHearth(declared ? vectorIndexesFile() : {});
     process.env.FIRESTORE_EMULATOR_HOST = server.hostPort;
-    app = initializeApp({ projectId: server.projectId }, 'vector-search');
+    app = initializeApp({ projectId: server.projectId }, `vector-search-${String(declared)}`);
     db = getFirestore(app);
     coll = db.collection('items');
     const batch = db.batch();
@@ -202,6 +215,46 @@ describe('findNearest through firebase-admin (--dev)', () => {
       assert.equal(reply.status, 400, JSON.stringify(extra));
       assert.deepEqual(reply.body.error, { code: 400, message, status: 'INVALID_ARGUMENT' }, JSON.stringify(extra));
     }
+  });
+
+  test('after updates, deletes and fields that stop being vectors, the answer is the brute-force ranking of what is stored', async () => {
+    const changing = db.collection('items').doc('v000').parent;
+    const current = new Map(seeded.map((doc) => [doc.id, doc]));
+    const queryVector = [1, -1, 2, 0];
+    const check = async (label: string) => {
+      for (const measure of measures) {
+        const actual = await answer(changing.findNearest({ vectorField: 'embedding', queryVector, limit: 12, distanceMeasure: measure, distanceResultField: 'dist' }));
+        assertSameRanking(actual, bruteForce([...current.values()], queryVector, measure, 12), `${label}, ${measure}`);
+      }
+    };
+    await check('before');
+    const batch = db.batch();
+    // The nearest become far, a far one becomes the nearest, one is deleted, one holds a string.
+    for (const { id } of bruteForce([...current.values()], queryVector, 'EUCLIDEAN', 3)) {
+      const moved = { ...current.get(id)!, vector: [3, 3, -3, 3] };
+      current.set(id, moved);
+      batch.set(changing.doc(id), { embedding: FieldValue.vector(moved.vector), k: moved.k });
+    }
+    const far = [...current.values()].find((doc) => doc.id !== 'zero' && doc.vector[0] === -3)!;
+    current.set(far.id, { ...far, vector: queryVector });
+    batch.update(changing.doc(far.id), { embedding: FieldValue.vector(queryVector) });
+    const gone = bruteForce([...current.values()], queryVector, 'COSINE', 2)[1]!.id;
+    current.delete(gone);
+    batch.delete(changing.doc(gone));
+    const worded = bruteForce([...current.values()], queryVector, 'DOT_PRODUCT', 2)[1]!.id;
+    current.delete(worded);
+    batch.update(changing.doc(worded), { embedding: 'no longer a vector' });
+    await batch.commit();
+    await check('after');
+    // Back to a vector: a candidate again.
+    const back = seeded.find((doc) => doc.id === worded)!;
+    current.set(worded, back);
+    await changing.doc(worded).update({ embedding: FieldValue.vector(back.vector) });
+    await check('restored');
+    // Leave the collection as the other tests seeded it.
+    const restore = db.batch();
+    for (const doc of seeded) restore.set(changing.doc(doc.id), { embedding: FieldValue.vector(doc.vector), k: doc.k });
+    await restore.commit();
   });
 });
 

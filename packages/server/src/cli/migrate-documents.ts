@@ -21,7 +21,7 @@ import { indexValueKey } from '../storage/postgres/pg-document-scan.js';
  * feed starts from the current sequence, so there is nothing earlier to replay.
  */
 
-export const documentTables = ['fs_meta', 'fs_documents', 'fs_index', 'fs_versions', 'fs_changes'] as const;
+export const documentTables = ['fs_meta', 'fs_documents', 'fs_index', 'fs_versions', 'fs_changes', 'fs_vectors', 'fs_vector_sets'] as const;
 
 export interface DocumentCopyReport {
   databases: number;
@@ -76,6 +76,14 @@ const copies: readonly Copy[] = [
     convert: ([db, parent, docId, collectionId, nameKey, createTime, updateTime, untilTime, fields]) => [
       db, utf8(parent), utf8(docId), utf8(collectionId), nameKey, createTime, updateTime, untilTime, fields,
     ],
+  },
+  {
+    // The side table of declared vector fields: recorded in fs_meta's index set with the composite
+    // entries, so it moves with them. Generations start again (fs_vector_sets): nothing holds a set yet.
+    table: 'fs_vectors',
+    select: 'SELECT db, parent, field, doc_id, vector FROM fs_vectors',
+    insert: `INSERT INTO fs_vectors (db, parent, field, doc_id, vector) SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[], $4::bytea[], $5::bytea[])`,
+    convert: ([db, parent, field, docId, vector]) => [db, utf8(parent), utf8(field), utf8(docId), vector],
   },
 ];
 

@@ -44,6 +44,33 @@ export interface DocumentChange {
   row: DocumentRow | undefined;
   removeEntries: IndexEntry[];
   addEntries: IndexEntry[];
+  /** Set when the document's declared vector fields change (its side-table rows, below). */
+  vectors?: VectorChange;
+}
+
+/**
+ * The side table of declared vector fields (issue 36): a document's vector per declared field, its
+ * elements as contiguous float64 (little-endian), so findNearest ranks without decoding documents.
+ * Written in the commit's transaction; each set (one collection's field) has a generation, raised
+ * in the same transaction whenever a row of the set changes, so a copy held in memory can tell it
+ * is current with one read.
+ */
+export interface VectorEntry {
+  /** The vector field's canonical path. */
+  field: string;
+  vector: Buffer;
+}
+
+export interface VectorChange {
+  /** Every declared vector field of the document's collection whose row this change replaces. */
+  fields: string[];
+  /** The new rows (a subset of `fields`); a field without one loses its row. */
+  entries: VectorEntry[];
+}
+
+export interface VectorRow {
+  docId: string;
+  vector: Buffer;
 }
 
 export interface IndexPosition {
@@ -111,8 +138,15 @@ export interface DocumentStore {
   pendingCommitTime?(db: string): number | undefined;
   /** The composite indexes a database's entries were built for (opaque text), if any. */
   indexSet(db: string): Promise<string | undefined>;
-  /** Replaces every kind-2 entry of a database and records the index set they were built for. */
-  rebuildComposite(db: string, indexSet: string, entriesOf: (row: DocumentRow) => IndexEntry[]): Promise<void>;
+  /**
+   * Replaces every kind-2 entry and every vector row of a database and records the index set they
+   * were built for (every vector set's generation is raised).
+   */
+  rebuildComposite(db: string, indexSet: string, entriesOf: (row: DocumentRow) => IndexEntry[], vectorsOf: (row: DocumentRow) => VectorEntry[]): Promise<void>;
+  /** The generation of one collection's vector field set (0 before any row was written). */
+  vectorGeneration(db: string, parent: string, field: string): Promise<number>;
+  /** Every vector row of one collection's field, in id order. */
+  scanVectors(db: string, parent: string, field: string): Promise<VectorRow[]>;
   /**
    * From now on every commit asks `selector` which trigger events each of its changes raises and
    * stores them in the same transaction (storage/trigger-events.ts); undefined stops it.
@@ -138,6 +172,12 @@ export interface DocumentStore {
    * keys otherwise); `parent` or `collectionId`, `afterId`, name-key bounds and `limit` apply.
    */
   scanDocumentsAt(db: string, scan: DocumentScan, readTime: number): Promise<DocumentRow[]>;
+  /**
+   * The kept versions of a scope that were current at `readTime` (documents changed or deleted
+   * since), in no order, at most `limit`; `parent` or `collectionId` and name-key bounds apply.
+   * Their number follows the writes since `readTime`, not the scope's size.
+   */
+  versionsAt(db: string, scan: DocumentScan, readTime: number): Promise<DocumentRow[]>;
   /** The earliest time (µs) whose documents the kept versions can tell: earlier reads are refused. */
   historyStart(db: string): Promise<number>;
   /** Drops versions that stopped being current before `before` (µs), at most `limit`; how many went. */

@@ -27,8 +27,8 @@ export interface CompositeIndex {
 }
 
 /** The whole set, as recorded beside the entries built for it. */
-export function indexSetText(indexes: readonly CompositeIndex[]): string {
-  return JSON.stringify(indexes.map((index) => index.id).sort());
+export function indexSetText(indexes: readonly CompositeIndex[], vectorSets: readonly string[] = []): string {
+  return JSON.stringify([...indexes.map((index) => index.id), ...vectorSets].sort());
 }
 
 /** Where a collection group's entries are filed: no collection path starts with a slash. */

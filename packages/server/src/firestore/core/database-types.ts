@@ -1,7 +1,11 @@
 /** The shapes DocumentDatabase takes and gives (reads' consistency, commits' outcomes, events and plans). */
+import type { ChangeFeed } from '../../storage/change-feed.js';
+import type { CompositeIndex } from './composite-indexes.js';
 import type { Doc } from './documents.js';
 import type { DatabaseId } from './paths.js';
+import type { QueryLimits } from './query.js';
 import type { ServerTransaction } from './transactions.js';
+import type { VectorIndex } from './vector-indexes.js';
 import type { WriteResult } from './writes.js';
 
 /**
@@ -66,3 +70,20 @@ export interface CommitPlan {
 
 /** Throws (PERMISSION_DENIED) to refuse a commit; runs before anything is written. */
 export type CommitAuthorizer = (plan: CommitPlan) => Promise<void>;
+
+export interface DatabaseOptions {
+  queryLimits: QueryLimits;
+  compositeIndexes: readonly CompositeIndex[];
+  /** How long replaced and deleted versions stay readable at a past time (Firestore: one hour). */
+  versionRetentionMs?: number;
+  /** Declared vector indexes; findNearest needs one unless `anyVectorField` (--dev, as the emulator). */
+  vectorIndexes?: readonly VectorIndex[];
+  anyVectorField?: boolean;
+  /**
+   * A store shared by several processes supplies the commits of all of them; listeners then hear
+   * every commit (this process's too) from the feed alone, so none is told twice.
+   */
+  changeFeed?: ChangeFeed;
+}
+
+export const defaultVersionRetentionMs = 3600_000;

@@ -1,15 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import type { DocumentStore } from '../../storage/document-store.js';
-import type { ChangeFeed, FeedEvent } from '../../storage/change-feed.js';
+import type { DocumentRow, DocumentStore } from '../../storage/document-store.js';
+import type { FeedEvent } from '../../storage/change-feed.js';
 import { hasSnapshotReads } from '../../storage/snapshot-reads.js';
-import { compositeEntries, indexSetText, type CompositeIndex } from './composite-indexes.js';
+import { compositeEntries, indexSetText } from './composite-indexes.js';
 import { encodeReplacements, encodingOf } from './commit-encoding.js';
 import { changeFor, docFromRow, type Doc, type DocumentIndexing } from './documents.js';
 import { firestoreErrors } from './errors.js';
 import { checkPartitionable, partitionPoints } from './partitions.js';
-import { executeQuery, type QueryResult } from './planner.js';
-import { executeFindNearest } from './nearest-query.js';
-import { requireVectorIndex, type VectorIndex } from './vector-indexes.js';
+import { executeQuery, type PlanContext, type QueryResult } from './planner.js';
+import { executeFindNearest, type NearestSide } from './nearest-query.js';
+import { declaredVectorFields, vectorChangeFor, vectorEntriesOfRow, vectorSetKeys } from './vector-fields.js';
+import { requireVectorIndex } from './vector-indexes.js';
+import { VectorSets } from './vector-sets.js';
 import { documentKey, type DatabaseId } from './paths.js';
 import { defaultQueryLimits, type Query, type QueryLimits } from './query.js';
 import { parseStructuredQuery } from './query-parse.js';
@@ -17,7 +19,7 @@ import { checkReadsUnchanged, contention, defaultTransactionTimeouts, Transactio
 import { checkWriteSequence } from './write-sequence.js';
 import { applyWrite, type Write, type WriteResult } from './writes.js';
 import { timestampFromMicros } from './value-wire.js';
-import type { ReadConsistency, CommitOutcome, CommitEvent, CommitPlan, CommitAuthorizer, FoundDocumentsCheck, QueryAnswerCheck } from './database-types.js';
+import { defaultVersionRetentionMs, type DatabaseOptions, type ReadConsistency, type CommitOutcome, type CommitEvent, type CommitPlan, type CommitAuthorizer, type FoundDocumentsCheck, type QueryAnswerCheck } from './database-types.js';
 
 export type { ReadConsistency, CommitOutcome, CommittedChange, CommitEvent, CommitPlan, CommitAuthorizer, FoundDocumentsCheck, QueryAnswerCheck } from './database-types.js';
 
@@ -26,22 +28,7 @@ class ChangedSinceAuthorized extends Error {}
 
 const maxAuthorizationAttempts = 5;
 
-export interface DatabaseOptions {
-  queryLimits: QueryLimits;
-  compositeIndexes: readonly CompositeIndex[];
-  /** How long replaced and deleted versions stay readable at a past time (Firestore: one hour). */
-  versionRetentionMs?: number;
-  /** Declared vector indexes; findNearest needs one unless `anyVectorField` (--dev, as the emulator). */
-  vectorIndexes?: readonly VectorIndex[];
-  anyVectorField?: boolean;
-  /**
-   * A store shared by several processes supplies the commits of all of them; listeners then hear
-   * every commit (this process's too) from the feed alone, so none is told twice.
-   */
-  changeFeed?: ChangeFeed;
-}
-
-export const defaultVersionRetentionMs = 3600_000;
+export { defaultVersionRetentionMs, type DatabaseOptions } from './database-types.js';
 /** Versions pruned per statement: a prune never holds the database for long. */
 const pruneBatch = 2_000;
 
@@ -55,12 +42,17 @@ export class DocumentDatabase {
   private readonly clearListeners = new Set<(dbKey: string) => void>();
   private readonly prepared = new Map<string, Promise<void>>();
   private readonly indexSet: string;
+  /** The side table of declared vector fields, and the sets findNearest holds in memory. */
+  private readonly vectorSide: NearestSide;
 
   constructor(
     private readonly store: DocumentStore,
     private readonly options: DatabaseOptions = { queryLimits: defaultQueryLimits, compositeIndexes: [] },
   ) {
-    this.indexSet = indexSetText(options.compositeIndexes);
+    const vectorFields = declaredVectorFields(options.vectorIndexes ?? []);
+    this.vectorSide = { fields: vectorFields, sets: new VectorSets() };
+    // Vector fields join the recorded set only when declared, so a folder without them keeps its set.
+    this.indexSet = indexSetText(options.compositeIndexes, vectorSetKeys(vectorFields));
     this.transactions = new TransactionManager(defaultTransactionTimeouts, options.changeFeed ? randomBytes(8) : undefined);
     options.changeFeed?.subscribe((event) => this.fromFeed(event));
   }
@@ -113,7 +105,9 @@ export class DocumentDatabase {
     if (!preparing) {
       preparing = (async () => {
         if ((await this.store.indexSet(key)) === this.indexSet) return;
-        await this.store.rebuildComposite(key, this.indexSet, (row) => compositeEntries(this.options.compositeIndexes, docFromRow(row)));
+        const composites = (row: DocumentRow) => compositeEntries(this.options.compositeIndexes, docFromRow(row));
+        await this.store.rebuildComposite(key, this.indexSet, composites, (row) => vectorEntriesOfRow(this.vectorSide.fields, row));
+        this.vectorSide.sets.dropDatabase(key);
       })();
       this.prepared.set(key, preparing);
       preparing.catch(() => this.prepared.delete(key));
@@ -184,7 +178,7 @@ export class DocumentDatabase {
     const dbKey = await this.ready(db);
     const readTime = readTimeOf(consistency);
     if (query.findNearest && !this.options.anyVectorField) requireVectorIndex(this.options.vectorIndexes ?? [], db.projectId, query);
-    const run = query.findNearest ? executeFindNearest : executeQuery;
+    const run = query.findNearest ? (context: PlanContext) => executeFindNearest(context, this.vectorSide) : executeQuery;
     const runOn = (store: DocumentStore) => run({ store, dbKey, db, query, composites: this.options.compositeIndexes, ...(readTime !== undefined ? { readTime } : {}) });
     // A query reads in several steps; where commits of other processes could fall between them, one snapshot holds them together.
     const result = hasSnapshotReads(this.store) ? await this.store.inSnapshot(runOn) : await runOn(this.store);
@@ -387,6 +381,7 @@ export class DocumentDatabase {
 
   private readonly indexing: DocumentIndexing = {
     composite: (doc) => (this.options.compositeIndexes.length ? compositeEntries(this.options.compositeIndexes, doc) : []),
+    vectors: (before, after) => (this.vectorSide.fields.size ? vectorChangeFor(this.vectorSide.fields, before, after) : undefined),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { DocumentChange, DocumentRow, IndexEntry } from '../../storage/document-store.js';
+import type { DocumentChange, DocumentRow, IndexEntry, VectorChange } from '../../storage/document-store.js';
 import { firestoreErrors } from './errors.js';
 import { compositeKind, diffEntries, singleFieldChanges, singleFieldEntries } from './document-entries.js';
 import { nameKey } from '../../storage/name-keys.js';
@@ -117,6 +117,8 @@ export { arrayElementKind, compositeKind, singleFieldEntries, valueKind } from '
 /** How a database indexes a document beyond its fields (which it always indexes): the declared composite indexes. */
 export interface DocumentIndexing {
   composite(doc: Doc): IndexEntry[];
+  /** The document's rows of declared vector fields that change (vector-fields.ts), if any. */
+  vectors?(before: Doc | undefined, after: Doc | undefined): VectorChange | undefined;
 }
 
 /** A document's stored form worked out before its commit (commit-encoding.ts). */
@@ -137,7 +139,10 @@ export interface PreEncoded {
 export function changeFor(before: Doc | undefined, after: Doc | undefined, indexing: DocumentIndexing, encoded?: PreEncoded, storedNameKey?: Buffer): DocumentChange {
   const key = (after ?? before)!.key;
   const row = after ? rowFromDoc(after, encoded?.fieldsJson, storedNameKey) : undefined;
-  const change = (removeEntries: IndexEntry[], addEntries: IndexEntry[]): DocumentChange => ({ path: key.path, parent: key.parent, id: key.id, row, removeEntries, addEntries });
+  const vectors = indexing.vectors?.(before, after);
+  const change = (removeEntries: IndexEntry[], addEntries: IndexEntry[]): DocumentChange => ({
+    path: key.path, parent: key.parent, id: key.id, row, removeEntries, addEntries, ...(vectors ? { vectors } : {}),
+  });
   // A new document has nothing to compare with, a deleted one leaves nothing.
   if (!before) return change([], after ? (encoded?.entries ?? [...singleFieldEntries(after.fields), ...indexing.composite(after)]) : []);
   if (!after) return change([...singleFieldEntries(before.fields), ...indexing.composite(before)], []);

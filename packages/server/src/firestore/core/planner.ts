@@ -1,7 +1,7 @@
 import type { DocumentStore, IndexHit, IndexPosition } from '../../storage/document-store.js';
 import { sortTies, sortWhole } from './candidate-order.js';
 import { scanCollection, scanGroup } from './name-scans.js';
-import { pastCandidates } from './past-reads.js';
+import { pastPlan } from './past-reads.js';
 import { compositeIndexFor, groupIndexParent, type CompositeIndex, type IndexFit } from './composite-indexes.js';
 import { arrayElementKind, compositeKind, docFromRow, valueKind, type Doc } from './documents.js';
 import { encodeValue } from './index-encoding.js';
@@ -61,17 +61,16 @@ export interface PlanContext {
 
 /**
  * At a read time no commit has passed yet, the present is the answer and the indexes serve it;
- * otherwise the documents of the query's scope as they were then are read and matched (the
- * indexes hold only the present). A commit that lands while the present is read, past the read
- * time, sends the query to the past.
+ * otherwise the indexes' answer is corrected by what changed since (past-reads.ts). A commit that
+ * lands while the present is read, past the read time, sends the query to the past.
  */
 export async function executeQuery(context: PlanContext): Promise<QueryResult> {
   const { readTime } = context;
   if (readTime === undefined) return run(context, candidates(context));
-  if (readTime < (await context.store.lastCommitTime(context.dbKey))) return run(context, pastCandidates(context, readTime));
+  if (readTime < (await context.store.lastCommitTime(context.dbKey))) return run(context, await pastPlan(context, readTime));
   const result = await run(context, candidates(context));
   if ((await context.store.lastCommitTime(context.dbKey)) <= readTime) return result;
-  return run(context, pastCandidates(context, readTime));
+  return run(context, await pastPlan(context, readTime));
 }
 
 async function run(context: PlanContext, plan: Plan): Promise<QueryResult> {
@@ -101,7 +100,7 @@ async function run(context: PlanContext, plan: Plan): Promise<QueryResult> {
   return { ...result, skipped, documentsScanned };
 }
 
-function candidates(context: PlanContext): Plan {
+export function candidates(context: PlanContext): Plan {
   const { query } = context;
   const direction = (descending: boolean) => (descending ? 'DESC' : 'ASC');
   const nameOrder = `__name__ ${direction(query.orderBy[query.orderBy.length - 1]!.descending)}`;
@@ -328,8 +327,8 @@ export async function visitMatches(context: PlanContext, visitor: () => (doc: Do
     }
     return { indexesUsed: plan.indexesUsed, documentsScanned };
   };
-  if (readTime !== undefined && readTime < (await context.store.lastCommitTime(context.dbKey))) return drain(pastCandidates(context, readTime));
+  if (readTime !== undefined && readTime < (await context.store.lastCommitTime(context.dbKey))) return drain(await pastPlan(context, readTime));
   const present = await drain(candidates(context));
   if (readTime === undefined || (await context.store.lastCommitTime(context.dbKey)) <= readTime) return present;
-  return drain(pastCandidates(context, readTime));
+  return drain(await pastPlan(context, readTime));
 }

@@ -73,6 +73,18 @@ export class PgDocumentHistory {
     return rows.map(rowFromPg);
   }
 
+  /** The versions of a scope current at `readTime`, unordered, at most `scan.limit` (DocumentStore.versionsAt). */
+  async versionsAt(db: string, scan: DocumentScan, readTime: number): Promise<DocumentRow[]> {
+    const params: unknown[] = [];
+    const scope = pgDocumentScanWhere(db, scan, params);
+    params.push(readTime, scan.limit);
+    const { rows } = await this.reader.query<PgRowShape>(
+      `SELECT ${pgRowColumns} FROM fs_versions WHERE ${scope} AND update_time <= $${params.length - 1} AND until_time > $${params.length - 1} LIMIT $${params.length}`,
+      params,
+    );
+    return rows.map(rowFromPg);
+  }
+
   async collectionPathsAt(db: string, lower: Buffer, upper: Buffer, readTime: number): Promise<string[]> {
     const { rows } = await this.reader.query<{ parent: Buffer }>(
       `SELECT parent FROM fs_documents WHERE db = $1 AND parent >= $2 AND parent < $3 AND update_time <= $4

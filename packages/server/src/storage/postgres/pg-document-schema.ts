@@ -93,4 +93,23 @@ export const documentSchemaSteps: readonly string[] = [
   `
   CREATE TABLE fn_cursors (source TEXT PRIMARY KEY, value TEXT NOT NULL);
   `,
+  `
+  -- Declared vector fields beside their documents (storage/document-store.ts VectorEntry), written
+  -- in the commit's transaction; a set's generation rises with every change to its rows.
+  CREATE TABLE fs_vectors (
+    db TEXT COLLATE "C" NOT NULL,
+    parent BYTEA NOT NULL,
+    field BYTEA NOT NULL,
+    doc_id BYTEA NOT NULL,
+    vector BYTEA NOT NULL,
+    PRIMARY KEY (db, parent, field, doc_id)
+  );
+  CREATE TABLE fs_vector_sets (
+    db TEXT COLLATE "C" NOT NULL,
+    parent BYTEA NOT NULL,
+    field BYTEA NOT NULL,
+    generation BIGINT NOT NULL,
+    PRIMARY KEY (db, parent, field)
+  );
+  `,
 ];

@@ -1,4 +1,4 @@
-import type { DocumentChange, DocumentLoad, DocumentLoadReport, DocumentRow, DocumentScan, DocumentStore, IndexEntry, IndexHit, IndexPosition, IndexScan } from '../document-store.js';
+import type { DocumentChange, DocumentLoad, DocumentLoadReport, DocumentRow, DocumentScan, DocumentStore, IndexEntry, IndexHit, IndexPosition, IndexScan, VectorEntry, VectorRow } from '../document-store.js';
 import type { FeedEvent } from '../change-feed.js';
 import type { TriggerEventSelector } from '../trigger-events.js';
 import { idFromStored } from '../sqlite/sqlite-document-store.js';
@@ -112,13 +112,15 @@ export class PgDocumentStore implements DocumentStore {
     return rows[0]?.index_set ?? undefined;
   }
 
-  async rebuildComposite(db: string, indexSet: string, entriesOf: (row: DocumentRow) => IndexEntry[]): Promise<void> {
+  async rebuildComposite(db: string, indexSet: string, entriesOf: (row: DocumentRow) => IndexEntry[], vectorsOf: (row: DocumentRow) => VectorEntry[]): Promise<void> {
     await this.ensureDatabase(db);
     await inPgTransaction(this.pool, async (client) => {
       // Instances starting together: the first rebuilds, the others find it done.
       const { rows } = await client.query<{ index_set: string | null }>('SELECT index_set FROM fs_meta WHERE db = $1 FOR UPDATE', [db]);
       if (rows[0]?.index_set === indexSet) return;
       await client.query('DELETE FROM fs_index WHERE db = $1 AND kind = 2', [db]);
+      await client.query('DELETE FROM fs_vectors WHERE db = $1', [db]);
+      await client.query('UPDATE fs_vector_sets SET generation = generation + 1 WHERE db = $1', [db]);
       let after: { parent: Buffer; docId: Buffer } | undefined;
       for (;;) {
         const page = await client.query<PgRowShape>(
@@ -126,7 +128,10 @@ export class PgDocumentStore implements DocumentStore {
           after ? [db, after.parent, after.docId] : [db],
         );
         if (page.rows.length === 0) break;
-        const changes: DocumentChange[] = page.rows.map(rowFromPg).map((row) => ({ path: row.path, parent: row.parent, id: row.id, row: undefined, removeEntries: [], addEntries: entriesOf(row) }));
+        const changes: DocumentChange[] = page.rows.map(rowFromPg).map((row) => {
+          const vectors = vectorsOf(row);
+          return { path: row.path, parent: row.parent, id: row.id, row: undefined, removeEntries: [], addEntries: entriesOf(row), vectors: { fields: vectors.map((entry) => entry.field), entries: vectors } };
+        });
         await runStatements(client, documentChangeStatements(db, changes, { entriesOnly: true }));
         const last = page.rows[page.rows.length - 1]!;
         after = { parent: last.parent, docId: last.doc_id };
@@ -135,11 +140,22 @@ export class PgDocumentStore implements DocumentStore {
     });
   }
 
+  async vectorGeneration(db: string, parent: string, field: string): Promise<number> {
+    const { rows } = await this.reader.query<{ generation: string }>('SELECT generation FROM fs_vector_sets WHERE db = $1 AND parent = $2 AND field = $3', [db, bytes(parent), bytes(field)]);
+    return Number(rows[0]?.generation ?? 0);
+  }
+
+  async scanVectors(db: string, parent: string, field: string): Promise<VectorRow[]> {
+    const { rows } = await this.reader.query<{ doc_id: Buffer; vector: Buffer }>('SELECT doc_id, vector FROM fs_vectors WHERE db = $1 AND parent = $2 AND field = $3 ORDER BY doc_id', [db, bytes(parent), bytes(field)]);
+    return rows.map((row) => ({ docId: idFromStored(row.doc_id.toString('utf8')), vector: row.vector }));
+  }
+
   async clear(db: string): Promise<void> {
     await this.ensureDatabase(db);
     const seq = await inPgTransaction(this.pool, async (client) => {
       const meta = await lockMeta(client, db);
-      for (const table of ['fs_documents', 'fs_index', 'fs_versions']) await client.query(`DELETE FROM ${table} WHERE db = $1`, [db]);
+      for (const table of ['fs_documents', 'fs_index', 'fs_versions', 'fs_vectors']) await client.query(`DELETE FROM ${table} WHERE db = $1`, [db]);
+      await client.query('UPDATE fs_vector_sets SET generation = generation + 1 WHERE db = $1', [db]);
       const at = Math.max(Math.floor(Date.now() * 1000), meta.lastCommitTime);
       const next = meta.seq + 1;
       // A clear is a change of its own (no changes: start over), so other instances' listeners hear of it in order.
@@ -168,6 +184,10 @@ export class PgDocumentStore implements DocumentStore {
 
   async scanDocumentsAt(db: string, scan: DocumentScan, readTime: number): Promise<DocumentRow[]> {
     return this.history.scanAt(db, scan, readTime);
+  }
+
+  async versionsAt(db: string, scan: DocumentScan, readTime: number): Promise<DocumentRow[]> {
+    return this.history.versionsAt(db, scan, readTime);
   }
 
   async historyStart(db: string): Promise<number> {

@@ -88,12 +88,66 @@ export function documentChangeStatements(db: string, changes: readonly DocumentC
       ]));
     }
   }
+  parts.push(...vectorStatements(db, changes));
   if (added.size) {
     parts.push(statement(
       `INSERT INTO fs_index (db, parent, field, kind, value, doc_id)
        SELECT $1, added.* FROM unnest($2::bytea[], $3::bytea[], $4::smallint[], $5::bytea[], $6::bytea[]) AS added
        ON CONFLICT DO NOTHING`,
       [db, ...added.columns()],
+    ));
+  }
+  return parts;
+}
+
+/**
+ * The changed vector rows (declared vector fields, storage/document-store.ts VectorChange): each
+ * field a row either deleted or upserted, and each touched set's generation raised once (one row
+ * per set in the statement, as ON CONFLICT requires). Disjoint from every other statement's rows.
+ */
+export function vectorStatements(db: string, changes: readonly DocumentChange[]): PgStatement[] {
+  const upserts = { parents: [] as Buffer[], fields: [] as Buffer[], ids: [] as Buffer[], vectors: [] as Buffer[] };
+  const deletes = { parents: [] as Buffer[], fields: [] as Buffer[], ids: [] as Buffer[] };
+  const sets = new Map<string, [Buffer, Buffer]>();
+  for (const change of changes) {
+    if (!change.vectors) continue;
+    const parent = bytes(change.parent);
+    const id = idBytes(change.id);
+    for (const field of change.vectors.fields) {
+      const fieldBytes = bytes(field);
+      const entry = change.vectors.entries.find((candidate) => candidate.field === field);
+      if (entry) {
+        upserts.parents.push(parent);
+        upserts.fields.push(fieldBytes);
+        upserts.ids.push(id);
+        upserts.vectors.push(entry.vector);
+      } else {
+        deletes.parents.push(parent);
+        deletes.fields.push(fieldBytes);
+        deletes.ids.push(id);
+      }
+      sets.set(`${change.parent}\u0000${field}`, [parent, fieldBytes]);
+    }
+  }
+  const parts: PgStatement[] = [];
+  if (deletes.ids.length) {
+    parts.push(statement('DELETE FROM fs_vectors WHERE db = $1 AND (parent, field, doc_id) IN (SELECT * FROM unnest($2::bytea[], $3::bytea[], $4::bytea[]))', [
+      db, deletes.parents, deletes.fields, deletes.ids,
+    ]));
+  }
+  if (upserts.ids.length) {
+    parts.push(statement(
+      `INSERT INTO fs_vectors (db, parent, field, doc_id, vector) SELECT $1, v.* FROM unnest($2::bytea[], $3::bytea[], $4::bytea[], $5::bytea[]) AS v
+       ON CONFLICT (db, parent, field, doc_id) DO UPDATE SET vector = EXCLUDED.vector`,
+      [db, upserts.parents, upserts.fields, upserts.ids, upserts.vectors],
+    ));
+  }
+  if (sets.size) {
+    const touched = [...sets.values()];
+    parts.push(statement(
+      `INSERT INTO fs_vector_sets (db, parent, field, generation) SELECT $1, s.*, 1 FROM unnest($2::bytea[], $3::bytea[]) AS s
+       ON CONFLICT (db, parent, field) DO UPDATE SET generation = fs_vector_sets.generation + 1`,
+      [db, touched.map(([parent]) => parent), touched.map(([, field]) => field)],
     ));
   }
   return parts;

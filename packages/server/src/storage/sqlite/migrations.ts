@@ -59,7 +59,7 @@ const filesMigration = `
 `;
 
 /** Schema steps, applied in order once each; `PRAGMA user_version` records how far a file is. */
-const migrations: string[] = [
+export const migrations: string[] = [
   `
   CREATE TABLE users (
     project_id TEXT NOT NULL,
@@ -348,6 +348,27 @@ const migrations: string[] = [
     local_id TEXT NOT NULL,
     requested_at INTEGER NOT NULL,
     PRIMARY KEY (project_id, local_id)
+  ) WITHOUT ROWID;
+  `,
+  // Declared vector fields beside their documents (storage/document-store.ts VectorEntry), so that
+  // findNearest reads floats, not documents. Filled by the rebuild that follows a change of the
+  // declared index set (an existing folder with vector indexes rebuilds once after this step).
+  // A rowid table: its rows (a KiB of floats at 128 dimensions) are too wide for WITHOUT ROWID.
+  `
+  CREATE TABLE fs_vectors (
+    db TEXT NOT NULL,
+    parent TEXT NOT NULL,
+    field TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (db, parent, field, doc_id)
+  );
+  CREATE TABLE fs_vector_sets (
+    db TEXT NOT NULL,
+    parent TEXT NOT NULL,
+    field TEXT NOT NULL,
+    generation INTEGER NOT NULL,
+    PRIMARY KEY (db, parent, field)
   ) WITHOUT ROWID;
   `,
 ];

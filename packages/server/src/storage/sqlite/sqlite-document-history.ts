@@ -76,6 +76,18 @@ export class SqliteDocumentHistory {
     return statement.all(...params, ...params, readTime, scan.limit) as VersionShape[];
   }
 
+  /** The versions of a scope current at `readTime`, unordered, at most `scan.limit` (DocumentStore.versionsAt). */
+  versionsAt(db: string, scan: DocumentScan, readTime: number, storedId: (id: string) => string): VersionShape[] {
+    const scope = documentScanWhere(db, scan, storedId);
+    const sql = `SELECT ${columns} FROM fs_versions WHERE ${scope.where} AND update_time <= ? AND until_time > ? LIMIT ?`;
+    let statement = this.scans.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.scans.set(sql, statement);
+    }
+    return statement.all(...scope.params, readTime, readTime, scan.limit) as VersionShape[];
+  }
+
   /** Collection paths in [lower, upper) holding a document at `readTime`. */
   collectionPathsAt(db: string, lower: string, upper: string, readTime: number): string[] {
     return this.statements.collectionPathsAt.all(db, lower, upper, readTime, db, lower, upper, readTime, readTime).map((row) => row.parent);

@@ -1,21 +1,12 @@
 import type Database from 'better-sqlite3';
-import type {
-  DocumentChange,
-  DocumentLoad,
-  DocumentLoadReport,
-  DocumentRow,
-  DocumentScan,
-  DocumentStore,
-  IndexEntry,
-  IndexHit,
-  IndexPosition,
-  IndexScan,
-} from '../document-store.js';
+import type { DocumentChange, DocumentLoad, DocumentLoadReport, DocumentRow, DocumentScan, DocumentStore } from '../document-store.js';
+import type { IndexEntry, IndexHit, IndexPosition, IndexScan, VectorEntry, VectorRow } from '../document-store.js';
 import { numericIdValue } from '../name-keys.js';
 import type { TriggerEventSelector } from '../trigger-events.js';
 import { indexValueKey, maxIndexValueBytes } from '../index-value-prefix.js';
 import { CommitGroups } from './sqlite-commit-group.js';
 import { BatchRunner, type WriteBatch } from './sqlite-write-batch.js';
+import { addVectorWrites, SqliteVectorRows } from './sqlite-vector-rows.js';
 import { SqliteWriter } from './sqlite-writer.js';
 import { loadSqliteDocuments } from './sqlite-document-load.js';
 import { SqliteDocumentHistory, type VersionShape } from './sqlite-document-history.js';
@@ -50,6 +41,7 @@ export class SqliteDocumentStore implements DocumentStore {
   /** The first commit time per database of the group being written. */
   private readonly pendingFirst = new Map<string, number>();
   private readonly history: SqliteDocumentHistory;
+  private readonly vectors: SqliteVectorRows;
   private readonly writer: SqliteWriter;
   private readonly groups: CommitGroups;
   /** Databases written by the group being made. */
@@ -67,6 +59,7 @@ export class SqliteDocumentStore implements DocumentStore {
     options: { file: string; writerLatch?: Int32Array; inlineWriteBytes?: number },
   ) {
     this.history = new SqliteDocumentHistory(db);
+    this.vectors = new SqliteVectorRows(db);
     this.writer = new SqliteWriter(options.file, options.writerLatch);
     this.groups = new CommitGroups(this.writer, {
       start: () => this.overlay.clear(),
@@ -173,6 +166,7 @@ export class SqliteDocumentStore implements DocumentStore {
       batch.add('delete', db, change.parent, storedId(change.id));
     }
     for (const entry of change.addEntries) batch.add('insertEntry', ...entryKey(db, change.parent, change.id, entry));
+    addVectorWrites(batch, db, change, storedId(change.id));
   }
 
   async scanIndex(db: string, scan: IndexScan): Promise<IndexHit[]> {
@@ -217,15 +211,17 @@ export class SqliteDocumentStore implements DocumentStore {
 
   // Rebuilds, clears and pruning stay on the main connection (a rebuild computes entries in JS, and
   // all three are rare), in their turn between groups.
-  async rebuildComposite(db: string, indexSet: string, entriesOf: (row: DocumentRow) => IndexEntry[]): Promise<void> {
+  async rebuildComposite(db: string, indexSet: string, entriesOf: (row: DocumentRow) => IndexEntry[], vectorsOf: (row: DocumentRow) => VectorEntry[]): Promise<void> {
     await this.groups.exclusive(() => this.db.transaction(() => {
       this.statements.deleteComposite.run(db);
+      this.vectors.clear(db);
       // Pages rather than one iterator: the connection cannot write while a statement iterates.
       for (let after = 0; ; ) {
         const page = this.statements.rowsAfter.all(db, after);
         for (const shape of page) {
           const row = toRow(shape);
           for (const entry of entriesOf(row)) this.statements.insertEntry.run(...entryKey(db, row.parent, row.id, entry));
+          for (const entry of vectorsOf(row)) this.vectors.insert(db, row.parent, entry.field, shape.doc_id, entry.vector);
         }
         if (page.length === 0) break;
         after = page[page.length - 1]!.rowid;
@@ -234,10 +230,19 @@ export class SqliteDocumentStore implements DocumentStore {
     }).immediate());
   }
 
+  async vectorGeneration(db: string, parent: string, field: string): Promise<number> {
+    return this.vectors.generation(db, parent, field);
+  }
+
+  async scanVectors(db: string, parent: string, field: string): Promise<VectorRow[]> {
+    return this.vectors.scan(db, parent, field).map(([docId, vector]) => ({ docId: idFromStored(docId), vector }));
+  }
+
   async clear(db: string): Promise<void> {
     await this.groups.exclusive(() => this.db.transaction(() => {
       this.statements.clearDocuments.run(db);
       this.statements.clearIndex.run(db);
+      this.vectors.clear(db);
       this.history.clear(db, Math.max(Math.floor(Date.now() * 1000), this.lastCommitTimeSync(db)));
     }).immediate());
   }
@@ -264,6 +269,10 @@ export class SqliteDocumentStore implements DocumentStore {
 
   async scanDocumentsAt(db: string, scan: DocumentScan, readTime: number): Promise<DocumentRow[]> {
     return this.history.scanAt(db, scan, readTime, storedId).map(toRow);
+  }
+
+  async versionsAt(db: string, scan: DocumentScan, readTime: number): Promise<DocumentRow[]> {
+    return this.history.versionsAt(db, scan, readTime, storedId).map(toRow);
   }
 
   async historyStart(db: string): Promise<number> {

@@ -35,6 +35,18 @@ export const writeStatements = {
     sql: 'INSERT OR IGNORE INTO fn_events (id, target, db, path, commit_time, payload, next_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
     arity: 7,
   },
+  upsertVector: {
+    sql: 'INSERT INTO fs_vectors (db, parent, field, doc_id, vector) VALUES (?, ?, ?, ?, ?) ON CONFLICT (db, parent, field, doc_id) DO UPDATE SET vector = excluded.vector',
+    arity: 5,
+  },
+  deleteVector: {
+    sql: 'DELETE FROM fs_vectors WHERE db = ? AND parent = ? AND field = ? AND doc_id = ?',
+    arity: 4,
+  },
+  bumpVectorSet: {
+    sql: 'INSERT INTO fs_vector_sets (db, parent, field, generation) VALUES (?, ?, ?, 1) ON CONFLICT (db, parent, field) DO UPDATE SET generation = generation + 1',
+    arity: 3,
+  },
   setLastCommit: {
     sql: 'INSERT INTO fs_meta (db, last_commit_time) VALUES (?, ?) ON CONFLICT (db) DO UPDATE SET last_commit_time = excluded.last_commit_time',
     arity: 2,
