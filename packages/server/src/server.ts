@@ -89,7 +89,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   });
   await auth.register(app);
   const firestore = await assembleFirestore(options, storage, logger, {
-    isAdminOf: (authorization, projectId) => callers.isAdminOf(authorization, projectId),
+    isAdminOf: (authorization, projectId, peer) => callers.isAdminOf(authorization, projectId, peer),
     isAdminAuthorization: (authorization) => callers.isAdminAuthorization(authorization),
     // Every account of the project, its tenants' too (rules see firebase.tenant), as Google's Firestore takes them.
     verifyIdToken: (projectId, token) => auth.verifyIdToken(projectId, token, { anyTenant: true }),
@@ -102,7 +102,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     readDocument: (projectId, databaseId, path) => firestore.guard.reader({ projectId, databaseId }).get(path),
     isOwner: isOwnerCredential,
     serviceAccountKeysOf: (clientEmail) => auth.serviceAccounts.keysOf(clientEmail),
-    resolveCaller: (authorization, projectId, consoleSession) => firestore.access.callerOf(authorization, projectId, consoleSession),
+    resolveCaller: (authorization, projectId, consoleSession, peer) => firestore.access.callerOf(authorization, projectId, consoleSession, peer),
     publicUrl: () => options.publicUrl?.replace(/\/$/, '') ?? '',
     logger,
   });
@@ -113,7 +113,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     dev: options.dev,
     isOwnerCredential,
   });
-  const functions = setUpFunctions(functionsPlan, { documents: storage.documents, triggerEvents: storage.triggerEvents, files: storage.files, accounts: auth.deps.users, ...(auth.deps.blocking ? { blocking: auth.deps.blocking } : {}), verifyIdToken: (projectId, token) => auth.verifyIdToken(projectId, token, { anyTenant: true }), ...(options.functionsDispatcher ? { dispatcher: options.functionsDispatcher } : {}) }, logger);
+  const functions = setUpFunctions(functionsPlan, { documents: storage.documents, triggerEvents: storage.triggerEvents, files: storage.files, accounts: auth.deps.users, ...(auth.deps.blocking ? { blocking: auth.deps.blocking } : {}), credential: callers.functions, verifyIdToken: (projectId, token) => auth.verifyIdToken(projectId, token, { anyTenant: true }), ...(options.functionsDispatcher ? { dispatcher: options.functionsDispatcher } : {}) }, logger);
   await functions.register(app);
   registerConsoleFunctionsRoutes(app, { functions, isOwnerCredential });
   registerOverviewRoutes(app, {

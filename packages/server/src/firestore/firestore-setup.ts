@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { IdTokenClaims } from '../auth/core/tokens.js';
+import type { Peer } from '../auth/api/functions-credential.js';
 import type { FirestoreOptions } from './firestore-options.js';
 import { firestoreMetrics } from '../http/metrics.js';
 import type { IdentityStorage } from '../storage/identity-storage.js';
@@ -25,7 +26,7 @@ import { FirestoreStreams } from './streams/streams.js';
 /** What the document database needs of the identity server. */
 export interface FirestoreIdentity {
   /** The admin credential of that project (the admin key, `Bearer owner` in --dev, its service accounts). */
-  isAdminOf(authorization: string | undefined, projectId: string): Promise<boolean>;
+  isAdminOf(authorization: string | undefined, projectId: string, peer?: Peer): Promise<boolean>;
   /** The admin credential of any project. */
   isAdminAuthorization(authorization: string | undefined): boolean;
   /** An ID token of the project or any of its tenants (rules see firebase.tenant), as Google's Firestore takes them. */

@@ -12,6 +12,7 @@ import { authTriggerListener } from './auth-triggers.js';
 import type { AccountChange } from '../auth/core/user-repository.js';
 import type { FilesStore } from '../storage/files-store.js';
 import type { BlockingSlot } from '../auth/core/blocking-functions.js';
+import type { FunctionsCredentialSlot } from '../auth/api/functions-credential.js';
 import { resolve } from 'node:path';
 import { defaultBucketsOf } from '../files/files-setup.js';
 import { baseEnvironment, discoverFunctions } from './discovery.js';
@@ -98,6 +99,8 @@ export interface FunctionsDeps {
   accounts?: { onAccountChange(listener: (change: AccountChange) => void): () => void };
   /** The identity domain's slot for blocking functions (beforeCreate, beforeSignIn). */
   blocking?: BlockingSlot;
+  /** Where the worker's own credential is told to the identity domain (auth/api/functions-credential.ts). */
+  credential?: FunctionsCredentialSlot;
   /** Throws unless `token` is a valid ID token of the project (any of its tenants). */
   verifyIdToken(projectId: string, token: string): Promise<unknown>;
 }
@@ -113,9 +116,9 @@ export function setUpFunctions(plan: FunctionsPlan | undefined, deps: FunctionsD
   const memoryMb = Math.max(256, ...endpoints.map((endpoint) => endpoint.availableMemoryMb ?? 0));
   const concurrency = Math.min(80, ...endpoints.map((endpoint) => endpoint.concurrency ?? 80));
   const worker = new WorkerProcess(codeBase, () => workerEnvironment(projectId, hearthUrl), logger.child({ codeBase }), { memoryMb, concurrency });
-  if (!plan.dev) {
-    // firebase-admin in the worker presents the emulator credential, `Bearer owner`, which only --dev accepts.
-    logger.warn('functions run outside --dev: their firebase-admin calls to Hearth (Firestore, Auth, Storage) are refused for now (docs/FUNCTIONS.md)');
+  if (deps.credential) {
+    deps.credential.projectId = projectId;
+    deps.credential.current = () => worker.credential;
   }
   for (const endpoint of endpoints) {
     if (endpoint.kind.type === 'unsupported') logger.warn({ function: endpoint.name, reason: endpoint.kind.reason }, 'a function Hearth does not run');
@@ -154,6 +157,7 @@ export function setUpFunctions(plan: FunctionsPlan | undefined, deps: FunctionsD
     async close() {
       deps.documents.raiseTriggerEvents(undefined);
       if (deps.blocking?.current === blocking) deps.blocking.current = undefined;
+      if (deps.credential) deps.credential.current = undefined;
       stopAccounts?.();
       await storageBridge.stop();
       await dispatcher.stop();

@@ -43,6 +43,11 @@ export class WorkerProcess {
   private child: ChildProcess | undefined;
   private port: number | undefined;
   private readonly key = randomBytes(32).toString('base64url');
+  /**
+   * What the worker's firebase-admin presents to Hearth (auth/api/functions-credential.ts): minted at
+   * each start, so a worker's secret dies with it; handed over IPC, never in the environment.
+   */
+  private secret: string | undefined;
   private ready: Promise<void> | undefined;
   private closed = false;
   private restartDelayMs = 1000;
@@ -79,6 +84,11 @@ export class WorkerProcess {
     return () => this.lineListeners.delete(listener);
   }
 
+  /** The running worker's credential; undefined while none runs. */
+  get credential(): string | undefined {
+    return this.child && this.child.exitCode === null ? this.secret : undefined;
+  }
+
   get pid(): number | undefined {
     return this.child?.pid;
   }
@@ -94,6 +104,7 @@ export class WorkerProcess {
       serialization: 'json',
     });
     this.child = child;
+    this.secret = randomBytes(32).toString('base64url');
     this.port = undefined;
     this.capture(child, 'stdout');
     this.capture(child, 'stderr');
@@ -111,7 +122,10 @@ export class WorkerProcess {
       });
       child.once('exit', (code, signal) => {
         this.port = undefined;
-        if (this.child === child) this.child = undefined;
+        if (this.child === child) {
+          this.child = undefined;
+          this.secret = undefined;
+        }
         rejectReady(new WorkerUnavailable(`the functions worker exited (${signal ?? code}) before it served`));
         if (this.closed) return;
         // A worker that ran a while died of something passing; one that dies at once is failing to load.
@@ -127,7 +141,7 @@ export class WorkerProcess {
         next.catch(() => undefined);
         this.ready = next;
       });
-      child.send({ type: 'start', key: this.key });
+      child.send({ type: 'start', key: this.key, credential: this.secret });
     });
   }
 

@@ -6,6 +6,7 @@ import type { Caller } from '../core/requests.js';
 import { authError } from '../errors.js';
 import { requestedRealm } from '../tenants/tenant-of-request.js';
 import { clientAddressOf } from '../../http/address-key.js';
+import { isFunctionsPrincipal, peerOf, type FunctionsCredentialSlot, type Peer } from './functions-credential.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -33,6 +34,9 @@ export interface AdminCredential {
  * only of the project its key belongs to, tenants included.
  */
 export class CallerResolver {
+  /** The `--functions` worker's own credential (functions-credential.ts); the functions domain fills it in. */
+  readonly functions: FunctionsCredentialSlot = {};
+
   constructor(
     private readonly projects: ProjectDirectory,
     private readonly admin: AdminCredential,
@@ -44,9 +48,10 @@ export class CallerResolver {
    * For callers that check the header themselves and know the project (Firestore's transports):
    * the admin key, or a live service-account access token of `projectId`.
    */
-  async isAdminOf(authorization: string | undefined, projectId: string): Promise<boolean> {
+  async isAdminOf(authorization: string | undefined, projectId: string, peer?: Peer): Promise<boolean> {
     if (this.isAdminAuthorization(authorization)) return true;
     const token = bearerToken(authorization);
+    if (token !== undefined && isFunctionsPrincipal(this.functions, token, peer, projectId)) return true;
     if (token === undefined || this.serviceAccountProjectOf === undefined) return false;
     return (await this.serviceAccountProjectOf(token)) === projectId;
   }
@@ -58,7 +63,14 @@ export class CallerResolver {
     // The console session (console/console-access.ts marked it) is the administrator of every project.
     if (request.consoleOperator) return true;
     if (this.isAdminAuthorization(request.headers.authorization)) return true;
+    if (this.isFunctionsCaller(request, projectId)) return true;
     return projectId !== undefined && request.serviceAccountProject !== '' && request.serviceAccountProject === projectId;
+  }
+
+  /** The functions worker's firebase-admin: the administrator of the functions' project, never the owner. */
+  private isFunctionsCaller(request: FastifyRequest, projectId: string | undefined): boolean {
+    const token = bearerToken(request.headers.authorization);
+    return token !== undefined && isFunctionsPrincipal(this.functions, token, peerOf(request), projectId);
   }
 
   /** The admin key (or `Bearer owner` in --dev) itself, or the console session: only they manage service-account keys. */
@@ -78,6 +90,7 @@ export class CallerResolver {
     const key = apiKeyOf(request);
     if (key === undefined) {
       if (this.isOwner(request)) return { realm: this.realm(request, this.projects.defaultProjectId), isAdmin: true, isOwner: true, clientIp: clientAddressOf(request), ...locale(request) };
+      if (this.isFunctionsCaller(request, this.projects.defaultProjectId)) return { realm: this.realm(request, this.projects.defaultProjectId), isAdmin: true, clientIp: clientAddressOf(request), ...locale(request) };
       const serviceAccountProject = request.fromForeignPage ? '' : request.serviceAccountProject;
       if (serviceAccountProject !== '') return { realm: this.realm(request, serviceAccountProject), isAdmin: true, clientIp: clientAddressOf(request), ...locale(request) };
       throw new ApiError(403, 'The request is missing a valid API key.', 'PERMISSION_DENIED');

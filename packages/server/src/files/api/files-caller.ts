@@ -1,10 +1,11 @@
 import type { FastifyRequest } from 'fastify';
+import { peerOf, type Peer } from '../../auth/api/functions-credential.js';
 import { ApiError } from '../../http/api-error.js';
 import { fileErrors, type StorageApi } from '../core/file-errors.js';
 import type { FilesCaller } from '../security/storage-guard.js';
 
 /** Resolves a header to a caller the way Firestore does (admin credential, verified or --dev unsigned ID token). */
-export type ResolveCaller = (authorization: string | undefined, projectId: string, consoleSession: boolean) => Promise<FilesCaller>;
+export type ResolveCaller = (authorization: string | undefined, projectId: string, consoleSession: boolean, peer: Peer) => Promise<FilesCaller>;
 
 /**
  * The caller of a storage request. firebase/storage sends `Authorization: Firebase <ID token>`,
@@ -17,7 +18,7 @@ export async function filesCallerOf(resolve: ResolveCaller, api: StorageApi, req
   const bearer = header === undefined ? undefined : header.replace(/^Firebase\s+/i, 'Bearer ');
   let caller: FilesCaller;
   try {
-    caller = await resolve(bearer, projectId, Boolean(request.consoleOperator) && !request.fromForeignPage);
+    caller = await resolve(bearer, projectId, Boolean(request.consoleOperator) && !request.fromForeignPage, peerOf(request));
   } catch (error) {
     if (error instanceof ApiError && error.httpStatus === 401) throw fileErrors.unauthenticated(api);
     throw error;

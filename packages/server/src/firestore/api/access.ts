@@ -1,5 +1,6 @@
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import type { IdTokenClaims } from '../../auth/core/tokens.js';
+import type { Peer } from '../../auth/api/functions-credential.js';
 import { firestoreErrors } from '../core/errors.js';
 import type { DatabaseId, DatabaseIdRule } from '../core/paths.js';
 import type { FirestoreCaller, FirestoreGuard, RequestJudge } from '../security/guard.js';
@@ -8,7 +9,7 @@ export type { FirestoreCaller } from '../security/guard.js';
 
 export interface FirestoreAccessDeps {
   /** Is this `Authorization` header an administrator of the project (the admin key, or a service account of it)? */
-  isAdmin(authorization: string | undefined, projectId: string): boolean | Promise<boolean>;
+  isAdmin(authorization: string | undefined, projectId: string, peer?: Peer): boolean | Promise<boolean>;
   verifyIdToken(projectId: string, token: string): Promise<IdTokenClaims>;
   /**
    * --dev, like Google's emulator: unsigned ID tokens (`alg: none`, what @firebase/rules-unit-testing
@@ -37,11 +38,12 @@ export class FirestoreAccess {
   /**
    * From the `Authorization` header, whichever transport carried it (HTTP, WebChannel's headers, gRPC
    * metadata); `consoleSession`: the request was made with the operator console's session
-   * (console/console-access.ts decided), which is the administrator.
+   * (console/console-access.ts decided), which is the administrator; `peer`: the connection, for the
+   * functions worker's credential (auth/api/functions-credential.ts), which only counts from it.
    */
-  async callerOf(authorization: string | undefined, projectId: string, consoleSession = false): Promise<FirestoreCaller> {
+  async callerOf(authorization: string | undefined, projectId: string, consoleSession = false, peer?: Peer): Promise<FirestoreCaller> {
     if (consoleSession) return { kind: 'admin' };
-    if (await this.deps.isAdmin(authorization, projectId)) return { kind: 'admin' };
+    if (await this.deps.isAdmin(authorization, projectId, peer)) return { kind: 'admin' };
     if (!authorization) return { kind: 'anonymous' };
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);
     if (!match) throw firestoreErrors.unauthenticated(invalidCredentials);

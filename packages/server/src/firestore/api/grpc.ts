@@ -16,6 +16,7 @@ import { decodeRequest, loadFirestoreRoot, messageFromJson, messageToJson, reque
 import { batchWriter, writeAtTick } from './grpc-batch-writer.js';
 import { listenFramer, listenResponseSerializer } from './listen-encoding.js';
 import { callVerb, firestoreBodyLimit } from './rest-routes.js';
+import { addressOfGrpcPeer, forwardedBy, type Peer } from '../../auth/api/functions-credential.js';
 
 /**
  * google.firestore.v1.Firestore over gRPC, for the Node SDKs (firebase-admin, and the firebase
@@ -224,11 +225,11 @@ function implementation(options: GrpcOptions, root: protobuf.Root): grpc.Untyped
     RunAggregationQuery: verb('runAggregationQuery', 'parent'),
   };
 
-  const context = async (method: string, call: { metadata: grpc.Metadata }, request: Json): Promise<CallContext> => {
+  const context = async (method: string, call: { metadata: grpc.Metadata; getPeer(): string }, request: Json): Promise<CallContext> => {
     const problem = requestProblem(request);
     if (problem) throw problem;
     const db = databaseOf(databaseField[method]?.(request) ?? request.database, call.metadata, access.databaseIdRule);
-    return { db, caller: await access.callerOf(authorization(call.metadata), db.projectId), request };
+    return { db, caller: await access.callerOf(authorization(call.metadata), db.projectId, false, peerOfCall(call)), request };
   };
   const handlers: grpc.UntypedServiceImplementation = {};
   for (const [method, handler] of Object.entries(unary)) {
@@ -296,7 +297,7 @@ function bidi(kind: StreamKind, options: GrpcOptions, frame?: (messages: Json[])
     };
     const open = async (first: Json) => {
       const db = databaseOf(first.database, call.metadata, options.access.databaseIdRule);
-      const caller = await options.access.callerOf(authorization(call.metadata), db.projectId);
+      const caller = await options.access.callerOf(authorization(call.metadata), db.projectId, false, peerOfCall(call));
       if (finished) return;
       const sink = {
         send: (message: Json) => {
@@ -350,6 +351,11 @@ function documentPath(db: DatabaseId, name: unknown): string {
 function metadataPrefix(metadata: grpc.Metadata): string | undefined {
   const value = metadata.get('google-cloud-resource-prefix')[0];
   return value === undefined ? undefined : String(value);
+}
+
+/** The connection's peer; a forwarding proxy's metadata says so (auth/api/functions-credential.ts). */
+function peerOfCall(call: { metadata: grpc.Metadata; getPeer(): string }): Peer {
+  return { address: addressOfGrpcPeer(call.getPeer()), forwarded: forwardedBy(call.metadata.getMap()) };
 }
 
 function authorization(metadata: grpc.Metadata): string | undefined {

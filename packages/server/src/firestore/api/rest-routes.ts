@@ -13,6 +13,7 @@ import { onlyKeys } from '../core/wire-checks.js';
 import { answerTime, beginWith, checkedReadTime, concurrencyFor, endIfBegun, readConsistency } from './read-consistency.js';
 import { toApiError } from '../../http/error-handler.js';
 import { isFromLocalPage } from '../../http/browser-origin.js';
+import { peerOf } from '../../auth/api/functions-credential.js';
 
 /** Firestore allows 10 MiB per request. */
 export const firestoreBodyLimit = 10 * 1024 * 1024;
@@ -77,7 +78,7 @@ export async function registerFirestoreRestRoutes(app: FastifyInstance, database
       bodyLimit: firestoreBodyLimit,
       handler: async (request, reply) => {
         const target = parseTarget(request, access);
-        const caller = await access.callerOf(request.headers.authorization, target.db.projectId, Boolean(request.consoleOperator));
+        const caller = await access.callerOf(request.headers.authorization, target.db.projectId, Boolean(request.consoleOperator), peerOf(request));
         const answer = await dispatch(database, access, caller, request, target);
         void reply.header('content-type', 'application/json; charset=utf-8');
         return answer;
@@ -87,7 +88,7 @@ export async function registerFirestoreRestRoutes(app: FastifyInstance, database
     scope.delete('/emulator/v1/projects/:project/databases/:database/documents', async (request) => {
       const params = request.params as { project: string; database: string };
       const db = checkDatabase(params.project, params.database, access.databaseIdRule);
-      access.checkEmulatorEndpoint(await access.callerOf(request.headers.authorization, db.projectId, Boolean(request.consoleOperator)), request.fromForeignPage === true && !isFromLocalPage(request));
+      access.checkEmulatorEndpoint(await access.callerOf(request.headers.authorization, db.projectId, Boolean(request.consoleOperator), peerOf(request)), request.fromForeignPage === true && !isFromLocalPage(request));
       await database.clear(db);
       return {};
     });

@@ -17,10 +17,13 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { presentCredential } from './outbound-credential.js';
 
 interface StartMessage {
   type: 'start';
   key: string;
+  /** What firebase-admin presents to Hearth instead of the emulator's `Bearer owner` (outbound-credential.ts). */
+  credential?: string;
 }
 
 type Handler = ((...args: unknown[]) => unknown) & { __endpoint?: unknown; run?: (...args: unknown[]) => unknown };
@@ -175,6 +178,9 @@ async function main(key: string): Promise<void> {
 
 process.once('message', (message: StartMessage) => {
   if (message?.type !== 'start' || typeof message.key !== 'string') process.exit(2);
+  // Before the code base loads: its firebase-admin's connections are made with the patched modules.
+  const hearthHost = process.env.FIRESTORE_EMULATOR_HOST;
+  if (typeof message.credential === 'string' && hearthHost) presentCredential(message.credential, hearthHost);
   main(message.key).catch((error: unknown) => {
     console.error(`the code base failed to load: ${errorText(error)}`);
     process.exit(3);
