@@ -3,12 +3,8 @@ import { Command, InvalidArgumentError } from 'commander';
 import { join, resolve } from 'node:path';
 import { withDevDefaults } from './cli/dev-defaults.js';
 import { devExposure } from './cli/start-checks.js';
-import { registerUsersCommands } from './cli/users.js';
+import { origin, registerCommands } from './cli/commands.js';
 import { defaultSignUpLimits } from './auth/core/signup-limit.js';
-import { registerMigrateCommand } from './cli/migrate.js';
-import { registerFirestoreTransfer } from './cli/firestore-transfer.js';
-import { registerProjectTransfer } from './cli/project-transfer.js';
-import { createServiceAccountKey, listServiceAccountKeys, revokeServiceAccountKey } from './auth/core/service-account-commands.js';
 import { defaultOptions, defaultShippedRulesFile, defaultShippedStorageRulesFile, type HearthOptions } from './config.js';
 import { parseTrustedProxies } from './http/trusted-proxies.js';
 
@@ -16,11 +12,6 @@ function port(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('a port is a whole number from 0 to 65535');
   return n;
-}
-
-function origin(value: string): string {
-  if (!/^https?:\/\/[^/?#]+\/?$/.test(value)) throw new InvalidArgumentError('an origin such as https://auth.example.com');
-  return value;
 }
 
 function httpBase(value: string): string {
@@ -246,42 +237,6 @@ program
     process.on('SIGTERM', () => stop('SIGTERM'));
   });
 
-registerUsersCommands(program);
-registerMigrateCommand(program);
-const importCommand = program.command('import').description("bring a Firebase project in from Google's formats: a `firebase emulators:export` folder (documents, accounts) with its firebase.json (rules, indexes)");
-const exportCommand = program.command('export').description("write a project out as a `firebase emulators:export` folder (documents, accounts, rules) that Google's emulators start from");
-// `import firestore DIR --data X`: the flags after a subcommand are the subcommand's (both levels have --data).
-program.enablePositionalOptions();
-importCommand.enablePositionalOptions();
-exportCommand.enablePositionalOptions();
-registerProjectTransfer(importCommand, exportCommand);
-registerFirestoreTransfer(importCommand, exportCommand);
-
-const serviceAccounts = program.command('service-accounts').description("a project's service-account keys (JSON files for firebase-admin's cert())");
-serviceAccounts
-  .command('create')
-  .description('issue a key and write its file (0600); Hearth keeps only the public half')
-  .requiredOption('--project <id>', 'the project the key administers')
-  .option('--data <dir>', 'data folder of the Hearth that honours the key', './.hearth')
-  .option('--public-url <url>', "Hearth's public origin, for the file's token_uri", origin, 'http://127.0.0.1:9000')
-  .option('--out <file>', 'where to write the key file (default: <project>-<key id>.json)')
-  .action(async (flags: { project: string; data: string; publicUrl: string; out?: string }) => {
-    process.stdout.write(`${await createServiceAccountKey(flags)}\n`);
-  });
-serviceAccounts
-  .command('list')
-  .requiredOption('--project <id>', 'the project')
-  .option('--data <dir>', 'data folder', './.hearth')
-  .action(async (flags: { project: string; data: string }) => {
-    for (const line of await listServiceAccountKeys(flags)) process.stdout.write(`${line}\n`);
-  });
-serviceAccounts
-  .command('revoke <keyId>')
-  .description('delete a key and end the access tokens exchanged with it')
-  .requiredOption('--project <id>', 'the project')
-  .option('--data <dir>', 'data folder', './.hearth')
-  .action(async (keyId: string, flags: { project: string; data: string }) => {
-    await revokeServiceAccountKey({ ...flags, keyId });
-  });
+registerCommands(program);
 
 await program.parseAsync(process.argv);

@@ -1,6 +1,5 @@
 import { mkdirSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Command } from 'commander';
 import { ApiError } from '../http/api-error.js';
 import { DatabaseNotEmpty } from '../storage/document-store.js';
 import { openStorage, type IdentityStorage } from '../storage/identity-storage.js';
@@ -60,14 +59,14 @@ function collectionIds(list: string | undefined): string[] | undefined {
   return list === undefined ? undefined : list.split(',').map((id) => id.trim()).filter(Boolean);
 }
 
-interface ImportFlags extends StorageFlags {
+export interface FirestoreImportFlags extends StorageFlags {
   project?: string;
   database?: string;
   collectionIds?: string;
   indexes?: string;
 }
 
-export async function importFirestore(dir: string, flags: ImportFlags): Promise<ImportReport> {
+export async function importFirestore(dir: string, flags: FirestoreImportFlags): Promise<ImportReport> {
   const { storage, close } = await openTransferStorage(flags);
   const progress = progressLine('importing');
   try {
@@ -103,43 +102,28 @@ export async function runTransfer(name: string, command: () => Promise<void>): P
   }
 }
 
-export function registerFirestoreTransfer(importCommand: Command, exportCommand: Command): void {
-  importCommand
-    .command('firestore <dir>')
-    .description("import a Firestore export (gcloud firestore export, the emulator's --export-on-exit, firebase emulators:export) into an empty database, all or nothing")
-    .option('--project <id>', "the project to import into (default: the export's own)")
-    .option('--database <id>', "the database to import into (default: the export's own, e.g. (default))")
-    .option('--collection-ids <ids>', 'only documents of these collection ids (comma-separated, at any depth)')
-    .option('--indexes <file>', "the server's firestore.indexes.json, so its composite index entries are built by the import")
-    .option('--data <dir>', 'data folder', './.hearth')
-    .option('--database-url <url>', 'the PostgreSQL database instead of the data folder (or HEARTH_DATABASE_URL)')
-    .action((dir: string, flags: ImportFlags) =>
-      runTransfer('import firestore', async () => {
-        const started = Date.now();
-        const report = await importFirestore(dir, flags);
-        process.stderr.write(`${describeImport(report, (Date.now() - started) / 1000)}\n`);
-      }),
-    );
-
-  exportCommand
-    .command('firestore <dir>')
-    .description("write a database as a Firestore export (the layout gcloud's emulator --import-data and gcloud firestore import read) into a new folder")
-    .option('--project <id>', 'project id', 'demo-hearth')
-    .option('--database <id>', 'database id', '(default)')
-    .option('--collection-ids <ids>', 'only documents of these collection ids (comma-separated, at any depth)')
-    .option('--data <dir>', 'data folder', './.hearth')
-    .option('--database-url <url>', 'the PostgreSQL database instead of the data folder (or HEARTH_DATABASE_URL)')
-    .action((dir: string, flags: StorageFlags & { project: string; database: string; collectionIds?: string }) =>
-      runTransfer('export firestore', async () => {
-        const started = Date.now();
-        const report = await exportFirestore(dir, flags);
-        const seconds = (Date.now() - started) / 1000;
-        process.stderr.write(`Exported ${report.documents} document(s) of ${flags.project}/${flags.database} to ${resolve(dir)} (${report.bytes} bytes, ${seconds.toFixed(1)} s).\n`);
-      }),
-    );
+/** `hearth import firestore DIR` (cli/commands.ts registers the command and its flags). */
+export function runFirestoreImport(dir: string, flags: FirestoreImportFlags): Promise<void> {
+  return runTransfer('import firestore', async () => {
+    const started = Date.now();
+    const report = await importFirestore(dir, flags);
+    process.stderr.write(`${describeImport(report, (Date.now() - started) / 1000)}\n`);
+  });
 }
 
-export async function exportFirestore(dir: string, flags: StorageFlags & { project: string; database: string; collectionIds?: string }) {
+/** `hearth export firestore DIR`. */
+export function runFirestoreExport(dir: string, flags: FirestoreExportFlags): Promise<void> {
+  return runTransfer('export firestore', async () => {
+    const started = Date.now();
+    const report = await exportFirestore(dir, flags);
+    const seconds = (Date.now() - started) / 1000;
+    process.stderr.write(`Exported ${report.documents} document(s) of ${flags.project}/${flags.database} to ${resolve(dir)} (${report.bytes} bytes, ${seconds.toFixed(1)} s).\n`);
+  });
+}
+
+export type FirestoreExportFlags = StorageFlags & { project: string; database: string; collectionIds?: string };
+
+export async function exportFirestore(dir: string, flags: FirestoreExportFlags) {
   const db = checkDatabase(flags.project, flags.database, 'emulator');
   const { storage, close } = await openTransferStorage(flags);
   const progress = progressLine('exporting');

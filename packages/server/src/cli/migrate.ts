@@ -1,6 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Command } from 'commander';
 import type Database from 'better-sqlite3';
 import { openDatabaseFile } from '../storage/sqlite/sqlite-file.js';
 import { applyPgMigrations, inPgTransaction, openPgPool, type PgClient } from '../storage/postgres/pg-connection.js';
@@ -138,27 +137,21 @@ async function copyTable(sqlite: Database.Database, client: PgClient, table: (ty
   return count;
 }
 
-export function registerMigrateCommand(program: Command): void {
-  program
-    .command('migrate')
-    .description("copy an SQLite data folder's accounts, settings, codes, mails, rules, keys, documents and storage metadata into an empty PostgreSQL database")
-    .option('--data <dir>', 'the data folder to copy from', './.hearth')
-    .option('--database-url <url>', 'the empty PostgreSQL database to copy into (or HEARTH_DATABASE_URL)')
-    .action(async (flags: { data: string; databaseUrl?: string }) => {
-      const databaseUrl = flags.databaseUrl ?? process.env.HEARTH_DATABASE_URL;
-      try {
-        if (!databaseUrl) throw new MigrateRefusal('give --database-url (or HEARTH_DATABASE_URL)');
-        const report = await migrateToPostgres(flags.data, databaseUrl, progressPrinter());
-        const counts = Object.entries(report.rows).map(([table, n]) => `${table} ${n}`).join(', ');
-        const docs = report.documents;
-        process.stderr.write(
-          `Copied ${counts}; ${report.keyRings} key ring(s), ${report.secrets} secret(s); ` +
-            `${docs.documents} document(s) in ${docs.databases} database(s), ${docs.indexEntries} index entries, ${docs.versions} past version(s).\n`,
-        );
-      } catch (error) {
-        if (!(error instanceof MigrateRefusal)) throw error;
-        process.stderr.write(`hearth migrate: ${error.message}\n`);
-        process.exitCode = 1;
-      }
-    });
+/** `hearth migrate` (cli/commands.ts registers the command and its flags). */
+export async function runMigrate(flags: { data: string; databaseUrl?: string }): Promise<void> {
+  const databaseUrl = flags.databaseUrl ?? process.env.HEARTH_DATABASE_URL;
+  try {
+    if (!databaseUrl) throw new MigrateRefusal('give --database-url (or HEARTH_DATABASE_URL)');
+    const report = await migrateToPostgres(flags.data, databaseUrl, progressPrinter());
+    const counts = Object.entries(report.rows).map(([table, n]) => `${table} ${n}`).join(', ');
+    const docs = report.documents;
+    process.stderr.write(
+      `Copied ${counts}; ${report.keyRings} key ring(s), ${report.secrets} secret(s); ` +
+        `${docs.documents} document(s) in ${docs.databases} database(s), ${docs.indexEntries} index entries, ${docs.versions} past version(s).\n`,
+    );
+  } catch (error) {
+    if (!(error instanceof MigrateRefusal)) throw error;
+    process.stderr.write(`hearth migrate: ${error.message}\n`);
+    process.exitCode = 1;
+  }
 }

@@ -1,6 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import type { Command } from 'commander';
 import pino from 'pino';
 import { emulatorImportHashOptions, fromEmulatorAccounts, toEmulatorAccounts } from '../auth/core/emulator-accounts.js';
 import { exportAccounts, exportHashOptions, type ExportedAccount } from '../auth/core/user-export.js';
@@ -34,7 +33,7 @@ interface ExportMetadata {
   storage?: { path?: string };
 }
 
-interface ProjectImportFlags extends StorageFlags {
+export interface ProjectImportFlags extends StorageFlags {
   project?: string;
   config?: string;
   storageUrl?: string;
@@ -137,7 +136,7 @@ async function importProject(dir: string, flags: ProjectImportFlags): Promise<st
   return lines;
 }
 
-interface ProjectExportFlags extends StorageFlags {
+export interface ProjectExportFlags extends StorageFlags {
   project: string;
   storageUrl?: string;
 }
@@ -191,30 +190,18 @@ async function exportProject(dir: string, flags: ProjectExportFlags): Promise<st
   return lines;
 }
 
-export function registerProjectTransfer(importCommand: Command, exportCommand: Command): void {
-  importCommand
-    .argument('[dir]', 'a `firebase emulators:export` folder')
-    .option('--project <id>', "the project to import into (default: the Firestore export's own)")
-    .option('--config <file>', "the project's firebase.json, for its rules and indexes (default: DIR/firebase.json when there)")
-    .option('--storage-url <url>', "the server's S3 byte store for Cloud Storage objects (or HEARTH_STORAGE_URL); default: the data folder")
-    .option('--data <dir>', 'data folder', './.hearth')
-    .option('--database-url <url>', 'the PostgreSQL database instead of the data folder (or HEARTH_DATABASE_URL)')
-    .action((dir: string | undefined, flags: ProjectImportFlags) =>
-      runTransfer('import', async () => {
-        if (!dir) throw new TransferRefusal('give the folder to import (hearth import DIR, or hearth import firestore DIR)');
-        process.stderr.write(`${(await importProject(dir, flags)).join('\n')}\n`);
-      }),
-    );
-  exportCommand
-    .argument('[dir]', 'a new folder')
-    .option('--project <id>', 'project id', 'demo-hearth')
-    .option('--storage-url <url>', "the server's S3 byte store for Cloud Storage objects (or HEARTH_STORAGE_URL); default: the data folder")
-    .option('--data <dir>', 'data folder', './.hearth')
-    .option('--database-url <url>', 'the PostgreSQL database instead of the data folder (or HEARTH_DATABASE_URL)')
-    .action((dir: string | undefined, flags: ProjectExportFlags) =>
-      runTransfer('export', async () => {
-        if (!dir) throw new TransferRefusal('give the folder to write (hearth export DIR, or hearth export firestore DIR)');
-        process.stderr.write(`${(await exportProject(dir, flags)).join('\n')}\n`);
-      }),
-    );
+/** `hearth import DIR` (cli/commands.ts registers the command and its flags). */
+export function runProjectImport(dir: string | undefined, flags: ProjectImportFlags): Promise<void> {
+  return runTransfer('import', async () => {
+    if (!dir) throw new TransferRefusal('give the folder to import (hearth import DIR, or hearth import firestore DIR)');
+    process.stderr.write(`${(await importProject(dir, flags)).join('\n')}\n`);
+  });
+}
+
+/** `hearth export DIR`. */
+export function runProjectExport(dir: string | undefined, flags: ProjectExportFlags): Promise<void> {
+  return runTransfer('export', async () => {
+    if (!dir) throw new TransferRefusal('give the folder to write (hearth export DIR, or hearth export firestore DIR)');
+    process.stderr.write(`${(await exportProject(dir, flags)).join('\n')}\n`);
+  });
 }

@@ -1,6 +1,5 @@
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Command } from 'commander';
 import { ApiError } from '../http/api-error.js';
 import { readHashOptions, type WireHashOptions } from '../auth/core/imported-passwords.js';
 import { exportAccounts, exportHashOptions, toCsvLine } from '../auth/core/user-export.js';
@@ -18,7 +17,7 @@ import { realmKey } from '../auth/tenants/realm.js';
  * through the Store, so the server may be running meanwhile (WAL; each import batch is one commit).
  */
 
-interface ExportFlags {
+export interface ExportFlags {
   project: string;
   tenant?: string;
   data: string;
@@ -26,7 +25,7 @@ interface ExportFlags {
   format?: string;
 }
 
-interface ImportFlags {
+export interface ImportFlags {
   project: string;
   tenant?: string;
   data: string;
@@ -46,37 +45,14 @@ interface ImportFlags {
 /** What an export's hashes are, in the Firebase CLI's flags. */
 const exportImportFlags = `--hash-algo ${exportHashOptions.hashAlgo} --mem-cost ${exportHashOptions.memCost} --block-size ${exportHashOptions.blockSize} --parallelization ${exportHashOptions.parallelization} --dk-len ${exportHashOptions.dkLen}`;
 
-export function registerUsersCommands(program: Command): void {
-  const users = program.command('users').description("move accounts in and out, in the Firebase CLI's auth:export / auth:import formats (JSON, CSV)");
+/** `hearth users export` (cli/commands.ts registers the command and its flags). */
+export function runUsersExport(file: string, flags: ExportFlags): Promise<void> {
+  return run(() => exportCommand(file, flags));
+}
 
-  users
-    .command('export <file>')
-    .description('write every account of a project (with password hashes) to a .json or .csv file, readable only by you')
-    .option('--project <id>', 'project id', 'demo-hearth')
-    .option('--tenant <id>', "a tenant's accounts instead of the project's own")
-    .option('--data <dir>', 'data folder', './.hearth')
-    .option('--database-url <url>', 'the PostgreSQL database instead of the data folder (or HEARTH_DATABASE_URL)')
-    .option('--format <format>', 'json or csv, when the file name does not say')
-    .action((file: string, flags: ExportFlags) => run(() => exportCommand(file, flags)));
-
-  users
-    .command('import <file>')
-    .description('import accounts from a .json or .csv file (Firebase CLI auth:export format); an existing uid is replaced')
-    .option('--project <id>', 'project id', 'demo-hearth')
-    .option('--tenant <id>', 'into a tenant of the project (it must exist) instead of the project itself')
-    .option('--data <dir>', 'data folder', './.hearth')
-    .option('--database-url <url>', 'the PostgreSQL database instead of the data folder (or HEARTH_DATABASE_URL)')
-    .option('--format <format>', 'json or csv, when the file name does not say')
-    .option('--hash-algo <algorithm>', 'how the passwords were hashed: SCRYPT, STANDARD_SCRYPT, BCRYPT, PBKDF2_SHA256, PBKDF_SHA1, HMAC_SHA512/256/SHA1/MD5, SHA512/256/1, MD5; HEARTH_SCRYPT for a Hearth export')
-    .option('--hash-key <key>', 'SCRYPT signer key or HMAC key (base64)')
-    .option('--salt-separator <separator>', 'SCRYPT salt separator (base64)')
-    .option('--rounds <n>', 'SCRYPT rounds, or hash rounds / iterations')
-    .option('--mem-cost <n>', 'SCRYPT memory cost, or STANDARD_SCRYPT cpu/memory cost (N)')
-    .option('--parallelization <n>', 'STANDARD_SCRYPT parallelization (p)')
-    .option('--block-size <n>', 'STANDARD_SCRYPT block size (r)')
-    .option('--dk-len <n>', 'STANDARD_SCRYPT derived key length')
-    .option('--hash-input-order <order>', 'SALT_FIRST or PASSWORD_FIRST, for the SHA, MD5 and HMAC algorithms')
-    .action((file: string, flags: ImportFlags) => run(() => importCommand(file, flags)));
+/** `hearth users import`. */
+export function runUsersImport(file: string, flags: ImportFlags): Promise<void> {
+  return run(() => importCommand(file, flags));
 }
 
 /** Errors a user can act on are one line on stderr and exit code 1; the rest are bugs and show their stack. */
