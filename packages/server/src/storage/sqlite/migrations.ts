@@ -350,6 +350,12 @@ const migrations: string[] = [
     PRIMARY KEY (project_id, local_id)
   ) WITHOUT ROWID;
   `,
+  // Passkeys already enrolled get their index rows (storage/passkey-records.ts), so a credential id names one account.
+  `
+  INSERT OR IGNORE INTO user_providers (project_id, provider_id, raw_id, local_id)
+    SELECT u.project_id, 'passkey', json_extract(p.value, '$.credentialId'), u.local_id
+    FROM users u, json_each(u.record, '$.passkeys') p;
+  `,
 ];
 
 /**
