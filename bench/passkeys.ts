@@ -2,58 +2,23 @@
  * `npm run bench -- passkeys` (and a row of `-- auth`): passkey sign-ins a second (v2
  * passkeySignIn:start, the authenticator's signature, passkeySignIn:finalize) beside a raw ES256
  * signature verification in the same process, with the ratio. The authenticator is a software one
- * made here (P-256, attestation "none", user verification claimed), so the bench needs no browser.
+ * (tests/helpers/soft-passkey.ts: P-256, attestation "none", user verification claimed), so the bench needs no browser.
  * Each sign-in comes from its own X-Forwarded-For address (the server trusts loopback as a proxy):
  * the start calls' per-address limit would otherwise stop the run, and it is not what is measured.
  * Settings: BENCH_PASSKEY_USERS (50), BENCH_PASSKEY_SECONDS (5), BENCH_PASSKEY_CONCURRENCY (8).
  */
-import { createHash, generateKeyPairSync, randomBytes, sign, verify, type KeyObject } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, sign, verify } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isoCBOR } from '@simplewebauthn/server/helpers';
 import { defaultOptions } from '../packages/server/src/config.js';
 import { createHearth } from '../packages/server/src/server.js';
+import { SoftPasskey } from '../tests/helpers/soft-passkey.js';
 import { envCount, machineLine, progress } from './env.js';
 
 const userCount = envCount('BENCH_PASSKEY_USERS', 50);
 const seconds = envCount('BENCH_PASSKEY_SECONDS', 5);
 const concurrency = envCount('BENCH_PASSKEY_CONCURRENCY', 8);
-const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64url');
-const sha256 = (bytes: Uint8Array | string) => createHash('sha256').update(bytes).digest();
-
-/** One credential of a software authenticator for relying party `localhost`. */
-class SoftPasskey {
-  readonly id = randomBytes(16);
-  private readonly key: KeyObject;
-  readonly cose: Uint8Array;
-  private counter = 0;
-
-  constructor(readonly localId: string) {
-    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    this.key = privateKey;
-    const jwk = publicKey.export({ format: 'jwk' });
-    this.cose = isoCBOR.encode(new Map<number, number | Uint8Array>([[1, 2], [3, -7], [-1, 1], [-2, Buffer.from(jwk.x!, 'base64url')], [-3, Buffer.from(jwk.y!, 'base64url')]]));
-  }
-
-  register(challenge: string, origin: string): unknown {
-    const clientData = Buffer.from(JSON.stringify({ type: 'webauthn.create', challenge, origin, crossOrigin: false }));
-    const idLength = Buffer.alloc(2);
-    idLength.writeUInt16BE(this.id.length);
-    const authData = Buffer.concat([sha256('localhost'), Buffer.from([0x45]), Buffer.alloc(4), Buffer.alloc(16), idLength, this.id, this.cose]);
-    const attestation = isoCBOR.encode(new Map<string, unknown>([['fmt', 'none'], ['attStmt', new Map()], ['authData', new Uint8Array(authData)]]) as never);
-    return { id: b64(this.id), rawId: b64(this.id), type: 'public-key', response: { clientDataJSON: b64(clientData), attestationObject: b64(attestation), transports: ['internal'] }, clientExtensionResults: {} };
-  }
-
-  assert(challenge: string, origin: string): unknown {
-    const clientData = Buffer.from(JSON.stringify({ type: 'webauthn.get', challenge, origin, crossOrigin: false }));
-    const counter = Buffer.alloc(4);
-    counter.writeUInt32BE(++this.counter);
-    const authData = Buffer.concat([sha256('localhost'), Buffer.from([0x05]), counter]);
-    const signature = sign('sha256', Buffer.concat([authData, sha256(clientData)]), this.key);
-    return { id: b64(this.id), rawId: b64(this.id), type: 'public-key', response: { clientDataJSON: b64(clientData), authenticatorData: b64(authData), signature: b64(signature), userHandle: b64(Buffer.from(this.localId)) }, clientExtensionResults: {} };
-  }
-}
 
 let address = 0;
 async function post(url: string, body: unknown): Promise<any> {
