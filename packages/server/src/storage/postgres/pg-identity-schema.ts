@@ -164,6 +164,10 @@ export const identitySchemaSteps: readonly string[] = [
     FROM users u, jsonb_array_elements(COALESCE(u.record::jsonb->'passkeys', '[]'::jsonb)) p
     ON CONFLICT DO NOTHING;
   `,
+  // The console overview's "new today" reads an index, not every account's JSON.
+  `
+  CREATE INDEX users_created ON users (project_id, ((record::jsonb ->> 'createdAt')::bigint));
+  `,
 ];
 
 /** Security rules (component 'rules'): every ruleset kept, releases naming the one in force. */
