@@ -9,6 +9,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { chromium, type Page } from 'playwright-core';
 import { defaultOptions } from '../packages/server/src/config.js';
 import { createHearth } from '../packages/server/src/server.js';
@@ -36,6 +37,39 @@ async function timed(page: Page, url: string, ready: string): Promise<number> {
   await page.goto(url);
   await page.locator(ready).first().waitFor();
   return performance.now() - started;
+}
+
+/**
+ * The overview's answer alone (GET /hearth/v1/projects/{p}/overview: every count, queue and warning
+ * in one call) beside a bare COUNT(*) of the same users and documents on a read-only connection in
+ * this process: what the overview cannot be faster than. Printed at once, before the page loads.
+ */
+async function overviewAnswer(url: string, project: string, adminKey: string, file: string): Promise<void> {
+  const db = new Database(file, { readonly: true });
+  try {
+    const users = db.prepare('SELECT COUNT(*) AS n FROM users WHERE project_id = ?');
+    const documents = db.prepare('SELECT COUNT(*) AS n FROM fs_documents');
+    const overview: number[] = [];
+    const bare: number[] = [];
+    for (let round = 0; round < runs + 1; round += 1) {
+      let started = performance.now();
+      const response = await fetch(`${url}/hearth/v1/projects/${project}/overview`, { headers: { authorization: `Bearer ${adminKey}` } });
+      const answer = (await response.json()) as { users?: { total: number }; documents?: number };
+      if (!response.ok || answer.users?.total !== userCount) throw new Error(`the overview answered ${response.status}: ${JSON.stringify(answer).slice(0, 300)}`);
+      if (round > 0) overview.push(performance.now() - started);
+      started = performance.now();
+      users.get(project);
+      documents.get();
+      if (round > 0) bare.push(performance.now() - started);
+    }
+    const [o, b] = [median(overview), median(bare)];
+    console.log(`\nConsole overview answer, ${userCount} users and ${documentCount} documents: median of ${runs}`);
+    console.log(`overview (GET .../overview)        ${o.toFixed(1).padStart(7)} ms  worst ${Math.max(...overview).toFixed(1)} ms  ${o < 1000 ? 'under 1 s' : 'OVER 1 s'}`);
+    console.log(`bare COUNT(*) of users + documents ${b.toFixed(1).padStart(7)} ms  (read-only connection, same process)`);
+    console.log(`ratio                              x${(o / b).toFixed(2)}`);
+  } finally {
+    db.close();
+  }
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -68,6 +102,7 @@ export async function runConsoleBench(): Promise<void> {
       }, hearth.adminKey),
     );
     const seedSeconds = (performance.now() - seedStart) / 1000;
+    await overviewAnswer(url, project, hearth.adminKey, join(dataDir, 'hearth.sqlite'));
 
     const page = await (await browser.newContext()).newPage();
     page.setDefaultTimeout(120_000);

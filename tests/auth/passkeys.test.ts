@@ -56,7 +56,7 @@ async function signUp(): Promise<{ localId: string; idToken: string; email: stri
   return { localId: body.localId, idToken: body.idToken, email };
 }
 
-async function enroll(idToken: string, name: string, shape: 'w3c' | 'discovery' = 'w3c'): Promise<{ credentialId: string; body: any }> {
+async function enroll(idToken: string, name: string, shape: 'w3c' | 'discovery' = 'w3c'): Promise<{ credentialId: string; body: any; response: any }> {
   const start = await v2('passkeyEnrollment:start', { idToken });
   assert.equal(start.status, 200, JSON.stringify(start.body));
   await authenticator.clear();
@@ -64,7 +64,7 @@ async function enroll(idToken: string, name: string, shape: 'w3c' | 'discovery' 
   const response = shape === 'w3c' ? credential : discoveryShape(credential, 'registration');
   const finalize = await v2('passkeyEnrollment:finalize', { idToken, name, authenticatorRegistrationResponse: response });
   assert.equal(finalize.status, 200, JSON.stringify(finalize.body));
-  return { credentialId: credential.id, body: finalize.body };
+  return { credentialId: credential.id, body: finalize.body, response };
 }
 
 /** An assertion over a fresh challenge, not yet sent to finalize. */
@@ -128,6 +128,54 @@ describe('enrolment and sign-in', () => {
     await refused(v2('passkeySignIn:finalize', { authenticatorAuthenticationResponse: await assertion() }), 'PASSKEY_CREDENTIAL_NOT_FOUND');
   });
 });
+
+describe('one credential, one account', () => {
+  test("another account's registration, replayed over a fresh challenge, is refused: a credential id names one account", async () => {
+    const owner = await signUp();
+    const { response, credentialId } = await enroll(owner.idToken, 'Mine');
+    // Attestation "none" signs nothing over the client data, so a copy with another challenge verifies.
+    const format = JSON.stringify(cborKeys(Buffer.from(response.response.attestationObject, 'base64url')));
+    assert.match(format, /none/, 'the virtual authenticator attests with "none"');
+    const again = async (idToken: string) => {
+      const start = await v2('passkeyEnrollment:start', { idToken });
+      const clientData = JSON.parse(Buffer.from(response.response.clientDataJSON, 'base64url').toString('utf8'));
+      const copy = { ...response, response: { ...response.response, clientDataJSON: Buffer.from(JSON.stringify({ ...clientData, challenge: start.body.credentialCreationOptions.challenge })).toString('base64url') } };
+      return v2('passkeyEnrollment:finalize', { idToken, name: 'Copied', authenticatorRegistrationResponse: copy });
+    };
+    const thief = await signUp();
+    await refused(again(thief.idToken), 'CREDENTIAL_ALREADY_IN_USE');
+    await refused(again(owner.idToken), 'CREDENTIAL_ALREADY_IN_USE');
+    const answer = await again(thief.idToken);
+    assert.equal(answer.body.error.message, 'CREDENTIAL_ALREADY_IN_USE : This passkey is already registered to an account of this project.');
+    const looked = await v1('lookup', { idToken: thief.idToken });
+    assert.equal(looked.body.users[0].passkeyInfo, undefined, 'nothing was enrolled on the other account');
+    // Once its owner removes it, the credential is free again (the index row goes with it).
+    assert.equal((await v1('update', { idToken: owner.idToken, deletePasskey: [credentialId] })).status, 200);
+    const freed = await again(thief.idToken);
+    assert.equal(freed.status, 200, JSON.stringify(freed.body));
+  });
+
+  test('removing a passkey needs a recent sign-in (auth/requires-recent-login), as a password change does', async () => {
+    const stale = await startHearth({ recentLoginSeconds: 2 });
+    try {
+      const call = (path: string, body: unknown) => postJson(`${stale.url}/identitytoolkit.googleapis.com/v1/accounts:${path}?key=${stale.apiKey}`, body);
+      const created = await call('signUp', { email: uniqueEmail('passkey-stale'), password: 'secret-pass-1', returnSecureToken: true });
+      assert.equal(created.status, 200, JSON.stringify(created.body));
+      await new Promise((resolve) => setTimeout(resolve, 3100));
+      await refused(call('update', { idToken: created.body.idToken, deletePasskey: ['c29tZS1wYXNza2V5'] }), 'CREDENTIAL_TOO_OLD_LOGIN_AGAIN');
+      // Other changes of the same stale session still go through.
+      const renamed = await call('update', { idToken: created.body.idToken, displayName: 'Still me' });
+      assert.equal(renamed.status, 200, JSON.stringify(renamed.body));
+    } finally {
+      await stale.close();
+    }
+  });
+});
+
+/** The keys of a CBOR map's text entries, enough to see an attestation's format without a CBOR library. */
+function cborKeys(bytes: Buffer): string[] {
+  return [...bytes.toString('latin1').matchAll(/[a-zA-Z]{3,}/g)].map((m) => m[0]).slice(0, 4);
+}
 
 describe('abuse', () => {
   let user: { localId: string; idToken: string };

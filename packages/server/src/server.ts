@@ -129,6 +129,10 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     hasRules: async (projectId) => (await firestore.rulesRegistry.rulesFor({ projectId, databaseId: '(default)' })) !== undefined,
     dev: options.dev,
     clock: options.clock ?? Date.now,
+    keyHandovers: (now) => [
+      { what: 'ID token', ...auth.idTokenKeys.nextHandover(now) },
+      { what: 'Session cookie', ...auth.sessionCookieKeys.nextHandover(now) },
+    ],
     isOwnerCredential,
   });
   await registerWebRoutes(app, options.webRoot, auth.projects, urls.publicUrl, auth.smsDelivery, options.recentLoginSeconds);

@@ -78,6 +78,8 @@ export interface AuthAssembly {
   humanCheck: HumanChecks;
   smsDelivery: SmsDeliveryMode;
   sessionCookieKeys: SigningKeyRing;
+  /** ID tokens' signing keys (the console's overview warns before they change hands). */
+  idTokenKeys: SigningKeyRing;
   /** Service accounts' public keys (file storage's signed URLs are signed with them). */
   serviceAccounts: ServiceAccounts;
   /** An ID token of the project (or any of its tenants), verified. */
@@ -206,6 +208,7 @@ export async function assembleAuth(options: AuthOptions, storage: IdentityStorag
     humanCheck,
     smsDelivery: sms.mode,
     sessionCookieKeys,
+    idTokenKeys: keys,
     serviceAccounts,
     verifyIdToken: (projectId, idToken, verifyOptions) => deps.tokens.verifyIdToken(projectId, idToken, verifyOptions),
     onAccountsDeleted(listener) {

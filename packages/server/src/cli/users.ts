@@ -92,10 +92,12 @@ async function exportCommand(file: string, flags: ExportFlags): Promise<number> 
   const fd = openSync(file, 'w', 0o600);
   let count = 0;
   let withoutHash = 0;
+  let withPasskeys = 0;
   try {
     if (format === 'json') writeSync(fd, '{"users": [\n');
     for await (const { account, passwordLeftOut } of exportAccounts(store, await realmOf(store, flags))) {
       if (passwordLeftOut) withoutHash++;
+      if (account.passkeys) withPasskeys++;
       if (format === 'json') writeSync(fd, `${count ? ',\n' : ''}${JSON.stringify(account, null, 2)}`);
       else writeSync(fd, `${toCsvLine(account)}\n`);
       count++;
@@ -107,6 +109,8 @@ async function exportCommand(file: string, flags: ExportFlags): Promise<number> 
   }
   const lines = [`Exported ${count} account(s) of ${described(flags)} to ${file}.`];
   if (withoutHash) lines.push(`${withoutHash} account(s) have an imported password hash not yet re-hashed by a sign-in: exported without it (they can reset their password).`);
+  if (withPasskeys && format === 'csv') lines.push(`${withPasskeys} account(s) have passkeys, which a CSV has no column for: export to a .json file to keep them.`);
+  else if (withPasskeys) lines.push(`${withPasskeys} account(s) have passkeys: Hearth imports them (a server whose --public-url has the same host signs them in); Firebase's auth:import has no field for them.`);
   lines.push(`Passwords are Hearth's scrypt. Import them with: hearth users import ${file} --hash-algo HEARTH_SCRYPT`);
   lines.push(`or into Firebase with: firebase auth:import ${file} ${exportImportFlags}`);
   process.stderr.write(`${lines.join('\n')}\n`);

@@ -24,6 +24,8 @@ export interface OverviewDeps {
   hasRules(projectId: string): Promise<boolean>;
   dev: boolean;
   clock: () => number;
+  /** When each key ring next hands signing to a new key (SigningKeyRing.nextHandover). */
+  keyHandovers(now: number): { what: string; publishedAt: number; signsFrom: number }[];
   isOwnerCredential(request: FastifyRequest): boolean;
 }
 
@@ -39,6 +41,8 @@ export interface Overview {
 }
 
 const keptLimit = 500;
+/** A handover this close is "about to rotate": the prepublish hour and the hour before it. */
+const rotationWarningMs = 2 * 60 * 60_000;
 const projectPattern = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 /**
@@ -89,6 +93,13 @@ export function registerOverviewRoutes(app: FastifyInstance, deps: OverviewDeps)
     if (!hasRules) overview.warnings.push(deps.dev ? 'No security rules released: the document database is open to every caller (dev mode).' : 'No security rules released: the document database is closed to all but the admin.');
     if (overview.mail.failed > 0) overview.warnings.push(`${overview.mail.failed} mail${overview.mail.failed === 1 ? '' : 's'} could not be delivered.`);
     if (sample && sample.errorsPerSec > 0) overview.warnings.push(`Requests are failing right now: ${sample.errorsPerSec} errors a second.`);
+    for (const { what, publishedAt, signsFrom } of deps.keyHandovers(now)) {
+      if (signsFrom - now > rotationWarningMs) continue;
+      const published = publishedAt <= now ? 'is published' : `is published at ${new Date(publishedAt).toISOString()}`;
+      overview.warnings.push(
+        `${what} signing keys are about to rotate: a new key ${published} and signs from ${new Date(signsFrom).toISOString()}. Servers that verify with the published keys (firebase-admin does) need nothing; anything that pinned a certificate must take the new one before then.`,
+      );
+    }
     return overview;
   });
 }

@@ -18,3 +18,24 @@ export interface PasskeyRecord {
   createdAt: number;
   lastUsedAt?: number;
 }
+
+/**
+ * A passkey's row in the identity index (user_providers): a credential id names one account of a
+ * project, so a second enrolment of it (on any account) is a conflict the store refuses atomically,
+ * and a sign-in can find the account from the credential alone. No identity provider can be named
+ * this (configured ones are google.com, oidc.*, saml.* and the like).
+ */
+export const passkeyIndexProvider = 'passkey';
+
+export interface IndexedIdentity {
+  providerId: string;
+  rawId: string;
+}
+
+/** The index rows of an account: its federated identities, then its passkeys. */
+export function indexedIdentities(user: { providerUserInfo: { providerId: string; rawId: string }[]; passkeys?: PasskeyRecord[] }): IndexedIdentity[] {
+  const rows: IndexedIdentity[] = [];
+  for (const info of user.providerUserInfo) if (info.providerId !== 'password' && info.providerId !== 'phone') rows.push({ providerId: info.providerId, rawId: info.rawId });
+  for (const passkey of user.passkeys ?? []) rows.push({ providerId: passkeyIndexProvider, rawId: passkey.credentialId });
+  return rows;
+}

@@ -339,7 +339,7 @@ export type Mutation =
   | { kind: 'insertAccountErasure'; erasure: AccountErasure }
   | { kind: 'deleteAccountErasure'; projectId: string; localId: string };
 
-export type ConflictReason = 'email-taken' | 'phone-taken' | 'local-id-taken' | 'federated-id-taken' | 'version-mismatch' | 'code-used';
+export type ConflictReason = 'email-taken' | 'phone-taken' | 'local-id-taken' | 'federated-id-taken' | 'passkey-taken' | 'version-mismatch' | 'code-used';
 
 /** Raised by `commit` when a precondition fails; nothing of the commit is applied. */
 export class StoreConflict extends Error {

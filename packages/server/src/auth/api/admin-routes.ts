@@ -181,6 +181,7 @@ const batchCreateBody = {
           customAttributes: text,
           tenantId: text,
           mfaInfo: { type: ['array', 'null'] },
+          passkeys: { type: ['array', 'null'], maxItems: 10 },
           providerUserInfo: {
             type: ['array', 'null'],
             maxItems: 100,

@@ -71,7 +71,8 @@ export class AccountService {
     if (request.idToken !== undefined) {
       const { claims, user: current } = await authenticate(this.deps, caller, request.idToken);
       owner = current;
-      const sensitive = request.email !== undefined || request.password !== undefined;
+      // Removing a passkey is sensitive too: a borrowed session must not strip the owner's way back in.
+      const sensitive = request.email !== undefined || request.password !== undefined || (request.deletePasskey?.length ?? 0) > 0;
       if (sensitive && !caller.isAdmin && claims.firebase.sign_in_provider !== 'anonymous') requireRecentLogin(this.deps, claims);
       localId = claims.sub;
       signInProvider = claims.firebase.sign_in_provider;

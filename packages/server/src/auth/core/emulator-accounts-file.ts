@@ -14,7 +14,7 @@ import type { BatchCreateRequest, ImportedAccount } from './user-import.js';
 /** The ImportedAccount fields batchCreate takes; the rest of an exported account is output only. */
 const importedFields = [
   'localId', 'email', 'emailVerified', 'displayName', 'photoUrl', 'phoneNumber', 'disabled',
-  'passwordHash', 'salt', 'createdAt', 'lastLoginAt', 'customAttributes', 'providerUserInfo', 'mfaInfo', 'tenantId',
+  'passwordHash', 'salt', 'createdAt', 'lastLoginAt', 'customAttributes', 'providerUserInfo', 'mfaInfo', 'passkeys', 'tenantId',
 ] as const;
 
 /** The Auth emulator's stand-in hash: `fakeHash:salt=<salt>:password=<password>`. */

@@ -118,6 +118,21 @@ export class SigningKeyRing {
     return kept.length !== next.length ? kept : next;
   }
 
+  /**
+   * The next handover of signing as of `now`: a key already published that signs from a later
+   * time, else the one the next rotation will publish (at the newest key's age limit, or at the
+   * next check when that is past). For the console's warning: whatever pinned a certificate rather
+   * than fetching the published keys must take the new one before it signs.
+   */
+  nextHandover(now: number): { publishedAt: number; signsFrom: number } {
+    const { prepublishMs, rotateAfterMs } = this.options;
+    const pending = this.keys.find((key) => key.createdAt + prepublishMs > now);
+    if (pending) return { publishedAt: pending.createdAt, signsFrom: pending.createdAt + prepublishMs };
+    const newest = this.keys[this.keys.length - 1];
+    const publishedAt = Math.max(now, (newest?.createdAt ?? now) + rotateAfterMs);
+    return { publishedAt, signsFrom: publishedAt + prepublishMs };
+  }
+
   /** The key that signs now: the ring's first use makes its first key (one, whichever instance is first). */
   async signingKey(): Promise<SigningKey> {
     if (!this.active) await this.firstKey();

@@ -1,4 +1,5 @@
 import type { ProviderUserInfo, Store, UserRecord } from '../../storage/store.js';
+import { exportedPasskeys, type ExportedPasskey } from '../passkeys/passkey-transfer.js';
 import { parseImportedHash } from './imported-passwords.js';
 import { defaultScryptParams, keyLength } from './passwords.js';
 
@@ -39,6 +40,8 @@ export interface ExportedAccount {
   providerUserInfo: ExportedProviderInfo[];
   /** Phone second factors (TOTP secrets are not exported, as Firebase's export leaves them out). */
   mfaInfo?: Array<{ mfaEnrollmentId: string; displayName?: string; phoneInfo: string; enrolledAt: string }>;
+  /** Hearth's own field (passkey-transfer.ts): JSON only, the CSV has no column for it. */
+  passkeys?: ExportedPasskey[];
 }
 
 export interface ExportedProviderInfo {
@@ -94,6 +97,7 @@ export function toExportedAccount(user: UserRecord): ExportedAccount {
       : [],
   );
   if (phoneFactors.length) account.mfaInfo = phoneFactors;
+  if (user.passkeys?.length) account.passkeys = exportedPasskeys(user.passkeys);
   return account;
 }
 

@@ -25,6 +25,7 @@ const jsonKeys = new Set([
   'disabled',
   'customAttributes',
   'mfaInfo',
+  'passkeys',
 ]);
 const providerKeys = new Set(['providerId', 'rawId', 'email', 'displayName', 'photoUrl']);
 
@@ -105,6 +106,12 @@ function jsonAccount(user: unknown, index: number): ImportedAccount {
     // Entries are checked by the import itself (phone factors on a verified email, as Google's).
     if (!Array.isArray(mfaInfo)) throw new AccountFileError(`${where}: mfaInfo must be a list`);
     account.mfaInfo = mfaInfo;
+  }
+  const passkeys = record.passkeys;
+  if (passkeys !== undefined && passkeys !== null) {
+    // Entries are checked by the import itself (passkey-transfer.ts).
+    if (!Array.isArray(passkeys)) throw new AccountFileError(`${where}: passkeys must be a list`);
+    account.passkeys = passkeys;
   }
   return account;
 }

@@ -11,6 +11,8 @@ import type { Caller } from './requests.js';
 import { reservedClaims } from './tokens.js';
 import { isValidEmail, normalizeEmail } from './validation.js';
 import { tenantField, tenantOf } from '../tenants/realm.js';
+import { importedPasskeys } from '../passkeys/passkey-transfer.js';
+import { passkeyIndexProvider } from '../../storage/passkey-records.js';
 
 export const maxImportBatch = 1000;
 const maxLocalIdLength = 128;
@@ -34,6 +36,8 @@ export interface ImportedAccount {
   customAttributes?: string;
   providerUserInfo?: ImportedProviderInfo[];
   mfaInfo?: unknown[];
+  /** Hearth's own (passkey-transfer.ts); firebase-admin's importUsers has no such field. */
+  passkeys?: unknown[];
   tenantId?: string;
 }
 
@@ -86,6 +90,7 @@ export async function importAccounts(store: Store, projectId: string, request: B
   const seenIds = new Set<string>();
   const seenEmails = new Set<string>();
   const seenPhones = new Set<string>();
+  const seenPasskeys = new Set<string>();
   for (const [index, account] of accounts.entries()) {
     try {
       const user = toUserRecord(account, hashOptions, now, projectId);
@@ -106,6 +111,12 @@ export async function importAccounts(store: Store, projectId: string, request: B
         const holder = await store.getUserByFederatedId(projectId, info.providerId, info.rawId);
         if (holder && holder.localId !== user.localId) throw new AccountRefused(`raw id of ${info.providerId} exists in other account in database`);
       }
+      for (const { credentialId } of user.passkeys ?? []) {
+        if (seenPasskeys.has(credentialId)) throw new AccountRefused('a passkey is given twice in this request');
+        const holder = await store.getUserByFederatedId(projectId, passkeyIndexProvider, credentialId);
+        if (holder && holder.localId !== user.localId) throw new AccountRefused(passkeyTakenImportMessage);
+      }
+      for (const { credentialId } of user.passkeys ?? []) seenPasskeys.add(credentialId);
       seenIds.add(user.localId);
       if (user.email) seenEmails.add(user.email);
       if (user.phoneNumber) seenPhones.add(user.phoneNumber);
@@ -152,10 +163,13 @@ function refuseOperatorChange(existing: UserRecord | undefined, imported: UserRe
   if (operatorClaimChanged(existing?.customAttributes, imported.customAttributes)) throw new AccountRefused(operatorsOnlyMessage('set or change the hearthOperator claim'));
 }
 
+const passkeyTakenImportMessage = 'a passkey exists in other account in database';
+
 function conflictMessage(conflict: StoreConflict): string {
   if (conflict.reason === 'email-taken') return 'email exists in other account in database';
   if (conflict.reason === 'phone-taken') return 'phone number exists in other account in database';
   if (conflict.reason === 'federated-id-taken') return 'raw id exists in other account in database';
+  if (conflict.reason === 'passkey-taken') return passkeyTakenImportMessage;
   return 'the account was changed by another request during the import; import it again';
 }
 
@@ -189,6 +203,11 @@ function toUserRecord(given: ImportedAccount, hashOptions: ImportHashOptions | u
     user.email = email;
   }
   if (account.mfaInfo?.length) user.mfaInfo = importedEnrollments(account.mfaInfo, user, now);
+  if (account.passkeys?.length) {
+    const passkeys = importedPasskeys(account.passkeys, now);
+    if (typeof passkeys === 'string') throw new AccountRefused(passkeys);
+    user.passkeys = passkeys;
+  }
   if (account.displayName) user.displayName = account.displayName.slice(0, 256);
   if (account.photoUrl) user.photoUrl = account.photoUrl;
   if (account.phoneNumber) {

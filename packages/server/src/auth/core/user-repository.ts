@@ -130,6 +130,9 @@ export function accountDeletion(projectId: string, localId: string, now: number)
   ];
 }
 
+/** Why a passkey's enrolment is refused when its credential already belongs to an account. */
+export const passkeyTakenMessage = 'This passkey is already registered to an account of this project.';
+
 function translateConflict(error: unknown): unknown {
   if (!(error instanceof StoreConflict)) return error;
   if (error.reason === 'email-taken') return authError('EMAIL_EXISTS');
@@ -137,5 +140,6 @@ function translateConflict(error: unknown): unknown {
   if (error.reason === 'local-id-taken') return authError('DUPLICATE_LOCAL_ID');
   if (error.reason === 'code-used') return authError('INVALID_OOB_CODE');
   if (error.reason === 'federated-id-taken') return authError('FEDERATED_USER_ID_ALREADY_LINKED');
+  if (error.reason === 'passkey-taken') return authError('CREDENTIAL_ALREADY_IN_USE', passkeyTakenMessage);
   return authError('TOO_MANY_ATTEMPTS_TRY_LATER', 'The account is being changed by another request; try again.');
 }

@@ -7,12 +7,13 @@ import {
   type PublicKeyCredentialCreationOptionsJSON,
   type PublicKeyCredentialRequestOptionsJSON,
 } from '@simplewebauthn/server';
-import type { PasskeyRecord } from '../../storage/store.js';
+import { passkeyIndexProvider, type PasskeyRecord } from '../../storage/passkey-records.js';
 import { authenticate, requireRecentLogin, type AuthDeps } from '../core/auth-context.js';
 import type { Caller } from '../core/requests.js';
 import type { SessionService } from '../core/sessions.js';
 import type { FailureThrottle } from '../core/throttle.js';
 import { secondFactorOf } from '../core/tokens.js';
+import { passkeyTakenMessage } from '../core/user-repository.js';
 import { authError } from '../errors.js';
 import { projectOf } from '../tenants/realm.js';
 import type { PasskeyChallenges } from './challenges.js';
@@ -103,6 +104,9 @@ export class PasskeyService {
     }
     if (!verified.verified) throw authError('INVALID_AUTHENTICATOR_RESPONSE', 'The attestation does not verify.');
     const { credential } = verified.registrationInfo;
+    // A credential names one account (WebAuthn §7.1 step 22): a copy of another's registration is refused.
+    // The store's index refuses it again if two enrolments race (user-repository.ts translates that).
+    if (await this.deps.auth.users.getByFederatedId(caller.realm, passkeyIndexProvider, credential.id)) throw authError('CREDENTIAL_ALREADY_IN_USE', passkeyTakenMessage);
     const record: PasskeyRecord = {
       credentialId: credential.id,
       publicKey: Buffer.from(credential.publicKey).toString('base64url'),
@@ -121,7 +125,7 @@ export class PasskeyService {
       (u) => {
         this.deps.challenges.checkUnused(u, challenge);
         const current = u.passkeys ?? [];
-        if (current.some((p) => p.credentialId === record.credentialId)) throw authError('CREDENTIAL_ALREADY_IN_USE');
+        if (current.some((p) => p.credentialId === record.credentialId)) throw authError('CREDENTIAL_ALREADY_IN_USE', passkeyTakenMessage);
         if (current.length >= maxPasskeys) throw authError('PASSKEY_LIMIT_EXCEEDED', `An account holds at most ${maxPasskeys} passkeys.`);
         return { ...u, passkeys: [...current, record], usedPasskeyChallenges: this.deps.challenges.markUsed(u, challenge) };
       },

@@ -157,6 +157,17 @@ export const identitySchemaSteps: readonly string[] = [
     PRIMARY KEY (project_id, local_id)
   );
   `,
+  // Passkeys already enrolled get their index rows (storage/passkey-records.ts), so a credential id names one account.
+  `
+  INSERT INTO user_providers (project_id, provider_id, raw_id, local_id)
+    SELECT u.project_id, 'passkey', p.value->>'credentialId', u.local_id
+    FROM users u, jsonb_array_elements(COALESCE(u.record::jsonb->'passkeys', '[]'::jsonb)) p
+    ON CONFLICT DO NOTHING;
+  `,
+  // The console overview's "new today" reads an index, not every account's JSON.
+  `
+  CREATE INDEX users_created ON users (project_id, ((record::jsonb ->> 'createdAt')::bigint));
+  `,
 ];
 
 /** Security rules (component 'rules'): every ruleset kept, releases naming the one in force. */

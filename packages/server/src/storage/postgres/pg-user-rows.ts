@@ -10,6 +10,7 @@ import {
   type UserPage,
   type UserRecord,
 } from '../store.js';
+import { indexedIdentities, passkeyIndexProvider } from '../passkey-records.js';
 import { changeOne, num, translateUniqueViolation, type PgQueryable } from './pg-rows.js';
 
 /** Accounts, their federated identities, refresh tokens, service accounts and project settings. */
@@ -254,15 +255,15 @@ export async function applyUserMutation(client: PgQueryable, m: UserMutation): P
   }
 }
 
-/** Rewrites the federated-identity index rows of one user (inside the commit's transaction). */
+/** Rewrites the federated-identity and passkey index rows of one user (inside the commit's transaction). */
 async function indexProviders(client: PgQueryable, projectId: string, user: UserRecord): Promise<void> {
   await client.query('DELETE FROM user_providers WHERE project_id = $1 AND local_id = $2', [projectId, user.localId]);
-  for (const info of user.providerUserInfo) {
-    if (info.providerId === 'password' || info.providerId === 'phone') continue;
+  for (const row of indexedIdentities(user)) {
     try {
-      await client.query('INSERT INTO user_providers (project_id, provider_id, raw_id, local_id) VALUES ($1, $2, $3, $4)', [projectId, info.providerId, info.rawId, user.localId]);
+      await client.query('INSERT INTO user_providers (project_id, provider_id, raw_id, local_id) VALUES ($1, $2, $3, $4)', [projectId, row.providerId, row.rawId, user.localId]);
     } catch (error) {
-      throw translateUniqueViolation(error);
+      const conflict = translateUniqueViolation(error);
+      throw row.providerId === passkeyIndexProvider && conflict instanceof StoreConflict ? new StoreConflict('passkey-taken') : conflict;
     }
   }
 }

@@ -21,6 +21,7 @@ import {
   type UserRecord,
 } from '../store.js';
 import { openDatabaseFile } from './sqlite-file.js';
+import { indexedIdentities, passkeyIndexProvider } from '../passkey-records.js';
 import { SqliteDocumentStore } from './sqlite-document-store.js';
 import { isPhoneMutation, SqlitePhoneRows } from './sqlite-phone-rows.js';
 import { isOutboxMutation } from '../outbox-mutation.js';
@@ -341,15 +342,15 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** Rewrites the federated-identity index rows of one user (inside the commit's transaction). */
+  /** Rewrites the federated-identity and passkey index rows of one user (inside the commit's transaction). */
   private indexProviders(projectId: string, user: UserRecord): void {
     this.statements.deleteProvidersOf.run(projectId, user.localId);
-    for (const info of user.providerUserInfo) {
-      if (info.providerId === 'password' || info.providerId === 'phone') continue;
+    for (const row of indexedIdentities(user)) {
       try {
-        this.statements.insertProvider.run(projectId, info.providerId, info.rawId, user.localId);
+        this.statements.insertProvider.run(projectId, row.providerId, row.rawId, user.localId);
       } catch (error) {
-        throw translateConstraint(error);
+        const conflict = translateConstraint(error);
+        throw row.providerId === passkeyIndexProvider && conflict instanceof StoreConflict ? new StoreConflict('passkey-taken') : conflict;
       }
     }
   }
