@@ -16,7 +16,8 @@ export function triggerEventWriter(db: Database.Database): (m: TriggerEventMutat
 }
 
 /**
- * Trigger events in the SQLite file (the fn_events table; commits insert them on the writer thread).
+ * Trigger events in the SQLite file (the fn_events table; document commits insert them on the writer
+ * thread, identity commits on the store's connection through triggerEventWriter).
  * One process owns the file, so a lease only keeps this process's own dispatcher from handing an
  * event out twice; after a restart every lease has lapsed with the process that held it (leases
  * are absolute times, and a restart's new owner never matches an old one).
