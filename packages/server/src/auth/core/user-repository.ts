@@ -70,6 +70,7 @@ export class UserRepository {
   }
 
   private record(change: AccountChange): Mutation[] {
+    if (!this.recorders.size) return [];
     return [...this.recorders].flatMap((recorder) => recorder.record(change));
   }
 
