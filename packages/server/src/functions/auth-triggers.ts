@@ -3,14 +3,14 @@
  * makes or deletes (its UserRepository) raises a trigger event per matching function, delivered
  * like the others (retries, set aside, leases), as Google's Auth emulator sends them: the account
  * in firebase-admin's UserRecord wire shape, the legacy event type, `projects/{p}` as resource.
- * The event is stored right after the account's own commit, not inside it (the identity store is
- * a store of its own): a crash between the two loses it.
+ * The events are stored in the account's own commit (the fn_events table lives in the same SQLite
+ * file or PostgreSQL database as the accounts): a sign-up acknowledged to its client always has
+ * its onCreate, and a kill -9 loses neither.
  */
 import { randomUUID } from 'node:crypto';
-import type { Logger } from 'pino';
-import type { AccountChange } from '../auth/core/user-repository.js';
+import type { AccountChange, AccountChangeRecorder } from '../auth/core/user-repository.js';
 import type { UserRecord } from '../storage/store.js';
-import type { TriggerEventStore } from '../storage/trigger-events.js';
+import type { TriggerEventMutation } from '../storage/trigger-events.js';
 import type { WorkerEventBody } from './firestore-event-shapes.js';
 import type { FunctionEndpoint } from './manifest.js';
 
@@ -69,23 +69,30 @@ export function authEventBody(id: string, payload: AuthEventPayload, at: number)
   };
 }
 
-/** The listener the functions domain gives the identity domain's repository. */
-export function authTriggerListener(projectId: string, endpoints: readonly FunctionEndpoint[], events: TriggerEventStore, raised: () => void, logger: Logger): ((change: AccountChange) => void) | undefined {
+/**
+ * What the functions domain gives the identity domain's repository, or undefined when no function
+ * listens to accounts (then account commits carry nothing more and nothing is read for them).
+ */
+export function authTriggerRecorder(projectId: string, endpoints: readonly FunctionEndpoint[], raised: () => void): AccountChangeRecorder | undefined {
   const targets = new Map<string, string[]>();
   for (const endpoint of endpoints) {
     if (endpoint.kind.type !== 'auth') continue;
     targets.set(endpoint.kind.eventType, [...(targets.get(endpoint.kind.eventType) ?? []), endpoint.name]);
   }
   if (!targets.size) return undefined;
-  return (change) => {
-    // The project's own accounts and its tenants' (the realm key starts with the project id).
-    if (change.realm.split('/')[0] !== projectId) return;
-    const eventType = eventTypes[change.kind];
-    const names = targets.get(eventType) ?? [];
-    if (!names.length) return;
-    const now = Date.now();
-    const payload: AuthEventPayload = { source: 'auth', eventType, projectId, user: userRecordWire(change.user) };
-    const rows = names.map((target) => ({ id: randomUUID(), target, db: `auth/${change.realm}`, path: change.user.localId, commitTime: now * 1000, payload: JSON.stringify(payload) }));
-    events.insert(rows, now).then(raised, (error: unknown) => logger.error({ err: error, uid: change.user.localId }, 'an Auth trigger event could not be stored'));
+  return {
+    record(change: AccountChange): TriggerEventMutation[] {
+      // The project's own accounts and its tenants' (the realm key starts with the project id).
+      if (change.realm.split('/')[0] !== projectId) return [];
+      const eventType = eventTypes[change.kind];
+      const names = targets.get(eventType) ?? [];
+      if (!names.length) return [];
+      const now = Date.now();
+      const payload = JSON.stringify({ source: 'auth', eventType, projectId, user: userRecordWire(change.user) } satisfies AuthEventPayload);
+      // The id is fixed here, once: every delivery of the stored event carries it.
+      const events = names.map((target) => ({ id: randomUUID(), target, db: `auth/${change.realm}`, path: change.user.localId, commitTime: now * 1000, payload }));
+      return [{ kind: 'insertTriggerEvents', events, now }];
+    },
+    committed: raised,
   };
 }

@@ -8,8 +8,8 @@ import type { Logger } from 'pino';
 import { registerFunctionRoutes } from './http-routes.js';
 import { BlockingCalls } from './blocking-calls.js';
 import { StorageEventBridge } from './storage-triggers.js';
-import { authTriggerListener } from './auth-triggers.js';
-import type { AccountChange } from '../auth/core/user-repository.js';
+import { authTriggerRecorder } from './auth-triggers.js';
+import type { AccountChangeRecorder } from '../auth/core/user-repository.js';
 import type { FilesStore } from '../storage/files-store.js';
 import type { BlockingSlot } from '../auth/core/blocking-functions.js';
 import type { FunctionsCredentialSlot } from '../auth/api/functions-credential.js';
@@ -95,8 +95,8 @@ export interface FunctionsDeps {
   /** Cloud Storage's object metadata and its event log (storage triggers). */
   files: FilesStore;
   dispatcher?: Partial<DispatcherOptions>;
-  /** The identity domain's accounts: v1 auth onCreate / onDelete hear of their changes. */
-  accounts?: { onAccountChange(listener: (change: AccountChange) => void): () => void };
+  /** The identity domain's accounts: v1 auth onCreate / onDelete events are committed with their changes. */
+  accounts?: { onAccountChange(recorder: AccountChangeRecorder): () => void };
   /** The identity domain's slot for blocking functions (beforeCreate, beforeSignIn). */
   blocking?: BlockingSlot;
   /** Where the worker's own credential is told to the identity domain (auth/api/functions-credential.ts). */
@@ -126,8 +126,9 @@ export function setUpFunctions(plan: FunctionsPlan | undefined, deps: FunctionsD
   const dispatcherOptions = { ...defaultDispatcherOptions, ...deps.dispatcher };
   const dispatcher = new EventDispatcher(deps.triggerEvents, worker, endpoints, logger.child({ component: 'functions' }), dispatcherOptions);
   const storageBridge = new StorageEventBridge(deps.files, deps.triggerEvents, endpoints, projectId, () => hearthUrl, () => dispatcher.noteRaised(), logger.child({ component: 'functions' }), Math.max(dispatcherOptions.pollMs, 200));
-  const accountListener = authTriggerListener(projectId, endpoints, deps.triggerEvents, () => dispatcher.noteRaised(), logger.child({ component: 'functions' }));
-  const stopAccounts = accountListener && deps.accounts ? deps.accounts.onAccountChange(accountListener) : undefined;
+  // Installed before Hearth listens, like the Firestore selector: no account is made without its events.
+  const accountRecorder = authTriggerRecorder(projectId, endpoints, () => dispatcher.noteRaised());
+  const stopAccounts = accountRecorder && deps.accounts ? deps.accounts.onAccountChange(accountRecorder) : undefined;
   const blocking = new BlockingCalls(projectId, endpoints, worker);
   if (blocking.size && deps.blocking) deps.blocking.current = blocking;
   const selector = firestoreTriggerSelector(projectId, endpoints);

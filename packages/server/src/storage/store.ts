@@ -1,7 +1,6 @@
 /**
  * The one storage interface. Callers read with the getters and write only through `commit`,
- * which applies a list of mutations atomically: all of them or none. SQLite implements it now;
- * a PostgreSQL implementation can follow without touching callers.
+ * which applies a list of mutations atomically: all of them or none (SQLite or PostgreSQL).
  *
  * Identity rows are keyed by `projectId`, which is a realm key (auth/tenants/realm.ts): a
  * project's id, or `<project>/tenants/<tenant>` for one of its tenants, whose rows are apart.
@@ -9,6 +8,7 @@
 
 import type { PhoneVerificationRecord, SmsOutboxMessage } from './phone-records.js';
 import type { PasskeyRecord } from './passkey-records.js';
+import type { TriggerEventMutation } from './trigger-events.js';
 export type { PasskeyRecord } from './passkey-records.js';
 
 export type { PhoneVerificationRecord, SmsOutboxMessage };
@@ -337,7 +337,8 @@ export type Mutation =
   | { kind: 'pruneSmsOutbox'; olderThan: number }
   /** Queues a deleted account's data for erasure (kept once if queued twice). */
   | { kind: 'insertAccountErasure'; erasure: AccountErasure }
-  | { kind: 'deleteAccountErasure'; projectId: string; localId: string };
+  | { kind: 'deleteAccountErasure'; projectId: string; localId: string }
+  | TriggerEventMutation;
 
 export type ConflictReason = 'email-taken' | 'phone-taken' | 'local-id-taken' | 'federated-id-taken' | 'passkey-taken' | 'version-mismatch' | 'code-used';
 

@@ -17,6 +17,20 @@ export interface NewTriggerEvent {
   payload: string;
 }
 
+/** An event with where it comes from, as stored outside a document commit. */
+export type RaisedTriggerEvent = NewTriggerEvent & { db: string; path: string; commitTime: number };
+
+/**
+ * Events an identity commit raises (v1 Auth onCreate / onDelete), stored in that commit's own
+ * transaction (storage/store.ts applies it with the account's row): an id already stored is left as it is.
+ */
+export interface TriggerEventMutation {
+  kind: 'insertTriggerEvents';
+  events: RaisedTriggerEvent[];
+  /** ms: when they are first due. */
+  now: number;
+}
+
 /**
  * Runs inside a commit, once per changed document, synchronously: must be cheap and must not throw
  * for a change it does not care about (a throw aborts the commit).
@@ -55,7 +69,7 @@ export interface TriggerEventStore {
    * Events raised outside a document commit (from a log of their own, such as Cloud Storage's
    * object events): an id already stored is left as it is, so a source read again raises nothing twice.
    */
-  insert(events: ReadonlyArray<NewTriggerEvent & { db: string; path: string; commitTime: number }>, now: number): Promise<void>;
+  insert(events: readonly RaisedTriggerEvent[], now: number): Promise<void>;
   /** How far a source has been read (`undefined` at first), and moving it on. */
   cursor(source: string): Promise<string | undefined>;
   setCursor(source: string, value: string): Promise<void>;

@@ -7,7 +7,6 @@ import { tenantField } from '../tenants/realm.js';
 const maxAttempts = 8;
 const localIdAlphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
-/** 28 characters from [A-Za-z0-9], the look of Firebase uids. */
 /** A new account signing in for the first time at `now` (ms), with what its first sign-in knows about it. */
 export function newSignedInAccount(now: number, known: Partial<UserRecord> = {}): UserRecord {
   return {
@@ -23,16 +22,13 @@ export function newSignedInAccount(now: number, known: Partial<UserRecord> = {})
   };
 }
 
+/** 28 characters from [A-Za-z0-9], the look of Firebase uids. */
 export function newLocalId(): string {
   let id = '';
   for (let i = 0; i < 28; i++) id += localIdAlphabet[randomInt(localIdAlphabet.length)];
   return id;
 }
 
-/**
- * Accounts over the store: every write is one atomic commit, and updates are read-modify-write
- * with an optimistic version check, retried when another request wrote in between.
- */
 /** An account made or deleted through the repository (what v1 auth onCreate / onDelete functions hear of). */
 export interface AccountChange {
   kind: 'create' | 'delete';
@@ -41,21 +37,45 @@ export interface AccountChange {
   user: UserRecord;
 }
 
+/**
+ * Who records account changes (the functions domain: v1 Auth trigger events). `record` runs just
+ * before the change's commit and what it answers is committed with the account, atomically: an
+ * account acknowledged to its client always has its events, a crash loses neither. It must be cheap
+ * and synchronous, and answer nothing for a change it does not care about.
+ */
+export interface AccountChangeRecorder {
+  record(change: AccountChange): Mutation[];
+  /** After a commit that held some of `record`'s mutations (wakes their delivery). */
+  committed(): void;
+}
+
+/**
+ * Accounts over the store: every write is one atomic commit, and updates are read-modify-write
+ * with an optimistic version check, retried when another request wrote in between.
+ */
 export class UserRepository {
-  private readonly listeners = new Set<(change: AccountChange) => void>();
+  private readonly recorders = new Set<AccountChangeRecorder>();
   /** Told after accounts were deleted (the composition wakes the erasure of their data). */
   afterDelete: () => void = () => undefined;
 
   constructor(private readonly store: Store) {}
 
-  /** Told after each account made or deleted here commits (not accounts:batchCreate imports, nor batch deletes). */
-  onAccountChange(listener: (change: AccountChange) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+  /**
+   * Each account made or deleted here is recorded in its own commit (not accounts:batchCreate
+   * imports, nor batch deletes, which Google's triggers do not hear of either).
+   */
+  onAccountChange(recorder: AccountChangeRecorder): () => void {
+    this.recorders.add(recorder);
+    return () => this.recorders.delete(recorder);
   }
 
-  private tell(change: AccountChange): void {
-    for (const listener of this.listeners) listener(change);
+  private record(change: AccountChange): Mutation[] {
+    if (!this.recorders.size) return [];
+    return [...this.recorders].flatMap((recorder) => recorder.record(change));
+  }
+
+  private committed(recorded: readonly Mutation[]): void {
+    if (recorded.length) for (const recorder of this.recorders) recorder.committed();
   }
 
   get(projectId: string, localId: string): Promise<UserRecord | undefined> {
@@ -77,12 +97,13 @@ export class UserRepository {
   /** A new account of the realm (`projectId` is a realm key); a tenant's accounts name their tenant. */
   async insert(projectId: string, user: UserRecord, alongside: Mutation[] = []): Promise<UserRecord> {
     const stored = withDerivedProviders({ ...user, ...tenantField(projectId) });
+    const recorded = this.record({ kind: 'create', realm: projectId, user: stored });
     try {
-      await this.store.commit([{ kind: 'insertUser', projectId, user: stored }, ...alongside]);
+      await this.store.commit([{ kind: 'insertUser', projectId, user: stored }, ...alongside, ...recorded]);
     } catch (error) {
       throw translateConflict(error);
     }
-    this.tell({ kind: 'create', realm: projectId, user: stored });
+    this.committed(recorded);
     return stored;
   }
 
@@ -115,10 +136,12 @@ export class UserRepository {
 
   /** Deletes the account and, in the same commit, queues its data for erasure (account-erasure.ts). */
   async delete(projectId: string, localId: string): Promise<void> {
-    const before = this.listeners.size ? await this.store.getUser(projectId, localId) : undefined;
-    await this.store.commit(accountDeletion(projectId, localId, Date.now()));
+    // The account as it was goes into its onDelete event: read only when someone records deletions.
+    const before = this.recorders.size ? await this.store.getUser(projectId, localId) : undefined;
+    const recorded = before ? this.record({ kind: 'delete', realm: projectId, user: before }) : [];
+    await this.store.commit([...accountDeletion(projectId, localId, Date.now()), ...recorded]);
     this.afterDelete();
-    if (before) this.tell({ kind: 'delete', realm: projectId, user: before });
+    this.committed(recorded);
   }
 }
 

@@ -24,6 +24,7 @@ import { isErasureMutation } from '../erasure-mutation.js';
 import { isOutboxMutation } from '../outbox-mutation.js';
 import { applyErasureMutation, listAccountErasures } from './pg-erasure-rows.js';
 import { applyOutboxMutation, outboxReads } from './pg-outbox-rows.js';
+import { applyTriggerEventMutation } from './pg-trigger-events.js';
 import type { ThrottleRowReader } from '../throttle-reader.js';
 import { PgMailClaims } from './pg-mail-claims.js';
 import { isRetryable } from './pg-rows.js';
@@ -165,6 +166,7 @@ async function apply(client: PgClient, m: Mutation): Promise<void> {
   if (isCodeMutation(m)) return applyCodeMutation(client, m);
   if (isOutboxMutation(m)) return applyOutboxMutation(client, m);
   if (isErasureMutation(m)) return applyErasureMutation(client, m);
+  if (m.kind === 'insertTriggerEvents') return applyTriggerEventMutation(client, m);
   switch (m.kind) {
     case 'deleteRealm':
       await deleteRealmUserRows(client, m.projectId);

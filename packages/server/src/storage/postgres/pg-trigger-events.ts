@@ -1,7 +1,25 @@
-import { triggerEventOf, type NewTriggerEvent, type TriggerEvent, type TriggerEventRow, type TriggerEventStore } from '../trigger-events.js';
+import { triggerEventOf, type RaisedTriggerEvent, type TriggerEvent, type TriggerEventMutation, type TriggerEventRow, type TriggerEventStore } from '../trigger-events.js';
 import type { PgPool } from './pg-connection.js';
+import type { PgQueryable } from './pg-rows.js';
 
 const columns = 'id, target, db, path, commit_time, payload, attempts, next_at, set_aside, last_error';
+
+/** One INSERT for them all; an id already stored is left as it is (text refuses NULs: shown as U+FFFD). */
+async function insertEvents(db: PgQueryable, events: readonly RaisedTriggerEvent[], now: number): Promise<void> {
+  if (!events.length) return;
+  const clean = (text: string) => text.replaceAll('\u0000', '\uFFFD');
+  await db.query(
+    `INSERT INTO fn_events (id, target, db, path, commit_time, payload, next_at)
+     SELECT e.id, e.target, e.db, e.path, e.commit_time, e.payload, $7 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[]) AS e(id, target, db, path, commit_time, payload)
+     ON CONFLICT DO NOTHING`,
+    [events.map((e) => e.id), events.map((e) => e.target), events.map((e) => e.db), events.map((e) => clean(e.path)), events.map((e) => e.commitTime), events.map((e) => clean(e.payload)), now],
+  );
+}
+
+/** An identity commit's raised events (v1 Auth triggers), inside that commit's transaction: the account and its events land together. */
+export function applyTriggerEventMutation(client: PgQueryable, m: TriggerEventMutation): Promise<void> {
+  return insertEvents(client, m.events, m.now);
+}
 
 /**
  * Trigger events in PostgreSQL (fn_events, made with the documents' schema), shared by every
@@ -45,15 +63,8 @@ export class PgTriggerEvents implements TriggerEventStore {
     return (result.rowCount ?? 0) === 1;
   }
 
-  async insert(events: ReadonlyArray<NewTriggerEvent & { db: string; path: string; commitTime: number }>, now: number): Promise<void> {
-    if (!events.length) return;
-    const clean = (text: string) => text.replaceAll('\u0000', '\uFFFD');
-    await this.pool.query(
-      `INSERT INTO fn_events (id, target, db, path, commit_time, payload, next_at)
-       SELECT e.id, e.target, e.db, e.path, e.commit_time, e.payload, $7 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[]) AS e(id, target, db, path, commit_time, payload)
-       ON CONFLICT DO NOTHING`,
-      [events.map((e) => e.id), events.map((e) => e.target), events.map((e) => e.db), events.map((e) => clean(e.path)), events.map((e) => e.commitTime), events.map((e) => clean(e.payload)), now],
-    );
+  insert(events: readonly RaisedTriggerEvent[], now: number): Promise<void> {
+    return insertEvents(this.pool, events, now);
   }
 
   async cursor(source: string): Promise<string | undefined> {

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { SqliteTriggerEvents } from './sqlite-trigger-events.js';
+import { SqliteTriggerEvents, triggerEventWriter } from './sqlite-trigger-events.js';
 import {
   StoreConflict,
   type AccountErasure,
@@ -49,6 +49,7 @@ export class SqliteStore implements Store {
   private readonly phone: SqlitePhoneRows;
   private readonly outbox: SqliteOutboxRows;
   private readonly erasures: SqliteErasureRows;
+  private readonly writeTriggerEvents: ReturnType<typeof triggerEventWriter>;
   private documentStore: SqliteDocumentStore | undefined;
 
   constructor(
@@ -67,12 +68,11 @@ export class SqliteStore implements Store {
     this.phone = new SqlitePhoneRows(db);
     this.outbox = new SqliteOutboxRows(db);
     this.erasures = new SqliteErasureRows(db);
+    this.writeTriggerEvents = triggerEventWriter(db);
     this.statements = {
       getUser: db.prepare<[string, string], UserRow>('SELECT record FROM users WHERE project_id = ? AND local_id = ?'),
       getUserByEmail: db.prepare<[string, string], UserRow>('SELECT record FROM users WHERE project_id = ? AND email = ?'),
-      getUserByPhone: db.prepare<[string, string], UserRow>(
-        'SELECT record FROM users WHERE project_id = ? AND phone_number = ?',
-      ),
+      getUserByPhone: db.prepare<[string, string], UserRow>('SELECT record FROM users WHERE project_id = ? AND phone_number = ?'),
       getUserByFederatedId: db.prepare<[string, string, string], UserRow>(
         'SELECT u.record FROM user_providers p JOIN users u ON u.project_id = p.project_id AND u.local_id = p.local_id WHERE p.project_id = ? AND p.provider_id = ? AND p.raw_id = ?',
       ),
@@ -82,9 +82,7 @@ export class SqliteStore implements Store {
       listUsers: db.prepare<[string, string, number], UserRow>(
         'SELECT record FROM users WHERE project_id = ? AND local_id > ? ORDER BY local_id LIMIT ?',
       ),
-      insertUser: db.prepare(
-        'INSERT INTO users (project_id, local_id, email, phone_number, version, record) VALUES (?, ?, ?, ?, ?, ?)',
-      ),
+      insertUser: db.prepare('INSERT INTO users (project_id, local_id, email, phone_number, version, record) VALUES (?, ?, ?, ?, ?, ?)'),
       updateUser: db.prepare(
         'UPDATE users SET email = ?, phone_number = ?, version = ?, record = ? WHERE project_id = ? AND local_id = ? AND version = ?',
       ),
@@ -239,6 +237,7 @@ export class SqliteStore implements Store {
     if (isPhoneMutation(m)) return this.phone.apply(m);
     if (isOutboxMutation(m)) return this.outbox.apply(m);
     if (isErasureMutation(m)) return this.erasures.apply(m);
+    if (m.kind === 'insertTriggerEvents') return this.writeTriggerEvents(m);
     const s = this.statements;
     switch (m.kind) {
       case 'insertUser':

@@ -1,10 +1,23 @@
 import type Database from 'better-sqlite3';
-import { triggerEventOf, type NewTriggerEvent, type TriggerEvent, type TriggerEventRow, type TriggerEventStore } from '../trigger-events.js';
+import { triggerEventOf, type RaisedTriggerEvent, type TriggerEvent, type TriggerEventMutation, type TriggerEventRow, type TriggerEventStore } from '../trigger-events.js';
 
 const columns = 'id, target, db, path, commit_time, payload, attempts, next_at, set_aside, last_error';
+const insertSql = 'INSERT OR IGNORE INTO fn_events (id, target, db, path, commit_time, payload, next_at) VALUES (?, ?, ?, ?, ?, ?, ?)';
 
 /**
- * Trigger events in the SQLite file (the fn_events table; commits insert them on the writer thread).
+ * Applies an identity commit's raised events (v1 Auth triggers) inside that commit's transaction
+ * on the store's connection, so the account and its events are written together or not at all.
+ */
+export function triggerEventWriter(db: Database.Database): (m: TriggerEventMutation) => void {
+  const insert = db.prepare<[string, string, string, string, number, string, number]>(insertSql);
+  return (m) => {
+    for (const event of m.events) insert.run(event.id, event.target, event.db, event.path, event.commitTime, event.payload, m.now);
+  };
+}
+
+/**
+ * Trigger events in the SQLite file (the fn_events table; document commits insert them on the writer
+ * thread, identity commits on the store's connection through triggerEventWriter).
  * One process owns the file, so a lease only keeps this process's own dispatcher from handing an
  * event out twice; after a restart every lease has lapsed with the process that held it (leases
  * are absolute times, and a restart's new owner never matches an old one).
@@ -27,9 +40,7 @@ export class SqliteTriggerEvents implements TriggerEventStore {
       ),
       list: db.prepare<[number, number], TriggerEventRow>(`SELECT ${columns} FROM fn_events WHERE set_aside = ? ORDER BY commit_time LIMIT ?`),
       requeue: db.prepare<[number, string]>('UPDATE fn_events SET set_aside = 0, attempts = 0, next_at = ?, lease_owner = NULL, lease_until = 0 WHERE id = ? AND set_aside = 1'),
-      insert: db.prepare<[string, string, string, string, number, string, number]>(
-        'INSERT OR IGNORE INTO fn_events (id, target, db, path, commit_time, payload, next_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      ),
+      insert: db.prepare<[string, string, string, string, number, string, number]>(insertSql),
       cursor: db.prepare<[string], { value: string }>('SELECT value FROM fn_cursors WHERE source = ?'),
       setCursor: db.prepare<[string, string]>('INSERT INTO fn_cursors (source, value) VALUES (?, ?) ON CONFLICT (source) DO UPDATE SET value = excluded.value'),
       counts: db.prepare<[], { pending: number; set_aside: number }>(
@@ -66,7 +77,7 @@ export class SqliteTriggerEvents implements TriggerEventStore {
     return this.statements.requeue.run(now, id).changes === 1;
   }
 
-  async insert(events: ReadonlyArray<NewTriggerEvent & { db: string; path: string; commitTime: number }>, now: number): Promise<void> {
+  async insert(events: readonly RaisedTriggerEvent[], now: number): Promise<void> {
     if (!events.length) return;
     await this.writeTurn();
     this.db.transaction(() => {
