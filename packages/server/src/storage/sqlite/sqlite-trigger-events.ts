@@ -19,8 +19,8 @@ export function triggerEventWriter(db: Database.Database): (m: TriggerEventMutat
  * Trigger events in the SQLite file (the fn_events table; document commits insert them on the writer
  * thread, identity commits on the store's connection through triggerEventWriter).
  * One process owns the file, so a lease only keeps this process's own dispatcher from handing an
- * event out twice; after a restart every lease has lapsed with the process that held it (leases
- * are absolute times, and a restart's new owner never matches an old one).
+ * event out twice: a lease of another owner was held by a process that has died (a kill -9 mid
+ * delivery), and its events are due again at once rather than when that lease would have ended.
  */
 export class SqliteTriggerEvents implements TriggerEventStore {
   private readonly statements;
@@ -30,8 +30,8 @@ export class SqliteTriggerEvents implements TriggerEventStore {
     private readonly writeTurn: () => Promise<void>,
   ) {
     this.statements = {
-      due: db.prepare<[number, number, number], TriggerEventRow>(
-        `SELECT ${columns} FROM fn_events WHERE set_aside = 0 AND next_at <= ? AND lease_until <= ? ORDER BY next_at LIMIT ?`,
+      due: db.prepare<[number, number, string, number], TriggerEventRow>(
+        `SELECT ${columns} FROM fn_events WHERE set_aside = 0 AND next_at <= ? AND (lease_until <= ? OR lease_owner IS NOT ?) ORDER BY next_at LIMIT ?`,
       ),
       lease: db.prepare<[string, number, string]>('UPDATE fn_events SET lease_owner = ?, lease_until = ? WHERE id = ?'),
       succeed: db.prepare<[string, string]>('DELETE FROM fn_events WHERE id = ? AND lease_owner = ?'),
@@ -52,7 +52,7 @@ export class SqliteTriggerEvents implements TriggerEventStore {
   async claim(owner: string, now: number, leaseMs: number, limit: number): Promise<TriggerEvent[]> {
     await this.writeTurn();
     return this.db.transaction(() => {
-      const rows = this.statements.due.all(now, now, limit);
+      const rows = this.statements.due.all(now, now, owner, limit);
       for (const row of rows) this.statements.lease.run(owner, now + leaseMs, row.id);
       return rows.map(triggerEventOf);
     }).immediate();
