@@ -1,6 +1,6 @@
 /**
  * The overview's "keys about to rotate" warning, over raw HTTP with the admin key: none on a
- * server whose keys were just made (the next rotation is a day away), one per key ring when the
+ * server whose keys were just made (none either before its first key: that one signs at once) (the next rotation is a day away), one per key ring when the
  * server's clock stands within two hours of the handover (ID token keys rotate daily, session
  * cookie keys weekly, each new key published an hour before it signs).
  */
@@ -15,6 +15,14 @@ let shiftMs = 0;
 
 before(async () => {
   [fresh, later] = await Promise.all([startHearth({ dev: false }), startHearth({ dev: false, clock: () => Date.now() + shiftMs })]);
+  // A ring makes its first key when first needed: publishing the keys makes both rings' first.
+  for (const server of [fresh, later]) {
+    for (const path of ['/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com', '/www.googleapis.com/identitytoolkit/v3/relyingparty/publicKeys']) {
+      const published = await fetch(`${server.url}${path}`);
+      assert.equal(published.status, 200, path);
+      assert.ok(Object.keys((await published.json()) as object).length > 0, path);
+    }
+  }
 });
 after(async () => {
   await Promise.all([fresh?.close(), later?.close()]);

@@ -95,7 +95,8 @@ test('a data folder (or database) from before the side table upgrades, and its d
     if (testBackend === 'sqlite') {
       const file = new Database(join(dataDir, 'hearth.sqlite'));
       file.exec('DROP TABLE fs_vectors; DROP TABLE fs_vector_sets; UPDATE fs_meta SET index_set = \'[]\'');
-      file.pragma(`user_version = ${migrations.length - 1}`);
+      // The folder as it was before the side table's step (the steps after it are re-run too).
+      file.pragma(`user_version = ${migrations.findIndex((step) => step.includes('CREATE TABLE fs_vectors'))}`);
       file.close();
     } else {
       const client = new pg.Client({ connectionString: (await testDatabaseUrl(dataDir))! });

@@ -379,7 +379,7 @@ export const migrations: string[] = [
   `,
   // The console overview's "new today" reads an index, not every account's JSON (144 ms -> 0.4 at 100k accounts).
   `
-  CREATE INDEX users_created ON users (project_id, json_extract(record, '$.createdAt'));
+  CREATE INDEX IF NOT EXISTS users_created ON users (project_id, json_extract(record, '$.createdAt'));
   `,
 ];
 
