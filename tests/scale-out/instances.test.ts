@@ -241,7 +241,15 @@ async function checkHistory(label: string, acknowledged: Acknowledged[], counter
     }
   }
   const stored = await instances.find((instance) => instance.alive)!.admin.collection('items').get();
-  assert.deepEqual(Object.fromEntries(stored.docs.map((doc) => [doc.ref.path, doc.get('v') as string])), Object.fromEntries(replay), `${label}: final state equals the replay`);
+  const storedState = Object.fromEntries(stored.docs.map((doc) => [doc.ref.path, doc.get('v') as string]));
+  // What a difference needs to be understood: every stored row of the path (a duplicate would show), its update time, and its history.
+  const differing = [...new Set([...Object.keys(storedState), ...replay.keys()])].filter((path) => storedState[path] !== replay.get(path));
+  const explained = differing.map((path) => {
+    const rows = stored.docs.filter((doc) => doc.ref.path === path).map((doc) => `${doc.get('v') as string} updated ${doc.updateTime.toDate().toISOString()}`);
+    const log = history.filter((commit) => commit.changes.some((change) => change.path === path)).map((commit) => `seq ${commit.seq} at ${commit.commitTime}: ${commit.changes.find((change) => change.path === path)!.v}`);
+    return `${path}: stored [${rows.join(', ')}]; history ${log.slice(-6).join('; ')}`;
+  });
+  assert.deepEqual(storedState, Object.fromEntries(replay), `${label}: final state equals the replay\n${explained.join('\n')}`);
   for (const [counter, increments] of counterIncrements) {
     const n = replayCounters.get(counter) ?? 0;
     if (unacknowledgedMayExist) assert.ok(n >= increments, `${label}: ${counter} holds every acknowledged increment (${n} >= ${increments})`);
