@@ -249,6 +249,15 @@ async function checkHistory(label: string, acknowledged: Acknowledged[], counter
     const log = history.filter((commit) => commit.changes.some((change) => change.path === path)).map((commit) => `seq ${commit.seq} at ${commit.commitTime}: ${commit.changes.find((change) => change.path === path)!.v}`);
     return `${path}: stored [${rows.join(', ')}]; history ${log.slice(-6).join('; ')}`;
   });
+  if (differing.length) {
+    // The rows as the database holds them (a stale read and a lost write look alike through the SDK).
+    try {
+      const { rows } = await pool.query<{ update_time: string; fields: string }>("SELECT update_time, fields FROM fs_documents WHERE db = $1 AND collection_id = convert_to('items', 'UTF8')", [dbKey]);
+      explained.push(`in the database: ${rows.map((row) => `${(JSON.parse(row.fields) as { v?: { stringValue: string } }).v?.stringValue} at ${row.update_time}`).join(', ')}`);
+    } catch (error) {
+      explained.push(`the database could not be read: ${String(error)}`);
+    }
+  }
   assert.deepEqual(storedState, Object.fromEntries(replay), `${label}: final state equals the replay\n${explained.join('\n')}`);
   for (const [counter, increments] of counterIncrements) {
     const n = replayCounters.get(counter) ?? 0;
