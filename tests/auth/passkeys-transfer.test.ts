@@ -6,22 +6,18 @@
  * passkeys in accounts:batchCreate over raw HTTP: malformed keys, and a credential another account holds.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { promisify } from 'node:util';
 import { deleteApp, initializeApp } from 'firebase-admin/app';
 import { getAuth } from 'firebase-admin/auth';
 import type { Browser, Page } from 'playwright-core';
 import { uniqueEmail } from '../helpers/admin-http.js';
 import { launchChromium } from '../helpers/browser.js';
-import { hearthCommand } from '../helpers/hearth-command.js';
-import { postJson, repoRoot, startHearth, tempDataDir, type TestHearth } from '../helpers/hearth.js';
-import { backendEnv } from '../helpers/test-backend.js';
+import { postJson, startHearth, tempDataDir, type TestHearth } from '../helpers/hearth.js';
+import { hearthUsers } from '../helpers/hearth-users-cli.js';
 import { createCredential, getAssertion, VirtualAuthenticator } from '../helpers/virtual-authenticator.js';
 
-const run = promisify(execFile);
 const project = 'demo-test';
 const work = tempDataDir();
 let source: TestHearth;
@@ -46,15 +42,6 @@ const call = (server: TestHearth, path: string, body: unknown) => postJson(`${se
 const admin = (server: TestHearth, path: string, body: unknown) =>
   postJson(`${server.url}/identitytoolkit.googleapis.com/v1/projects/${server.projectId}/${path}`, body, { authorization: `Bearer ${server.adminKey}` });
 
-async function hearthUsers(...args: string[]): Promise<{ code: number; stderr: string }> {
-  try {
-    const { stderr } = await run(process.execPath, [...hearthCommand(), 'users', ...args], { cwd: repoRoot, env: { ...process.env, ...(await backendEnv(args)) } });
-    return { code: 0, stderr };
-  } catch (error) {
-    const failed = error as { code?: number; stderr?: string };
-    return { code: failed.code ?? -1, stderr: failed.stderr ?? '' };
-  }
-}
 
 async function assertionFor(server: TestHearth): Promise<any> {
   const start = await call(server, 'v2/accounts/passkeySignIn:start', {});

@@ -5,39 +5,20 @@
  * modified-scrypt hashes (the firebase/scrypt README's sample account).
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { backendEnv } from '../helpers/test-backend.js';
+import { hearthUsers } from '../helpers/hearth-users-cli.js';
 import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import { deleteApp as deleteAdminApp, initializeApp as initializeAdminApp, type App } from 'firebase-admin/app';
 import { getAuth as getAdminAuth, type Auth as AdminAuth } from 'firebase-admin/auth';
 import { createUserWithEmailAndPassword, signInWithEmailAndPassword } from 'firebase/auth';
 import { parseCsvAccounts } from '../../packages/server/src/auth/core/user-files.js';
 import { SdkClients } from '../helpers/client.js';
-import { repoRoot, startHearth, tempDataDir, type TestHearth } from '../helpers/hearth.js';
-import { hearthCommand } from '../helpers/hearth-command.js';
+import { startHearth, tempDataDir, type TestHearth } from '../helpers/hearth.js';
 
-const run = promisify(execFile);
 const clients = new SdkClients('export-client');
 const project = 'demo-test';
 
-interface CliResult {
-  code: number;
-  stderr: string;
-}
-
-/** `hearth users …` as a user runs it. */
-async function hearthUsers(...args: string[]): Promise<CliResult> {
-  try {
-    const { stderr } = await run(process.execPath, [...hearthCommand(), 'users', ...args], { cwd: repoRoot, env: { ...process.env, ...(await backendEnv(args)) } });
-    return { code: 0, stderr };
-  } catch (error) {
-    const failed = error as { code?: number; stderr?: string };
-    return { code: failed.code ?? -1, stderr: failed.stderr ?? '' };
-  }
-}
 
 function adminFor(server: TestHearth, name: string): { app: App; auth: AdminAuth } {
   process.env.FIREBASE_AUTH_EMULATOR_HOST = server.hostPort;
