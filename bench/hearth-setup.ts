@@ -81,6 +81,22 @@ export async function post(url: string, body: string, contentType: string): Prom
   return JSON.parse(text) as Json;
 }
 
+/**
+ * The default database's documents root, and `call(verb, body)`: a POST of `:verb` on it as the
+ * owner that insists on a 200 and returns the parsed answer (commit, runQuery, ...).
+ */
+export function documentsApi(target: BenchHearth): { root: string; call: (verb: string, body: unknown) => Promise<unknown> } {
+  const root = `projects/${target.hearth.options.defaultProjectId}/databases/(default)/documents`;
+  const headers = { authorization: 'Bearer owner', 'content-type': 'application/json' };
+  const call = async (verb: string, body: unknown) => {
+    const response = await fetch(`${target.url}/v1/${root}:${verb}`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const answer = await response.text();
+    if (response.status !== 200) throw new Error(`${verb}: ${response.status} ${answer.slice(0, 300)}`);
+    return JSON.parse(answer) as unknown;
+  };
+  return { root, call };
+}
+
 function text(json: Json, field: string): string {
   const value = json[field];
   if (typeof value !== 'string' || value === '') throw new Error(`response lacks "${field}": ${JSON.stringify(json)}`);

@@ -7,7 +7,7 @@
  * alternating; the answers at T are checked against what the documents were at T.
  */
 import { envCount, machineLine, progress } from './env.js';
-import { startBenchHearth } from './hearth-setup.js';
+import { documentsApi, startBenchHearth } from './hearth-setup.js';
 import { ms, percentile, renderTable } from './stats.js';
 
 const size = envCount('HEARTH_BENCH_PAST_SIZE', 100_000);
@@ -22,14 +22,7 @@ export async function runPastReadsBench(): Promise<void> {
   const target = await startBenchHearth();
   const rows: string[][] = [];
   try {
-    const root = `projects/${target.hearth.options.defaultProjectId}/databases/(default)/documents`;
-    const headers = { authorization: 'Bearer owner', 'content-type': 'application/json' };
-    const call = async (verb: string, body: unknown) => {
-      const response = await fetch(`${target.url}/v1/${root}:${verb}`, { method: 'POST', headers, body: JSON.stringify(body) });
-      const text = await response.text();
-      if (response.status !== 200) throw new Error(`${verb}: ${response.status} ${text.slice(0, 300)}`);
-      return JSON.parse(text) as unknown;
-    };
+    const { root, call } = documentsApi(target);
     const fields = (i: number, round: number) => ({ n: { integerValue: String(i) }, cat: { integerValue: String(i % 10) }, round: { integerValue: String(round) } });
     progress(`loading ${size} documents`);
     let readTime = '';

@@ -13,7 +13,7 @@
  * HEARTH_BENCH_VECTOR_DIMENSION (128).
  */
 import { envCount, envCounts, machineLine, progress } from './env.js';
-import { startBenchHearth } from './hearth-setup.js';
+import { documentsApi, startBenchHearth } from './hearth-setup.js';
 import { ms, percentile, renderTable } from './stats.js';
 
 const sizes = envCounts('HEARTH_BENCH_VECTOR_SIZES', [10_000, 100_000]);
@@ -72,15 +72,7 @@ export async function runVectorBench(): Promise<void> {
   const target = await startBenchHearth({ indexes: { indexes: sizes.map(indexOf) } });
   const rows: string[][] = [];
   try {
-    const project = target.hearth.options.defaultProjectId;
-    const root = `projects/${project}/databases/(default)/documents`;
-    const headers = { authorization: 'Bearer owner', 'content-type': 'application/json' };
-    const call = async (verb: string, body: unknown) => {
-      const response = await fetch(`${target.url}/v1/${root}:${verb}`, { method: 'POST', headers, body: JSON.stringify(body) });
-      const text = await response.text();
-      if (response.status !== 200) throw new Error(`${verb}: ${response.status} ${text.slice(0, 300)}`);
-      return JSON.parse(text) as unknown;
-    };
+    const { root, call } = documentsApi(target);
     for (const size of sizes) {
       const collection = `vectors${size}`;
       const random = generator(size);
