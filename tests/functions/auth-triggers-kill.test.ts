@@ -9,7 +9,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { freePort, postJson, spawnHearth, tempDataDir, type SpawnedHearth } from '../helpers/hearth.js';
-import { dropTestDatabase, testDatabaseUrl } from '../helpers/test-backend.js';
+import { dropTestDatabase, storedRows, testBackend } from '../helpers/test-backend.js';
 
 const fixture = join(import.meta.dirname, 'fixtures/basic');
 const project = 'demo-test';
@@ -23,24 +23,8 @@ const killAt = 30;
  * process owns the file and a restarted one takes them at once: nothing is changed there.
  */
 async function lapseLeases(dataDir: string): Promise<number> {
-  const databaseUrl = await testDatabaseUrl(dataDir);
-  if (!databaseUrl) {
-    const { default: Database } = await import('better-sqlite3');
-    const db = new Database(join(dataDir, 'hearth.sqlite'), { readonly: true });
-    try {
-      return (db.prepare("SELECT COUNT(*) AS n FROM fn_events WHERE db LIKE 'auth/%'").get() as { n: number }).n;
-    } finally {
-      db.close();
-    }
-  }
-  const { default: pg } = await import('pg');
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    return (await client.query("UPDATE fn_events SET lease_until = 0, lease_owner = NULL WHERE db LIKE 'auth/%'")).rowCount ?? 0;
-  } finally {
-    await client.end();
-  }
+  if (testBackend === 'sqlite') return (await storedRows(dataDir, "SELECT id FROM fn_events WHERE db LIKE 'auth/%'")).length;
+  return (await storedRows(dataDir, "UPDATE fn_events SET lease_until = 0, lease_owner = NULL WHERE db LIKE 'auth/%' RETURNING id")).length;
 }
 
 test('every sign-up acknowledged before a kill -9 gets its onCreate after the restart', { timeout: 180_000 }, async (t) => {
