@@ -65,7 +65,7 @@ async function countInEmulator(url: string): Promise<number> {
 async function emulatorImport(folder: string, count: number): Promise<{ seconds: number; counted: number } | undefined> {
   const timedStart = async (args: string[]) => {
     const started = performance.now();
-    const emulator = await startGoogleEmulator({ args, startupTimeoutMs: 1_200_000 });
+    const emulator = await startGoogleEmulator({ args, startupTimeoutMs: 1_200_000, jit: 'full' });
     return emulator && { emulator, seconds: (performance.now() - started) / 1000 };
   };
   const empty = await timedStart([]);

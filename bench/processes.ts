@@ -63,7 +63,7 @@ export interface RunningEmulator {
 export async function startFirestoreEmulator(): Promise<RunningEmulator | string> {
   let emulator: GoogleEmulator | undefined;
   try {
-    emulator = await startGoogleEmulator({ startupTimeoutMs: 90_000 });
+    emulator = await startGoogleEmulator({ startupTimeoutMs: 90_000, jit: 'full' });
   } catch (error) {
     const tail = (error as Error).message.trim().split('\n').slice(-6).join('\n    ');
     return `the emulator did not start; its last output:\n    ${tail}`;
