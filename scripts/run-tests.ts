@@ -18,6 +18,7 @@ import { createConnection } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { builtFile, testBuildDir, testBuildVariable } from '../tests/helpers/hearth-command.js';
+import { dropRunDatabases, runDatabasesVariable } from '../tests/helpers/pg-database.js';
 import { buildForTests } from './test-build.js';
 
 type Backend = 'sqlite' | 'postgres';
@@ -94,6 +95,8 @@ function loadTimes(): Record<string, number> {
   }
   return {};
 }
+
+const postgresJobs = (jobs: Job[]) => jobs.some((job) => job.backend === 'postgres');
 
 const jobKey = (job: Job) => `${job.backend}:${job.file}`;
 
@@ -215,6 +218,9 @@ async function main(): Promise<number> {
       console.log('PostgreSQL is not listening on 127.0.0.1:5432: its pass is counted as one failure');
     }
   }
+  // The PostgreSQL jobs' databases stay until every job is done (pg-database.ts says why).
+  const runTag = postgresJobs(jobs) ? `r${process.pid.toString(36)}${Date.now().toString(36)}` : undefined;
+  if (runTag) process.env[runDatabasesVariable] = runTag;
   const times = loadTimes();
   // Longest first, so the last jobs to finish are short ones; unknown files count as long.
   jobs.sort((a, b) => (times[jobKey(b)] ?? 120) - (times[jobKey(a)] ?? 120));
@@ -237,6 +243,14 @@ async function main(): Promise<number> {
   await Promise.all(Array.from({ length: parallel }, worker));
   const machineAfter = machineCpuTicks();
   const typesOk = await typeCheck;
+  if (runTag) {
+    const dropStarted = Date.now();
+    const dropped = await dropRunDatabases(runTag).catch((error: unknown) => {
+      console.log(`== test databases: not all dropped (${(error as Error).message})`);
+      return 0;
+    });
+    console.log(`== ${dropped} test database(s) dropped in ${((Date.now() - dropStarted) / 1000).toFixed(0)} s`);
+  }
 
   const newTimes: Record<string, number> = { ...times };
   for (const result of results) newTimes[jobKey(result)] = Math.round(result.seconds);
