@@ -12,7 +12,8 @@ export type ResumableAction =
   | { kind: 'change-email'; address: string }
   | { kind: 'set-password' }
   | { kind: 'change-password' }
-  | { kind: 'recovery-codes' };
+  | { kind: 'recovery-codes' }
+  | { kind: 'remove-factor'; mfaEnrollmentId: string; label: string };
 
 interface PendingResume {
   uid: string;
