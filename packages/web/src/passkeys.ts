@@ -79,9 +79,9 @@ async function ceremony<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** A request this page aborted itself (autofill given up for another way of signing in): nothing to show. */
-export function passkeyRequestAborted(error: unknown): boolean {
-  return error instanceof PasskeyError && error.code === 'auth/passkey-cancelled' && error.message === 'AbortError';
+/** A passkey request the browser ended without a passkey (aborted, dismissed, refused): no server answer in it. */
+export function noPasskeyPicked(error: unknown): boolean {
+  return error instanceof PasskeyError && error.code === 'auth/passkey-cancelled';
 }
 
 export function passkeysSupported(): boolean {

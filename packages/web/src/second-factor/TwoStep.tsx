@@ -100,7 +100,7 @@ export function TwoStep({ user, resume = null }: { user: User; resume?: Resumabl
         </p>
         </>
       )}
-      {factors.length > 0 && <RecoveryCodes user={user} factorCount={factors.length} />}
+      {factors.length > 0 && <RecoveryCodes user={user} factorCount={factors.length} resume={resume} />}
     </section>
   );
 }
