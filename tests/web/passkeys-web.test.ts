@@ -198,9 +198,12 @@ test("another account's passkey does not confirm it's you, and does not switch a
   const kept = await authenticator.remove(own!.credentialId);
   try {
     await page.goto(url('/account'));
+    const finalizes = () => record.requested.filter((address) => address.includes('passkeySignIn:finalize')).length;
+    const before = finalizes();
     await page.getByRole('button', { name: 'Forgot your current password?' }).click();
     await confirmPanel().getByRole('button', { name: 'Use a passkey' }).click();
     await confirmPanel().getByRole('alert').filter({ hasText: 'That passkey belongs to another account.' }).waitFor();
+    assert.equal(finalizes(), before, 'refused in the page: the server was not asked to sign the other account in');
     await shot('confirm-other-account-refused');
     assert.equal((await page.getByTestId('account-email').innerText()).trim(), email);
     await page.reload();
