@@ -208,7 +208,7 @@ export async function confirmWithPasskey(auth: Auth, user: User, action: Resumab
   if (tokens.localId !== user.uid) throw new PasskeyError('auth/passkey-other-account', 'another account');
   const back = keepForResume(user.uid, action);
   // Where the SDK keeps this user now: "until I close the browser" stays in sessionStorage.
-  const key = sessionKey(auth);
+  const key = storageKey(auth);
   const inSession = window.sessionStorage.getItem(key) !== null;
   // Moves the user out of IndexedDB (searched first at start), so the page loads the new session.
   await setPersistence(auth, inSession ? browserSessionPersistence : browserLocalPersistence);
@@ -216,12 +216,7 @@ export async function confirmWithPasskey(auth: Auth, user: User, action: Resumab
   window.location.assign(back);
 }
 
-/** Whether the signed-in user has a passkey (accounts:lookup's passkeyInfo). */
-export async function hasPasskey(auth: Auth, user: User): Promise<boolean> {
-  return (await listPasskeys(auth, user)).length > 0;
-}
-
-const sessionKey = (auth: Auth) => `firebase:authUser:${auth.app.options.apiKey}:${auth.app.name}`;
+const storageKey = (auth: Auth) => `firebase:authUser:${auth.app.options.apiKey}:${auth.app.name}`;
 
 /** The session where the SDK's start looks for a remembered user (its own JSON shape of a User). */
 function adoptSession(storage: Storage, auth: Auth, { localId: uid, idToken, refreshToken }: PasskeyTokens): void {
@@ -237,5 +232,5 @@ function adoptSession(storage: Storage, auth: Auth, { localId: uid, idToken, ref
     appName: auth.app.name,
     ...(auth.tenantId ? { tenantId: auth.tenantId } : {}),
   };
-  storage.setItem(sessionKey(auth), JSON.stringify(saved));
+  storage.setItem(storageKey(auth), JSON.stringify(saved));
 }

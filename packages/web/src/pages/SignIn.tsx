@@ -48,8 +48,9 @@ export function SignIn() {
   };
   const gate = useSignInGate();
   const returnTo = returnPath(location.state);
-  // The two passkey ways and the others never overlap: each aborts the autofill's request first.
+  // Set once a provider's sign-in starts (a popup or a redirect): the autofill is not offered again here.
   const [leaving, setLeaving] = useState(false);
+  // The autofill's request and the other ways never overlap: each aborts it, and waits for it to end, first.
   const { busy, error, onSubmit } = useAction(async () => {
     await autofill.stop();
     await applyRemember();
