@@ -8,10 +8,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { uniqueEmail } from '../helpers/admin-http.js';
+import { adminPost, uniqueEmail } from '../helpers/admin-http.js';
 import { launchChromium } from '../helpers/browser.js';
 import { postJson, startHearth, type TestHearth } from '../helpers/hearth.js';
 import { createTenant } from '../helpers/tenants.js';
+import { TotpDevice } from '../helpers/totp-device.js';
 import { createCredential, discoveryShape, getAssertion, VirtualAuthenticator } from '../helpers/virtual-authenticator.js';
 
 let server: TestHearth;
@@ -105,6 +106,27 @@ describe('enrolment and sign-in', () => {
     // It is a recent sign-in: a sensitive change (a new password) goes through with its token.
     const changed = await v1('update', { idToken: signedIn.body.idToken, password: 'another-pass-2', returnSecureToken: true });
     assert.equal(changed.status, 200, JSON.stringify(changed.body));
+  });
+
+  test('a passkey sign-in stands for the second step: it withdraws a factor and makes recovery codes', async () => {
+    const user = await signUp();
+    assert.equal((await adminPost(server, '/accounts:update', { localId: user.localId, emailVerified: true })).status, 200);
+    const start = await v2('mfaEnrollment:start', { idToken: user.idToken, totpEnrollmentInfo: {} });
+    assert.equal(start.status, 200, JSON.stringify(start.body));
+    const info = start.body.totpSessionInfo;
+    const totp = await v2('mfaEnrollment:finalize', { idToken: user.idToken, totpVerificationInfo: { sessionInfo: info.sessionInfo, verificationCode: new TotpDevice(info.sharedSecretKey).next() } });
+    assert.equal(totp.status, 200, JSON.stringify(totp.body));
+    await enroll(totp.body.idToken, 'Strong');
+    const signedIn = await v2('passkeySignIn:finalize', { authenticatorAuthenticationResponse: await assertion() });
+    assert.equal(signedIn.status, 200, JSON.stringify(signedIn.body));
+    const claims = claimsOf(signedIn.body.idToken);
+    assert.equal(claims.firebase.sign_in_second_factor, undefined, 'no second factor was asked for');
+    const codes = await v2('recoveryCodes:generate', { idToken: signedIn.body.idToken });
+    assert.equal(codes.status, 200, JSON.stringify(codes.body));
+    const enrollmentId = (await v1('lookup', { idToken: signedIn.body.idToken })).body.users[0].mfaInfo[0].mfaEnrollmentId;
+    const withdrawn = await v2('mfaEnrollment:withdraw', { idToken: signedIn.body.idToken, mfaEnrollmentId: enrollmentId });
+    assert.equal(withdrawn.status, 200, JSON.stringify(withdrawn.body));
+    assert.equal((await v1('lookup', { idToken: withdrawn.body.idToken })).body.users[0].mfaInfo, undefined);
   });
 
   test("the discovery document's field shape works for enrolment and sign-in", async () => {

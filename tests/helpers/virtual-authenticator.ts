@@ -1,5 +1,15 @@
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
 
+/** A credential as the DevTools protocol hands it out and takes it back. */
+export interface VirtualCredential {
+  credentialId: string;
+  isResidentCredential: boolean;
+  rpId?: string;
+  privateKey: string;
+  userHandle?: string;
+  signCount: number;
+}
+
 /**
  * Chromium's WebAuthn virtual authenticator (DevTools protocol `WebAuthn` domain): a platform
  * passkey provider with resident keys and user verification, so navigator.credentials.create and
@@ -23,6 +33,25 @@ export class VirtualAuthenticator {
   /** Forgets every credential it holds, so a discoverable sign-in finds exactly the next one made. */
   async clear(): Promise<void> {
     await this.cdp.send('WebAuthn.clearCredentials', { authenticatorId: this.authenticatorId });
+  }
+
+  /**
+   * Off: requests wait for a touch that never comes (a conditional one stays in the autofill);
+   * one made while it is off is not answered when it is turned on again (only later ones are).
+   */
+  async setPresence(enabled: boolean): Promise<void> {
+    await this.cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId: this.authenticatorId, enabled });
+  }
+
+  /** Takes a credential out (answered, private key included, to put back with `restore`). */
+  async remove(credentialId: string): Promise<VirtualCredential> {
+    const { credential } = (await this.cdp.send('WebAuthn.getCredential', { authenticatorId: this.authenticatorId, credentialId })) as { credential: VirtualCredential };
+    await this.cdp.send('WebAuthn.removeCredential', { authenticatorId: this.authenticatorId, credentialId });
+    return credential;
+  }
+
+  async restore(credential: VirtualCredential): Promise<void> {
+    await this.cdp.send('WebAuthn.addCredential', { authenticatorId: this.authenticatorId, credential });
   }
 
   async credentials(): Promise<{ credentialId: string; signCount: number; isResidentCredential: boolean; userHandle?: string }[]> {

@@ -43,6 +43,7 @@ const messages: Record<string, string> = {
   'auth/passkey-cancelled': 'No passkey was used. The request was cancelled or timed out.',
   'auth/passkey-already-added': 'This passkey is already on your account.',
   'auth/passkey-limit': 'Your account has as many passkeys as it can hold. Remove one first.',
+  'auth/passkey-other-account': 'That passkey belongs to another account. Use a passkey of the account you are signed in to; confirming cannot switch accounts.',
   // Phone numbers, text-message codes and the human check.
   'auth/invalid-phone-number': 'That phone number is not valid. Include the country code, like +1 555 010 0123.',
   'auth/missing-phone-number': 'Please enter your phone number.',

@@ -1,4 +1,5 @@
-import { signOut, type Auth, type User } from 'firebase/auth';
+import { browserLocalPersistence, browserSessionPersistence, setPersistence, signOut, type Auth, type User } from 'firebase/auth';
+import { keepForResume, type ResumableAction } from './pages/resume-store';
 
 /**
  * Passkeys through Hearth's v2 calls (Identity Toolkit's passkeyEnrollment / passkeySignIn). The
@@ -78,6 +79,11 @@ async function ceremony<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** A passkey request the browser ended without a passkey (aborted, dismissed, refused): no server answer in it. */
+export function noPasskeyPicked(error: unknown): boolean {
+  return error instanceof PasskeyError && error.code === 'auth/passkey-cancelled';
+}
+
 export function passkeysSupported(): boolean {
   return typeof window.PublicKeyCredential === 'function' && typeof navigator.credentials?.create === 'function';
 }
@@ -113,34 +119,107 @@ export async function removePasskey(auth: Auth, user: User, credentialId: string
   await call(auth, 'v1/accounts:update', { idToken: await user.getIdToken(), deletePasskey: [credentialId] });
 }
 
-/**
- * Signs in with a passkey the browser offers (no email typed), then loads `returnTo`, where the
- * SDK adopts the new session.
- */
-export async function signInWithPasskey(auth: Auth, returnTo: string): Promise<void> {
+/** How a passkey request is made: by the user's click (modal), or offered in the email field's autofill. */
+export interface PasskeyRequest {
+  /** 'conditional': the browser offers the passkeys in the autofill of an `autocomplete="… webauthn"` field. */
+  mediation?: 'conditional';
+  /** Aborts the pending request (the page cancels autofill when the user picks another way). */
+  signal?: AbortSignal;
+  /** Called once the browser's request is over (a passkey picked, refused or aborted), before the server is asked. */
+  onSettled?: () => void;
+}
+
+/** An assertion of a passkey the browser offers (none named: discoverable), with the account it names. */
+interface Assertion {
+  /** The user handle: the uid of the account the passkey was made for. */
+  uid: string | undefined;
+  response: Record<string, unknown>;
+}
+
+async function assertPasskey(auth: Auth, request: PasskeyRequest = {}): Promise<Assertion> {
   const { credentialRequestOptions: o } = await call(auth, 'v2/accounts/passkeySignIn:start', {});
   const publicKey: PublicKeyCredentialRequestOptions = { ...o, challenge: fromBase64url(o.challenge), allowCredentials: [] };
-  const credential = (await ceremony(() => navigator.credentials.get({ publicKey }))) as PublicKeyCredential;
+  const options: CredentialRequestOptions = { publicKey, ...(request.mediation ? { mediation: request.mediation } : {}), ...(request.signal ? { signal: request.signal } : {}) };
+  let credential: PublicKeyCredential;
+  try {
+    credential = (await ceremony(() => navigator.credentials.get(options))) as PublicKeyCredential;
+  } finally {
+    request.onSettled?.();
+  }
   const response = credential.response as AuthenticatorAssertionResponse;
-  const authenticatorAuthenticationResponse = {
-    id: credential.id,
-    rawId: toBase64url(credential.rawId),
-    type: credential.type,
+  const userHandle = toBase64url(response.userHandle);
+  return {
+    uid: response.userHandle ? new TextDecoder().decode(response.userHandle) : undefined,
     response: {
-      clientDataJSON: toBase64url(response.clientDataJSON),
-      authenticatorData: toBase64url(response.authenticatorData),
-      signature: toBase64url(response.signature),
-      userHandle: toBase64url(response.userHandle),
+      id: credential.id,
+      rawId: toBase64url(credential.rawId),
+      type: credential.type,
+      response: {
+        clientDataJSON: toBase64url(response.clientDataJSON),
+        authenticatorData: toBase64url(response.authenticatorData),
+        signature: toBase64url(response.signature),
+        userHandle,
+      },
     },
   };
-  const tokens = await call(auth, 'v2/accounts/passkeySignIn:finalize', { authenticatorAuthenticationResponse });
+}
+
+interface PasskeyTokens {
+  localId: string;
+  idToken: string;
+  refreshToken: string;
+}
+
+function finalizeSignIn(auth: Auth, assertion: Assertion): Promise<PasskeyTokens> {
+  return call(auth, 'v2/accounts/passkeySignIn:finalize', { authenticatorAuthenticationResponse: assertion.response }) as Promise<PasskeyTokens>;
+}
+
+/**
+ * Signs in with a passkey the browser offers (no email typed), then loads `returnTo`, where the
+ * SDK adopts the new session. With `mediation: 'conditional'` the request waits in the email
+ * field's autofill until the user picks a passkey there (or the signal aborts it: a DOMException
+ * named AbortError, as passkey-cancelled).
+ */
+export async function signInWithPasskey(auth: Auth, returnTo: string, request: PasskeyRequest = {}): Promise<void> {
+  const tokens = await finalizeSignIn(auth, await assertPasskey(auth, request));
   await signOut(auth);
-  adoptSession(auth, tokens.localId as string, tokens.idToken as string, tokens.refreshToken as string);
+  adoptSession(window.localStorage, auth, tokens);
   window.location.assign(returnTo);
 }
 
+/** Whether the browser can offer passkeys in autofill (WebAuthn conditional mediation). */
+export async function passkeyAutofillAvailable(): Promise<boolean> {
+  if (!passkeysSupported() || typeof PublicKeyCredential.isConditionalMediationAvailable !== 'function') return false;
+  return PublicKeyCredential.isConditionalMediationAvailable().catch(() => false);
+}
+
+/**
+ * "Confirm it's you" with a passkey: a passkey sign-in that must be the signed-in user's own.
+ * Another account's passkey is refused before the server is asked (the user handle names its
+ * account), so confirming can never switch accounts. The released SDK cannot take the new tokens
+ * into its current user, so, as a mailed link does, the page keeps `action` for resuming, puts the
+ * fresh session (the same user's) where the user was kept, and loads the account page that resumes
+ * the change; the server counts a passkey sign-in as recent.
+ */
+export async function confirmWithPasskey(auth: Auth, user: User, action: ResumableAction): Promise<void> {
+  const assertion = await assertPasskey(auth);
+  if (assertion.uid !== user.uid) throw new PasskeyError('auth/passkey-other-account', 'another account');
+  const tokens = await finalizeSignIn(auth, assertion);
+  if (tokens.localId !== user.uid) throw new PasskeyError('auth/passkey-other-account', 'another account');
+  const back = keepForResume(user.uid, action);
+  // Where the SDK keeps this user now: "until I close the browser" stays in sessionStorage.
+  const key = storageKey(auth);
+  const inSession = window.sessionStorage.getItem(key) !== null;
+  // Moves the user out of IndexedDB (searched first at start), so the page loads the new session.
+  await setPersistence(auth, inSession ? browserSessionPersistence : browserLocalPersistence);
+  adoptSession(inSession ? window.sessionStorage : window.localStorage, auth, tokens);
+  window.location.assign(back);
+}
+
+const storageKey = (auth: Auth) => `firebase:authUser:${auth.app.options.apiKey}:${auth.app.name}`;
+
 /** The session where the SDK's start looks for a remembered user (its own JSON shape of a User). */
-function adoptSession(auth: Auth, uid: string, idToken: string, refreshToken: string): void {
+function adoptSession(storage: Storage, auth: Auth, { localId: uid, idToken, refreshToken }: PasskeyTokens): void {
   const claims = JSON.parse(atob(idToken.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/'))) as { exp: number; email?: string; email_verified?: boolean };
   const saved = {
     uid,
@@ -153,5 +232,5 @@ function adoptSession(auth: Auth, uid: string, idToken: string, refreshToken: st
     appName: auth.app.name,
     ...(auth.tenantId ? { tenantId: auth.tenantId } : {}),
   };
-  window.localStorage.setItem(`firebase:authUser:${auth.app.options.apiKey}:${auth.app.name}`, JSON.stringify(saved));
+  storage.setItem(storageKey(auth), JSON.stringify(saved));
 }

@@ -82,7 +82,7 @@ function AccountOf({ user, onDeleting }: { user: User; onDeleting: (deleting: bo
       <NameForm user={user} />
       <SignInMethods user={user} />
       <Passkeys user={user} />
-      <TwoStep user={user} />
+      <TwoStep user={user} resume={resume} />
       <ChangeEmailSection user={user} resume={resume} />
       {ownPassword === true && <PasswordForm user={user} notice={passwordNotice} resume={resume} />}
       {ownPassword === false && (

@@ -10,7 +10,8 @@ import { isFederated, methodName, reauthenticateWithProvider } from '../federate
 import { ResolveSecondFactor } from '../second-factor/ResolveSecondFactor';
 import { secondFactorResolver } from '../second-factor/resolver';
 import { ConfirmByPhone } from './ConfirmByPhone';
-import { accountHasPassword, reauthenticateWithPassword, sendReauthenticationLink, type ResumableAction } from './recent-sign-in';
+import { confirmWithPasskey, passkeysSupported } from '../passkeys';
+import { accountSignInFacts, reauthenticateWithPassword, sendReauthenticationLink, type ResumableAction } from './recent-sign-in';
 
 export interface ConfirmIdentityProps {
   user: User;
@@ -24,13 +25,14 @@ export interface ConfirmIdentityProps {
 /**
  * "Confirm it's you", inline where a change needed a recent sign-in: by the account's own ways
  * of signing in (its password if it has one, a link mailed to its address, each linked provider,
- * a code texted to its phone number), then, on an account with two-step verification, its second
+ * a code texted to its phone number, one of its passkeys), then, on an account with two-step verification, its second
  * factor (the SDK's multi-factor-auth-required -> getMultiFactorResolver); after which the page
  * runs the change again.
  */
 export function ConfirmIdentity({ user, action, resolver: firstResolver = null, onConfirmed, onCancel }: ConfirmIdentityProps) {
   const { auth, providers } = useAuthState();
   const [hasPassword, setHasPassword] = useState<boolean | undefined>(undefined);
+  const [hasPasskey, setHasPasskey] = useState(false);
   const [password, setPassword] = useState('');
   const [sent, setSent] = useStatus();
   const [resolver, setResolver] = useState<MultiFactorResolver | null>(firstResolver);
@@ -39,8 +41,12 @@ export function ConfirmIdentity({ user, action, resolver: firstResolver = null, 
   const [byProvider, setByProvider] = useState(false);
   useEffect(() => {
     let current = true;
-    accountHasPassword(auth, user).then(
-      (has) => current && setHasPassword(has),
+    accountSignInFacts(auth, user).then(
+      (facts) => {
+        if (!current) return;
+        setHasPassword(facts.password);
+        setHasPasskey(facts.passkey && passkeysSupported());
+      },
       () => current && setHasPassword(false),
     );
     return () => {
@@ -100,6 +106,17 @@ export function ConfirmIdentity({ user, action, resolver: firstResolver = null, 
       )}
       {hasPassword !== undefined && phoneNumber && <ConfirmByPhone user={user} phoneNumber={phoneNumber} disabled={busy} confirm={(work) => confirm(work)} />}
       <Choices>
+        {hasPasskey && (
+          <button
+            type="button"
+            className="provider"
+            disabled={busy}
+            // A passkey is a whole sign-in (no second step after it); the page reloads to resume the change.
+            onClick={() => void run(() => confirmWithPasskey(auth, user, action))}
+          >
+            Use a passkey
+          </button>
+        )}
         {byEmailLink && hasPassword !== undefined && (
           <button
             type="button"
@@ -157,5 +174,6 @@ function purpose(action: ResumableAction): string {
   if (action.kind === 'change-email') return `change your email to ${action.address}`;
   if (action.kind === 'change-password') return 'change your password';
   if (action.kind === 'recovery-codes') return 'make new recovery codes';
+  if (action.kind === 'remove-factor') return `remove ${action.label} from two-step verification`;
   return 'set a password';
 }

@@ -16,6 +16,7 @@ import { ProviderButtons } from '../components/ProviderButtons';
 import { useAction } from '../components/useAction';
 import { useSignInGate } from '../second-factor/gate';
 import { passkeysSupported, signInWithPasskey } from '../passkeys';
+import { usePasskeyAutofill } from '../passkey-autofill';
 
 type Remember = 'local' | 'session' | 'none';
 
@@ -47,21 +48,33 @@ export function SignIn() {
   };
   const gate = useSignInGate();
   const returnTo = returnPath(location.state);
+  // Set once a provider's sign-in starts (a popup or a redirect): the autofill is not offered again here.
+  const [leaving, setLeaving] = useState(false);
+  // The autofill's request and the other ways never overlap: each aborts it, and waits for it to end, first.
   const { busy, error, onSubmit } = useAction(async () => {
+    await autofill.stop();
     await applyRemember();
     if (await gate(returnTo, () => signInWithEmailAndPassword(auth, email.trim(), password))) await navigate(returnTo, { replace: true });
   });
 
   const passkey = useAction(async () => {
+    await autofill.stop();
     await signInWithPasskey(auth, returnTo);
   });
+  // Offered to someone signed out (for a signed-in one it would switch accounts), while no other way is under way.
+  const autofill = usePasskeyAutofill(auth, returnTo, user === null && passkeysSupported() && !busy && !passkey.busy && !leaving);
+  const beforeProvider = async () => {
+    setLeaving(true);
+    await autofill.stop();
+    await applyRemember();
+  };
 
   return (
     <section className="card">
       <h1>Sign in</h1>
       {user && <p>You are signed in as {user.email}. Signing in again switches accounts.</p>}
       <form onSubmit={onSubmit}>
-        <Field label="Email" type="email" autoComplete="email" required value={email} onChange={setEmail} />
+        <Field label="Email" type="email" autoComplete="username webauthn" required value={email} onChange={setEmail} />
         <Field label="Password" type="password" autoComplete="current-password" required value={password} onChange={setPassword} />
         <fieldset>
           <legend>Remember me</legend>
@@ -79,13 +92,13 @@ export function SignIn() {
       </form>
       {passkeysSupported() && (
         <form onSubmit={passkey.onSubmit}>
-          <ErrorAlert error={passkey.error} />
+          <ErrorAlert error={passkey.error ?? autofill.error} />
           <button type="submit" className="provider" disabled={passkey.busy}>
             Sign in with a passkey
           </button>
         </form>
       )}
-      <ProviderButtons before={applyRemember} returnTo={returnTo} onSignedIn={() => navigate(returnTo, { replace: true })} />
+      <ProviderButtons before={beforeProvider} returnTo={returnTo} onSignedIn={() => navigate(returnTo, { replace: true })} />
       <p>
         <Link to="/forgot-password">Forgot password?</Link>
       </p>

@@ -11,11 +11,12 @@ export function needsRecentSignIn(error: unknown): boolean {
 }
 
 /**
- * Whether the account has a password of its own. An account made by email link also lists the
- * `password` provider, so providerData cannot tell; Google's getAccountInfo answers
- * `passwordUpdatedAt` only for an account whose password was ever set.
+ * What the account can confirm it's you with besides its providers: a password of its own, a
+ * passkey. An account made by email link also lists the `password` provider, so providerData
+ * cannot tell; Google's getAccountInfo answers `passwordUpdatedAt` only for an account whose
+ * password was ever set, and Hearth's lists its passkeys in `passkeyInfo`.
  */
-export async function accountHasPassword(auth: Auth, user: User): Promise<boolean> {
+export async function accountSignInFacts(auth: Auth, user: User): Promise<{ password: boolean; passkey: boolean }> {
   const apiKey = auth.app.options.apiKey ?? '';
   const response = await fetch(`/identitytoolkit.googleapis.com/v1/accounts:lookup?key=${encodeURIComponent(apiKey)}`, {
     method: 'POST',
@@ -23,8 +24,14 @@ export async function accountHasPassword(auth: Auth, user: User): Promise<boolea
     body: JSON.stringify({ idToken: await user.getIdToken() }),
   });
   if (!response.ok) throw new Error(`accounts:lookup answered ${response.status}`);
-  const body = (await response.json()) as { users?: { passwordUpdatedAt?: unknown }[] };
-  return body.users?.[0]?.passwordUpdatedAt !== undefined;
+  const body = (await response.json()) as { users?: { passwordUpdatedAt?: unknown; passkeyInfo?: unknown[] }[] };
+  const account = body.users?.[0];
+  return { password: account?.passwordUpdatedAt !== undefined, passkey: (account?.passkeyInfo?.length ?? 0) > 0 };
+}
+
+/** Whether the account has a password of its own (see accountSignInFacts). */
+export async function accountHasPassword(auth: Auth, user: User): Promise<boolean> {
+  return (await accountSignInFacts(auth, user)).password;
 }
 
 export async function reauthenticateWithPassword(user: User, password: string): Promise<void> {

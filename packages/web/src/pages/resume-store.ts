@@ -1,6 +1,7 @@
 /**
  * An account change waiting for the user to confirm it is them somewhere else (a mailed sign-in
- * link, or an identity provider by redirect), kept in this browser under a nonce. The page the
+ * link, an identity provider by redirect) or across a page load (a passkey, whose session the
+ * reloaded page adopts), kept in this browser under a nonce. The page the
  * confirmation comes back to (/account?resume=<nonce>) resumes it; a nonce that does not match,
  * another account, or an hour's wait resumes nothing. No Firebase imports: the app's first chunk
  * (redirect.ts) reads it too.
@@ -12,7 +13,8 @@ export type ResumableAction =
   | { kind: 'change-email'; address: string }
   | { kind: 'set-password' }
   | { kind: 'change-password' }
-  | { kind: 'recovery-codes' };
+  | { kind: 'recovery-codes' }
+  | { kind: 'remove-factor'; mfaEnrollmentId: string; label: string };
 
 interface PendingResume {
   uid: string;

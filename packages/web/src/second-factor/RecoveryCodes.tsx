@@ -1,17 +1,19 @@
 import type { User } from 'firebase/auth';
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { useAuthState } from '../auth-context';
 import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
 import { useStatus } from '../components/useAction';
 import { useRecentSignInTask } from '../pages/recent-sign-in-task';
+import type { ResumableAction } from '../pages/resume-store';
 import { generateRecoveryCodes, recoveryCodesStatus, type RecoveryCodesStatus } from './recovery-codes';
 
 /**
  * Account settings, inside two-step verification: how many recovery codes are left, and making a
  * new set (shown once, with copy and download; the old set stops working). Making codes is as
- * sensitive as adding a factor, so a stale sign-in is confirmed first (ConfirmIdentity, inline).
+ * sensitive as adding a factor, so a stale sign-in is confirmed first (ConfirmIdentity, inline);
+ * a confirmation that reloads the page (a link, a redirect, a passkey) comes back with `resume`.
  */
-export function RecoveryCodes({ user, factorCount }: { user: User; factorCount: number }) {
+export function RecoveryCodes({ user, factorCount, resume = null }: { user: User; factorCount: number; resume?: ResumableAction | null }) {
   const { auth } = useAuthState();
   const [status, setStatus] = useState<RecoveryCodesStatus | null>(null);
   const [codes, setCodes] = useState<string[] | null>(null);
@@ -33,6 +35,12 @@ export function RecoveryCodes({ user, factorCount }: { user: User; factorCount: 
       setDone(null);
       setCodes(await generateRecoveryCodes(auth, user));
     });
+  const resumed = useRef(false);
+  useEffect(() => {
+    if (resume?.kind !== 'recovery-codes' || resumed.current) return;
+    resumed.current = true;
+    onGenerate();
+  });
   const text = codes ? `Recovery codes for ${user.email ?? user.uid} at ${window.location.host}\nEach code works once.\n\n${codes.join('\n')}\n` : '';
   const onCopy = () =>
     void navigator.clipboard.writeText(text).then(

@@ -9,7 +9,7 @@ import {
   type User,
 } from 'firebase/auth';
 import { toDataURL } from 'qrcode';
-import { useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { useAuthState } from '../auth-context';
 import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
 import { Field } from '../components/Field';
@@ -17,27 +17,40 @@ import { useAction, useStatus, useTask } from '../components/useAction';
 import { withHumanCheck } from './human-check';
 import { factorLabel, totpCodeErrors } from './ResolveSecondFactor';
 import { RecoveryCodes } from './RecoveryCodes';
+import { useRecentSignInTask } from '../pages/recent-sign-in-task';
+import type { ResumableAction } from '../pages/resume-store';
 
 type Adding = null | 'totp' | 'phone';
 
 /**
  * Account settings: the second factors on this account, removing one, and adding an
- * authenticator app (TOTP, with a QR code) or a phone number (codes by text message).
+ * authenticator app (TOTP, with a QR code) or a phone number (codes by text message). Removing one
+ * needs a recent sign-in that passed the second step (or a passkey's); otherwise "Confirm it's
+ * you" opens (password then second step, or a passkey, which comes back here with `resume`).
  */
-export function TwoStep({ user }: { user: User }) {
+export function TwoStep({ user, resume = null }: { user: User; resume?: ResumableAction | null }) {
   const { refresh } = useAuthState();
   const [adding, setAdding] = useState<Adding>(null);
   const [done, setDone] = useStatus();
-  const { busy, error, run } = useTask();
+  const { busy, error, run, panel } = useRecentSignInTask(user);
   const factors = multiFactor(user).enrolledFactors;
 
-  const onRemove = (info: MultiFactorInfo) =>
-    run(async () => {
+  const onRemove = (info: MultiFactorInfo) => {
+    const label = factorLabel(info);
+    return run({ kind: 'remove-factor', mfaEnrollmentId: info.uid, label }, async () => {
       setDone(null);
       await multiFactor(user).unenroll(info);
       refresh();
-      setDone(`${factorLabel(info)} was removed. Other devices signed in to this account were signed out.`);
+      setDone(`${label} was removed. Other devices signed in to this account were signed out.`);
     });
+  };
+  const resumed = useRef(false);
+  useEffect(() => {
+    if (resume?.kind !== 'remove-factor' || resumed.current) return;
+    resumed.current = true;
+    const info = factors.find((f) => f.uid === resume.mfaEnrollmentId);
+    if (info) void onRemove(info);
+  });
   const onAdded = (what: string) => {
     setAdding(null);
     refresh();
@@ -63,6 +76,7 @@ export function TwoStep({ user }: { user: User }) {
           ))}
         </ul>
       )}
+      {panel}
       <ErrorAlert error={error} />
       <StatusMessage>{done}</StatusMessage>
       {!user.emailVerified && user.email ? (
@@ -86,7 +100,7 @@ export function TwoStep({ user }: { user: User }) {
         </p>
         </>
       )}
-      {factors.length > 0 && <RecoveryCodes user={user} factorCount={factors.length} />}
+      {factors.length > 0 && <RecoveryCodes user={user} factorCount={factors.length} resume={resume} />}
     </section>
   );
 }

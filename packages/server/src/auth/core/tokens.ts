@@ -42,6 +42,17 @@ export function secondFactorOf(claims: IdTokenClaims): SecondFactorClaim | undef
   return typeof factorId === 'string' && typeof enrollmentId === 'string' ? { factorId, enrollmentId } : undefined;
 }
 
+/**
+ * Whether a session stands where one that passed a second step does, for the changes that ask for
+ * one (withdrawing a factor, new recovery codes): it passed a second factor; it began with a
+ * passkey (user verification makes it two factors in one, which is why a passkey sign-in is never
+ * asked for a second: passkeys.ts); or with a custom token (the app's own server vouched for it).
+ */
+export function passedSecondStep(claims: IdTokenClaims): boolean {
+  const provider = claims.firebase.sign_in_provider;
+  return secondFactorOf(claims) !== undefined || provider === 'passkey' || provider === 'custom';
+}
+
 /** Claims firebase-admin refuses as custom claims, because the token already uses them. */
 export const reservedClaims = new Set([
   'acr', 'amr', 'at_hash', 'aud', 'auth_time', 'azp', 'cnf', 'c_hash', 'exp', 'firebase', 'iat', 'iss', 'jti', 'nbf', 'nonce', 'sub',

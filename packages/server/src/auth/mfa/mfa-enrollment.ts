@@ -1,7 +1,7 @@
 import type { MfaEnrollmentRecord, UserRecord } from '../../storage/store.js';
 import { authenticate, requireRecentLogin } from '../core/auth-context.js';
 import type { Caller } from '../core/requests.js';
-import { nowSeconds, secondFactorOf, type IdTokenClaims } from '../core/tokens.js';
+import { nowSeconds, passedSecondStep, secondFactorOf, type IdTokenClaims } from '../core/tokens.js';
 import { authError } from '../errors.js';
 import { checkFactorDisplayName, e164, factorIdOf, maxEnrollments, newEnrollmentId } from './enrollments.js';
 import { adjacentIntervals, mfaEnabled, smsFactorsEnabled, totpFactorsEnabled, type MultiFactorConfig } from './mfa-config.js';
@@ -119,7 +119,7 @@ export class MfaEnrollmentService {
   /**
    * Withdrawing a factor lowers the account's protection, so the session asking must be one the
    * second step protects: it passed a second factor (any of the account's: a lost phone is removed
-   * after signing in with the authenticator app). A first-factor-only session of an account with
+   * after signing in with the authenticator app), or began with a passkey (passedSecondStep). A first-factor-only session of an account with
    * factors (one an administrator gave factors to, or one started in the second of an enrolment)
    * is answered as Google answers a stale sign-in: the SDK's auth/requires-recent-login, after which
    * reauthentication asks for the second factor. Two sessions are whole without one, as at sign-in
@@ -127,7 +127,7 @@ export class MfaEnrollmentService {
    * session began with a custom token (the app's own server vouched for the user).
    */
   private async requireSecondFactorPassed(caller: Caller, claims: IdTokenClaims): Promise<void> {
-    if (secondFactorOf(claims) || claims.firebase.sign_in_provider === 'custom') return;
+    if (passedSecondStep(claims)) return;
     if (!mfaEnabled((await this.deps.auth.projects.config(caller.realm)).mfa)) return;
     throw authError('CREDENTIAL_TOO_OLD_LOGIN_AGAIN', 'Withdrawing a second factor needs a sign-in that passed one: sign in again.');
   }

@@ -4,7 +4,7 @@ import type { AuditLog } from '../../storage/audit-log.js';
 import type { RecoveryCodeSet, SecondFactorClaim, UserRecord } from '../../storage/store.js';
 import { authenticate, requireRecentLogin } from '../core/auth-context.js';
 import type { Caller } from '../core/requests.js';
-import { secondFactorOf } from '../core/tokens.js';
+import { passedSecondStep } from '../core/tokens.js';
 import { authError } from '../errors.js';
 import { mfaEnabled } from './mfa-config.js';
 import type { MfaDeps } from './mfa-deps.js';
@@ -168,7 +168,7 @@ export class RecoveryCodeService {
     const { user, claims } = await authenticate(this.deps.auth, caller, request.idToken);
     if (!user.mfaInfo?.length) throw noSecondFactor();
     requireRecentLogin(this.deps.auth, claims);
-    if (!secondFactorOf(claims) && claims.firebase.sign_in_provider !== 'custom') {
+    if (!passedSecondStep(claims)) {
       throw authError('CREDENTIAL_TOO_OLD_LOGIN_AGAIN', 'Making recovery codes needs a sign-in that passed the second step: sign in again.');
     }
     const { codes, set } = this.codes.newSet(caller.realm, user.localId);
