@@ -1,8 +1,8 @@
 /**
  * The overview's document count, kept by the change feed: equal to a real COUNT of the store
  * after creates, deletes, a batch, a transaction, a collection-group delete (the admin SDK's
- * BulkWriter: batchWrite) and an import by `hearth import firestore`'s code in another storage
- * handle (on SQLite a write the server is never told of; on PostgreSQL a reset on the feed).
+ * BulkWriter: batchWrite) an import by `hearth import firestore`'s code in another storage
+ * handle (on SQLite a write the server is never told of; on PostgreSQL a reset on the feed) and a clear.
  *
  * The overview's "keys about to rotate" warning, over raw HTTP with the admin key: none on a
  * server whose keys were just made (none either before its first key: that one signs at once) (the next rotation is a day away), one per key ring when the
@@ -151,6 +151,13 @@ test('the document count follows creates, deletes, a batch, a transaction, a col
     }
     await countsAgree(fresh, imported, 3);
     await countsAgree(fresh, fresh.projectId, 3);
+
+    // A clear (the emulator's endpoint, the admin's in production) empties it at once: counted again.
+    const cleared = await fetch(`${fresh.url}/emulator/v1/projects/${imported}/databases/(default)/documents`, { method: 'DELETE', headers: { authorization: `Bearer ${fresh.adminKey}` } });
+    assert.equal(cleared.status, 200);
+    await countsAgree(fresh, imported, 0);
+    await db.collection('after-clear').add({ n: 1 });
+    await countsAgree(fresh, fresh.projectId, 4);
   } finally {
     await db.terminate();
   }
