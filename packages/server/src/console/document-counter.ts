@@ -8,7 +8,8 @@ export interface CommitFeed {
   onClear(listener: (dbKey: string) => void): () => void;
 }
 
-interface Tracked {
+/** One followed database. */
+export interface Tracked {
   /** Known once the first count is in; until then the commits told are kept to be applied after. */
   total: number | undefined;
   /** Commits told while counting: their time and what they did to the number of documents. */
