@@ -8,6 +8,7 @@ import type { HumanChecks } from './auth/captcha/human-check.js';
 import type { SmsDeliveryMode } from './auth/phone/sms-delivery.js';
 import type { HearthOptions } from './config.js';
 import { registerConsoleTools, setUpConsole } from './console/console-setup.js';
+import { DocumentCounter } from './console/document-counter.js';
 import { registerConsoleFunctionsRoutes } from './console/functions-routes.js';
 import { registerOverviewRoutes } from './console/overview-routes.js';
 import { registerConsoleStorageRules } from './console/storage-rules-simulation.js';
@@ -20,6 +21,8 @@ import { openStorage } from './storage/identity-storage.js';
 import { openPgPool } from './storage/postgres/pg-connection.js';
 import { registerWebRoutes } from './web/web-routes.js';
 
+/** How long an overview waits for a first document count before it answers "counting" (null) instead. */
+const overviewCountWaitMs = 300;
 /** How long close() lets requests in flight finish before it ends their connections. */
 const shutdownGraceMs = 3_000;
 
@@ -116,11 +119,15 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   const functions = setUpFunctions(functionsPlan, { documents: storage.documents, triggerEvents: storage.triggerEvents, files: storage.files, accounts: auth.deps.users, ...(auth.deps.blocking ? { blocking: auth.deps.blocking } : {}), credential: callers.functions, verifyIdToken: (projectId, token) => auth.verifyIdToken(projectId, token, { anyTenant: true }), ...(options.functionsDispatcher ? { dispatcher: options.functionsDispatcher } : {}) }, logger);
   await functions.register(app);
   registerConsoleFunctionsRoutes(app, { functions, isOwnerCredential });
+  // The overview's document count: counted once at start (the default project) or at first sight, then kept by the change feed.
+  const documentCounter = new DocumentCounter(firestore.database, (dbKey) => storage.counts.documents(dbKey), (error) => logger.warn({ err: error }, 'counting documents for the console overview failed'), storage.counts.lastCommitTime && ((dbKey) => storage.counts.lastCommitTime!(dbKey)));
+  const documentsKey = (projectId: string) => firestore.database.dbKey({ projectId, databaseId: '(default)' });
+  documentCounter.start(documentsKey(options.defaultProjectId));
   registerOverviewRoutes(app, {
     counts: storage.counts,
+    documents: (projectId) => documentCounter.documents(documentsKey(projectId), overviewCountWaitMs),
     store: storage.store,
     auditLog: storage.auditLog,
-    documentsKey: (projectId) => firestore.database.dbKey({ projectId, databaseId: '(default)' }),
     fileBytes: (projectId) => storage.files.usedBytes(projectId),
     storeBytes: storage.sizeBytes,
     latestSample: () => consoleServer.latestSample(),
@@ -178,6 +185,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
       if (closed) return;
       closed = true;
       consoleServer.close();
+      documentCounter.close();
       await functions.close();
       await erasures?.stop();
       await auth.stop();

@@ -1,3 +1,4 @@
+import { useEffect } from 'react';
 import { Link, NavLink } from 'react-router';
 import { consoleRequest } from './api';
 import { useConsole } from './ConsoleApp';
@@ -8,7 +9,8 @@ import { ErrorNote, Loading, useLoad } from './ui';
 
 interface OverviewAnswer {
   users: { total: number; newToday: number; signInsByMethod: Record<string, number> };
-  documents: number;
+  /** null while the server counts them the first time (then it keeps the count as documents change). */
+  documents: number | null;
   storage: { storeBytes: number; fileBytes: number };
   now: { requestsPerSec: number; errorsPerSec: number; at: number } | null;
   mail: { delivery: 'smtp' | 'outbox'; queued: number; failed: number; kept: number };
@@ -36,6 +38,14 @@ export function Overview({ sections }: { sections: ReadonlyArray<{ to: string; l
   const { session, projectId } = useConsole();
   const overview = useLoad(() => consoleRequest<OverviewAnswer>(`/hearth/v1/projects/${encodeURIComponent(projectId)}/overview`), projectId);
   const data = overview.data;
+  // The first count of a large database runs in the background: ask again shortly rather than wait on it.
+  const counting = data?.documents === null && !overview.loading;
+  const { reload } = overview;
+  useEffect(() => {
+    if (!counting) return;
+    const timer = setTimeout(reload, 2000);
+    return () => clearTimeout(timer);
+  }, [counting, reload]);
   const methods = data ? Object.entries(data.users.signInsByMethod).filter(([, n]) => n > 0) : [];
   return (
     <section>
@@ -68,7 +78,12 @@ export function Overview({ sections }: { sections: ReadonlyArray<{ to: string; l
             </li>
             <li>
               <Link to="/console/data">
-                <strong data-testid="documents-total">{count.format(data.documents)}</strong> documents
+                {data.documents === null ? (
+                  <strong data-testid="documents-counting">counting…</strong>
+                ) : (
+                  <strong data-testid="documents-total">{count.format(data.documents)}</strong>
+                )}{' '}
+                documents
               </Link>
             </li>
             <li>

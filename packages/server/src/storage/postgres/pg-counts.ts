@@ -12,8 +12,12 @@ export function pgCounts(pool: PgPool): OverviewCounts {
       return { total: Number(total.rows[0]!.n), createdSince: Number(recent.rows[0]!.n) };
     },
     async documents(dbKey) {
-      const { rows } = await pool.query<{ total: string }>('SELECT COUNT(*) AS total FROM fs_documents WHERE db = $1', [dbKey]);
-      return Number(rows[0]!.total);
+      // One statement, one snapshot: the count holds exactly the commits up to last_commit_time.
+      const { rows } = await pool.query<{ total: string; as_of: string | null }>(
+        'SELECT COUNT(*) AS total, (SELECT last_commit_time FROM fs_meta WHERE db = $1) AS as_of FROM fs_documents WHERE db = $1',
+        [dbKey],
+      );
+      return { total: Number(rows[0]!.total), asOf: Number(rows[0]!.as_of ?? 0) };
     },
   };
 }

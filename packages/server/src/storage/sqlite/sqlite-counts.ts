@@ -5,13 +5,21 @@ export function sqliteCounts(db: Database.Database): OverviewCounts {
   // Both read the users_created index (the expression must be written as the index has it).
   const total = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM users WHERE project_id = ?');
   const recent = db.prepare<[string, number], { n: number }>("SELECT COUNT(*) AS n FROM users WHERE project_id = ? AND json_extract(record, '$.createdAt') >= ?");
-  const documents = db.prepare<[string], { total: number }>('SELECT COUNT(*) AS total FROM fs_documents WHERE db = ?');
+  // One statement, one snapshot: the count holds exactly the commits up to last_commit_time.
+  const documents = db.prepare<[string, string], { total: number; as_of: number | null }>(
+    'SELECT COUNT(*) AS total, (SELECT last_commit_time FROM fs_meta WHERE db = ?) AS as_of FROM fs_documents WHERE db = ?',
+  );
+  const lastCommit = db.prepare<[string], { last_commit_time: number }>('SELECT last_commit_time FROM fs_meta WHERE db = ?');
   return {
     async users(projectId, createdSince) {
       return { total: total.get(projectId)!.n, createdSince: recent.get(projectId, createdSince)!.n };
     },
     async documents(dbKey) {
-      return documents.get(dbKey)!.total;
+      const row = documents.get(dbKey, dbKey)!;
+      return { total: row.total, asOf: row.as_of ?? 0 };
+    },
+    async lastCommitTime(dbKey) {
+      return lastCommit.get(dbKey)?.last_commit_time ?? 0;
     },
   };
 }
