@@ -1,7 +1,8 @@
 /**
  * v1 Auth triggers of an unmodified code base: functions.auth.user().onCreate hears of accounts
  * made by the web SDK's sign-up and by firebase-admin, onDelete of deleted ones, with the account in
- * firebase-admin's UserRecord shape and Google's event type and resource.
+ * firebase-admin's UserRecord shape and Google's event type and resource; concurrent deletes of
+ * one account raise one onDelete.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -58,5 +59,19 @@ describe('v1 Auth triggers', () => {
     await getAdminAuth(admin).deleteUser(made.uid);
     const gone = await document(`deletedUsers/${made.uid}`);
     assert.deepEqual(gone, { email: 'made@fine.example', eventType: 'google.firebase.auth.user.delete' });
+  });
+
+  test('concurrent deletes of one account raise one onDelete event', async () => {
+    const farewells = () => new Set(server.hearth.functions.dispatcher!.deliveries.filter((record) => record.target === 'farewell').map((record) => record.id));
+    await waitFor('the queue to drain', async () => ((await server.hearth.functions.eventCounts()).pending === 0 ? true : undefined));
+    const before = farewells().size;
+    const made = await getAdminAuth(admin).createUser({ email: 'twice@fine.example' });
+    // Each delete is acknowledged or finds the account gone; none fails otherwise.
+    const outcomes = await Promise.allSettled(Array.from({ length: 4 }, () => getAdminAuth(admin).deleteUser(made.uid)));
+    for (const outcome of outcomes) if (outcome.status === 'rejected') assert.equal((outcome.reason as { code?: string }).code, 'auth/user-not-found');
+    assert.ok(outcomes.some((outcome) => outcome.status === 'fulfilled'));
+    await document(`deletedUsers/${made.uid}`);
+    await waitFor('the queue to drain', async () => ((await server.hearth.functions.eventCounts()).pending === 0 ? true : undefined));
+    assert.equal(farewells().size, before + 1);
   });
 });

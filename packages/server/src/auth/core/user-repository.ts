@@ -139,16 +139,27 @@ export class UserRepository {
     // The account as it was goes into its onDelete event: read only when someone records deletions.
     const before = this.recorders.size ? await this.store.getUser(projectId, localId) : undefined;
     const recorded = before ? this.record({ kind: 'delete', realm: projectId, user: before }) : [];
-    await this.store.commit([...accountDeletion(projectId, localId, Date.now()), ...recorded]);
+    if (recorded.length) {
+      // Its event only if this commit is the one that deleted the account: of two concurrent deletes
+      // the second finds nothing, commits nothing and, as before, succeeds (the first queued the erasure).
+      try {
+        await this.store.commit([...accountDeletion(projectId, localId, Date.now(), true), ...recorded]);
+      } catch (error) {
+        if (error instanceof StoreConflict && error.reason === 'not-found') return;
+        throw error;
+      }
+    } else {
+      await this.store.commit(accountDeletion(projectId, localId, Date.now()));
+    }
     this.afterDelete();
     this.committed(recorded);
   }
 }
 
 /** The mutations that delete an account: the account, and its documents and files queued for erasure. */
-export function accountDeletion(projectId: string, localId: string, now: number): Mutation[] {
+export function accountDeletion(projectId: string, localId: string, now: number, mustExist = false): Mutation[] {
   return [
-    { kind: 'deleteUser', projectId, localId },
+    { kind: 'deleteUser', projectId, localId, ...(mustExist ? { mustExist } : {}) },
     { kind: 'insertAccountErasure', erasure: { projectId, localId, requestedAt: now } },
   ];
 }
