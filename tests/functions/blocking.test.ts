@@ -4,7 +4,8 @@
  * BLOCKING_FUNCTION_ERROR_RESPONSE on the wire, no account made) and gives the others a custom
  * claim, a display name and a photo; beforeUserSignedIn adds session claims to each sign-in's token,
  * can disable the account, and can refuse; accounts the administrator makes are not asked about;
- * beforeEmailSent refuses or blocks password-reset and sign-in-link mails, beforeSmsSent an SMS code.
+ * beforeEmailSent refuses or blocks password-reset and sign-in-link mails, beforeSmsSent an SMS code;
+ * anonymous and custom-token sessions are not vetted (Google: they do not support blocking functions).
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -19,6 +20,8 @@ import {
   initializeAuth,
   sendPasswordResetEmail,
   sendSignInLinkToEmail,
+  signInAnonymously,
+  signInWithCustomToken,
   signInWithEmailAndPassword,
   signOut,
   type Auth,
@@ -150,4 +153,17 @@ describe('blocking functions', () => {
     const codes = (await (await fetch(`${server.url}/emulator/v1/projects/${server.projectId}/verificationCodes`)).json()) as { verificationCodes: Array<{ phoneNumber: string }> };
     assert.equal(codes.verificationCodes.filter((entry) => entry.phoneNumber === '+15555550199').length, 0);
   });
+
+  test('anonymous and custom-token sign-ins are not vetted, as on Google\'s servers', async () => {
+    // vetSignIn adds signInIp to every session it vets.
+    const anonymous = await signInAnonymously(auth);
+    assert.equal((await anonymous.user.getIdTokenResult()).claims.signInIp, undefined);
+    await signOut(auth);
+    for (const round of ['first, making the account', 'again']) {
+      const custom = await signInWithCustomToken(auth, JSON.stringify({ uid: 'custom-blocking' }));
+      assert.equal((await custom.user.getIdTokenResult()).claims.signInIp, undefined, round);
+      await signOut(auth);
+    }
+  });
 });
+

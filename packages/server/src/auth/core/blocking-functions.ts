@@ -96,8 +96,12 @@ export function withSessionClaims(developerClaims: string | undefined, answer: B
   return JSON.stringify({ ...base, ...answer.sessionClaims });
 }
 
-/** Asks the installed function, if there is one for the event. */
+/** Google: "Anonymous and custom authentication don't support blocking functions." */
+const unvetted = new Set(['anonymous', 'custom']);
+
+/** Asks the installed function, if there is one for the event (never for anonymous and custom-token sessions). */
 export async function askBlocking(slot: BlockingSlot | undefined, event: BlockingEvent): Promise<BlockingAnswer | undefined> {
+  if (unvetted.has(event.signInMethod)) return undefined;
   const functions = slot?.current;
   if (!functions?.has(event.eventType)) return undefined;
   return functions.call(event);

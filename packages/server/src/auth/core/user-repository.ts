@@ -94,10 +94,13 @@ export class UserRepository {
     return this.store.getUserByFederatedId(projectId, providerId, rawId);
   }
 
-  /** A new account of the realm (`projectId` is a realm key); a tenant's accounts name their tenant. */
-  async insert(projectId: string, user: UserRecord, alongside: Mutation[] = []): Promise<UserRecord> {
+  /**
+   * A new account of the realm (`projectId` is a realm key); a tenant's accounts name their tenant.
+   * `unheard`: no onCreate event (a custom token's first sign-in, which Google's triggers do not hear of).
+   */
+  async insert(projectId: string, user: UserRecord, alongside: Mutation[] = [], unheard = false): Promise<UserRecord> {
     const stored = withDerivedProviders({ ...user, ...tenantField(projectId) });
-    const recorded = this.record({ kind: 'create', realm: projectId, user: stored });
+    const recorded = unheard ? [] : this.record({ kind: 'create', realm: projectId, user: stored });
     try {
       await this.store.commit([{ kind: 'insertUser', projectId, user: stored }, ...alongside, ...recorded]);
     } catch (error) {
