@@ -36,9 +36,10 @@ exports.countNotes = onDocumentWritten({ document: 'users/{uid}/notes/{noteId}',
   await db.runTransaction(async (tx) => {
     const [userSnap, seenSnap] = await Promise.all([tx.get(user), tx.get(seen)]);
     if (seenSnap.exists) return;
-    // Never below zero: a delete whose create was not counted (notes older than this function).
-    const count = Math.max(0, (userSnap.get('noteCount') || 0) + change);
-    tx.set(user, { noteCount: count }, { merge: true });
+    // Not clamped at zero: events come in any order (a delete can be counted before its note's
+    // create), and only unclamped sums reach the same total whatever the order. The page shows
+    // no count while it is negative.
+    tx.set(user, { noteCount: (userSnap.get('noteCount') || 0) + change }, { merge: true });
     tx.set(seen, { at: FieldValue.serverTimestamp() });
   });
 });

@@ -70,7 +70,8 @@ export function useOnline(): boolean {
  * The user's note count as the server's trigger keeps it (users/{uid}.noteCount, written by the
  * functions code base in packages/web/functions). null when nothing keeps it: no document or no
  * number (Hearth runs without those functions), or a refused read (older rules): then the page
- * shows nothing rather than an error about a number it can do without.
+ * shows nothing rather than an error about a number it can do without. Below zero (a delete
+ * counted before its note's create, for a moment) is shown as nothing too.
  */
 export function useNoteCount(db: Firestore, uid: string): number | null {
   const [count, setCount] = useState<number | null>(null);
