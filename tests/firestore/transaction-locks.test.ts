@@ -1,11 +1,12 @@
 /**
  * Server transactions' locks on their own (the admin SDKs' path is tested end to end in
  * firestore-http and firestore-grpc-admin): a transaction its client abandoned must not hold what
- * it read for longer than its idle timeout, even when no other transaction begins meanwhile.
+ * it read for longer than its idle timeout, even when no other transaction begins meanwhile; a
+ * transaction wounded while its commit waits for the store does not commit.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { TransactionManager } from '../../packages/server/src/firestore/core/transactions.js';
+import { TransactionManager, checkReadsUnchanged } from '../../packages/server/src/firestore/core/transactions.js';
 
 test('a write waiting on an abandoned transaction proceeds once that transaction is idle past its timeout', async () => {
   const manager = new TransactionManager({ lockWaitMs: 5_000, idleMs: 300, maxLifetimeMs: 60_000 });
@@ -43,4 +44,20 @@ test('an optimistic writer waits for a pessimistic holder and never wounds it, h
   await assert.rejects(manager.acquireForWrite('p/(default)', ['items/a'], older), /lock timeout/);
   assert.equal(manager.use('p/(default)', holder.id), holder, 'the holder was not wounded');
   manager.end(holder);
+});
+
+test('a transaction wounded after its lock wait, while its commit waits for the store, fails its commit check', async () => {
+  const manager = new TransactionManager({ lockWaitMs: 5_000, idleMs: 60_000, maxLifetimeMs: 60_000 });
+  const older = manager.begin('p/(default)', false);
+  const younger = manager.begin('p/(default)', false);
+  manager.recordRead(younger, 'items/a', 5);
+  // The younger one's lock wait is over: its commit is on its way to the store.
+  await manager.acquireForWrite('p/(default)', ['items/a'], younger);
+  // The older one read the same version and commits: it wounds the younger holder.
+  manager.recordRead(older, 'items/a', 5);
+  await manager.acquireForWrite('p/(default)', ['items/a'], older);
+  const current = new Map([['items/a', { updateTime: 5 }]]);
+  checkReadsUnchanged(older, current);
+  // Both read version 5: only one of them may write from it (else one increment of two is lost).
+  assert.throws(() => checkReadsUnchanged(younger, current), /contention/);
 });

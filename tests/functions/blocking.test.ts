@@ -3,7 +3,9 @@
  * refuses sign-ups from one domain (auth/internal-error carrying the function's message, Google's
  * BLOCKING_FUNCTION_ERROR_RESPONSE on the wire, no account made) and gives the others a custom
  * claim, a display name and a photo; beforeUserSignedIn adds session claims to each sign-in's token,
- * can disable the account, and can refuse; accounts the administrator makes are not asked about.
+ * can disable the account, and can refuse; accounts the administrator makes are not asked about;
+ * beforeEmailSent refuses or blocks password-reset and sign-in-link mails, beforeSmsSent an SMS code;
+ * anonymous and custom-token sessions are not vetted (Google: they do not support blocking functions).
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -11,7 +13,19 @@ import { after, before, describe, test } from 'node:test';
 import { deleteApp as deleteAdminApp, initializeApp as initializeAdminApp, type App } from 'firebase-admin/app';
 import { getAuth as getAdminAuth } from 'firebase-admin/auth';
 import { deleteApp, initializeApp, type FirebaseApp } from 'firebase/app';
-import { connectAuthEmulator, createUserWithEmailAndPassword, inMemoryPersistence, initializeAuth, signInWithEmailAndPassword, signOut, type Auth } from 'firebase/auth';
+import {
+  connectAuthEmulator,
+  createUserWithEmailAndPassword,
+  inMemoryPersistence,
+  initializeAuth,
+  sendPasswordResetEmail,
+  sendSignInLinkToEmail,
+  signInAnonymously,
+  signInWithCustomToken,
+  signInWithEmailAndPassword,
+  signOut,
+  type Auth,
+} from 'firebase/auth';
 import { startHearth, type TestHearth } from '../helpers/hearth.js';
 
 const fixture = join(import.meta.dirname, 'fixtures/basic');
@@ -103,4 +117,53 @@ describe('blocking functions', () => {
     const made = await getAdminAuth(admin).createUser({ email: 'ops@blocked.example', password: 'secret123' });
     assert.equal(made.customClaims, undefined);
   });
+
+  const mailsTo = async (email: string) => {
+    const listed = (await (await fetch(`${server.url}/emulator/v1/projects/${server.projectId}/oobCodes`)).json()) as { oobCodes: Array<{ email: string; requestType: string }> };
+    return listed.oobCodes.filter((entry) => entry.email === email).map((entry) => entry.requestType);
+  };
+
+  test('beforeEmailSent refuses a password-reset or sign-in-link mail (or blocks it), and then nothing is sent', async () => {
+    await createUserWithEmailAndPassword(auth, 'nomail@fine.example', 'secret123');
+    await signOut(auth);
+    const refused = (kind: string) => (error: { code?: string; message?: string }) => {
+      assert.equal(error.code, 'auth/internal-error');
+      assert.match(error.message ?? '', new RegExp(`no ${kind} mail to nomail@fine\\.example`));
+      return true;
+    };
+    await assert.rejects(sendPasswordResetEmail(auth, 'nomail@fine.example'), refused('PASSWORD_RESET'));
+    await assert.rejects(sendSignInLinkToEmail(auth, 'nomail@fine.example', { url: `${server.url}/finish`, handleCodeInApp: true }), refused('EMAIL_SIGN_IN'));
+    await assert.rejects(sendPasswordResetEmail(auth, 'blockmail@fine.example'), (error: { code?: string; message?: string }) => error.code === 'auth/internal-error' && /blocked this request/.test(error.message ?? ''));
+    assert.deepEqual(await mailsTo('nomail@fine.example'), []);
+    assert.deepEqual(await mailsTo('blockmail@fine.example'), []);
+    // Others get their mail.
+    await sendPasswordResetEmail(auth, 'ann@fine.example');
+    assert.deepEqual(await mailsTo('ann@fine.example'), ['PASSWORD_RESET']);
+  });
+
+  test('beforeSmsSent refuses an SMS code with Google\'s error, and no code is sent', async () => {
+    const answer = await fetch(`${server.url}/identitytoolkit.googleapis.com/v1/accounts:sendVerificationCode?key=${server.apiKey}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ phoneNumber: '+15555550199', recaptchaToken: 'dev-token' }),
+    });
+    assert.equal(answer.status, 400);
+    const body = (await answer.json()) as { error: { message: string } };
+    assert.equal(body.error.message, 'BLOCKING_FUNCTION_ERROR_RESPONSE : ((no SIGN_IN_OR_SIGN_UP text to +15555550199))');
+    const codes = (await (await fetch(`${server.url}/emulator/v1/projects/${server.projectId}/verificationCodes`)).json()) as { verificationCodes: Array<{ phoneNumber: string }> };
+    assert.equal(codes.verificationCodes.filter((entry) => entry.phoneNumber === '+15555550199').length, 0);
+  });
+
+  test('anonymous and custom-token sign-ins are not vetted, as on Google\'s servers', async () => {
+    // vetSignIn adds signInIp to every session it vets.
+    const anonymous = await signInAnonymously(auth);
+    assert.equal((await anonymous.user.getIdTokenResult()).claims.signInIp, undefined);
+    await signOut(auth);
+    for (const round of ['first, making the account', 'again']) {
+      const custom = await signInWithCustomToken(auth, JSON.stringify({ uid: 'custom-blocking' }));
+      assert.equal((await custom.user.getIdTokenResult()).claims.signInIp, undefined, round);
+      await signOut(auth);
+    }
+  });
 });
+

@@ -3,12 +3,14 @@
  * onDocumentWritten (created, updated, deleted: the CloudEvent's type, source, document, params and
  * DocumentEventData decoded by firebase-functions), v1 onCreate ((snap, context) with the legacy
  * event type and resource), a FriendlyEats rating average kept by a v2 trigger that fails the first
- * try of every event (retried with the same event id), and a failing function without retry set aside.
+ * try of every event (retried with the same event id), a failing function without retry set aside,
+ * and the web app's note count (packages/web/functions, loaded by the fixture).
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { deleteApp, initializeApp, type App } from 'firebase-admin/app';
+import { getAuth } from 'firebase-admin/auth';
 import { getFirestore, type Firestore } from 'firebase-admin/firestore';
 import { startHearth, type TestHearth } from '../helpers/hearth.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -24,12 +26,14 @@ describe('Firestore triggers', () => {
   before(async () => {
     server = await startHearth({ functionsDir: fixture, functionsDispatcher: { firstBackoffMs: 200, pollMs: 100 } });
     process.env.FIRESTORE_EMULATOR_HOST = server.hostPort;
+    process.env.FIREBASE_AUTH_EMULATOR_HOST = server.hostPort;
     app = initializeApp({ projectId: server.projectId }, `triggers-${appCount++}`);
     db = getFirestore(app);
   });
   after(async () => {
     await deleteApp(app);
     delete process.env.FIRESTORE_EMULATOR_HOST;
+    delete process.env.FIREBASE_AUTH_EMULATOR_HOST;
     await server?.close();
   });
 
@@ -135,5 +139,27 @@ describe('Firestore triggers', () => {
     await db.doc('restaurants/r2').set({ name: 'no rating' });
     const afterCounts = await server.hearth.functions.eventCounts();
     assert.deepEqual(afterCounts, before);
+  });
+
+  test('the web app\'s note count: each create and delete counted once, edits not, nothing for a deleted account', async () => {
+    const { uid } = await getAuth(app).createUser({ email: 'counted@notes.example' });
+    const notes = db.collection(`users/${uid}/notes`);
+    const drained = () => waitFor('the queue to drain', async () => ((await server.hearth.functions.eventCounts()).pending === 0 ? true : undefined));
+    // Concurrent changes: their events are delivered at once and in any order (a delete can be
+    // counted before its note's create), each +1/-1 in a transaction on the same document.
+    await Promise.all(['a', 'b', 'c', 'd'].map((id) => notes.doc(id).set({ text: id, createdAt: new Date() })));
+    await notes.doc('a').update({ text: 'edited' });
+    await Promise.all([notes.doc('b').delete(), notes.doc('c').delete()]);
+    await notes.doc('e').set({ text: 'e', createdAt: new Date() });
+    await drained();
+    // What each try did, to tell a lost increment from a missing delivery should this ever fail.
+    const tries = () => JSON.stringify(server.hearth.functions.dispatcher!.deliveries.filter((record) => record.target === 'countNotes').map((record) => ({ id: record.id, ok: record.ok, error: record.error })));
+    assert.equal((await db.doc(`users/${uid}`).get()).get('noteCount'), 3, tries());
+    // One ledger entry per create and delete (7), none for the edit.
+    assert.equal((await db.collection(`users/${uid}/noteCountEvents`).get()).size, 7, tries());
+    // Notes of an account that no longer exists (Hearth erases its data) bring no document back.
+    await db.doc('users/no-such-account/notes/x').set({ text: 'x', createdAt: new Date() });
+    await waitFor('the queue to drain', async () => ((await server.hearth.functions.eventCounts()).pending === 0 ? true : undefined));
+    assert.equal((await db.doc('users/no-such-account').get()).exists, false);
   });
 });

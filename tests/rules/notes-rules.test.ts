@@ -3,7 +3,8 @@
  * --dev: a note is its owner's alone, {text, createdAt[, updatedAt]} with 1 to 1000 characters,
  * createdAt the server's time at creation and never changed, updatedAt the server's time of each
  * edit; a note brought back by Undo is created again with its earlier createdAt and the server's
- * updatedAt. Every other shape is refused with permission-denied.
+ * updatedAt; the user document users/{uid} (noteCount) is its owner's to read, no client's to write.
+ * Every other shape is refused with permission-denied.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -114,4 +115,14 @@ test('another user can neither read, write nor delete them', async () => {
   assert.equal(await codeOf(deleteDoc(asBob)), 'permission-denied');
   assert.equal(await codeOf(setDoc(doc(bob.db, 'users', alice.uid, 'notes', 'planted'), { text: 'planted', createdAt: serverTimestamp() })), 'permission-denied');
   assert.equal((await getDoc(ref)).get('text'), 'mine');
+});
+
+test('the user document (noteCount, the trigger\'s) is readable by its owner only, and writable by no client', async () => {
+  const own = doc(alice.db, 'users', alice.uid);
+  assert.equal(await codeOf(getDoc(own)), 'ok');
+  assert.equal(await codeOf(setDoc(own, { noteCount: 1000 })), 'permission-denied');
+  assert.equal(await codeOf(setDoc(own, { noteCount: 1000 }, { merge: true })), 'permission-denied');
+  assert.equal(await codeOf(deleteDoc(own)), 'permission-denied');
+  assert.equal(await codeOf(getDoc(doc(bob.db, 'users', alice.uid))), 'permission-denied');
+  assert.equal(await codeOf(getDoc(doc(alice.db, 'users', alice.uid, 'noteCountEvents', 'any'))), 'permission-denied');
 });

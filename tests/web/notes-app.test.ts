@@ -2,8 +2,10 @@
  * Notes as a small app in a real Chromium, at a phone's width (390 px) and a desktop's (1280 px),
  * under the rules it ships: create with the server's timestamp, edit in place, delete with undo,
  * offline writes shown as pending until the connection is back, a very long word wrapped inside
- * the page, and a rules refusal that ends "Loading" with a sentence. Screenshots go to
- * .tmp/artifacts/web/.
+ * the page, and a rules refusal that ends "Loading" with a sentence. The server runs the web app's
+ * own functions code base (packages/web/functions): the page shows the note count its trigger keeps
+ * through creates, Undo, deletes and offline writes (and nothing of it without functions).
+ * Screenshots go to .tmp/artifacts/web/.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,7 +30,7 @@ const record = new BrowserRecord();
 before(async () => {
   assertBrowserReady();
   mkdirSync(artifacts, { recursive: true });
-  server = await startHearth({ webRoot, dev: false, shippedRulesFile: defaultShippedRulesFile });
+  server = await startHearth({ webRoot, dev: false, shippedRulesFile: defaultShippedRulesFile, functionsDir: join(repoRoot, 'packages/web/functions') });
   browser = await launchChromium();
 });
 
@@ -67,6 +69,11 @@ async function signUp(page: Page, base: string): Promise<string> {
   return uid;
 }
 
+/** The count the trigger keeps, as the page shows it (it follows the list shortly after a change). */
+async function waitForCount(page: Page, shown: string): Promise<void> {
+  await page.getByTestId('note-count').filter({ hasText: shown }).waitFor();
+}
+
 async function addNote(page: Page, text: string): Promise<void> {
   await page.getByLabel('New note').fill(text);
   await page.getByRole('button', { name: 'Add note' }).click();
@@ -100,8 +107,10 @@ for (const viewport of [
       await saved.waitFor();
       const time = await saved.locator('time').getAttribute('datetime');
       assert.ok(time && Math.abs(Date.parse(time) - Date.now()) < 5 * 60_000, `a creation time near now: ${time}`);
+      await waitForCount(page, '1 note saved on the server.');
       await addNote(page, 'call mom');
       await waitForNotes(page, ['call mom', 'buy milk'], waitMs);
+      await waitForCount(page, '2 notes saved on the server.');
     });
 
     test('a note is edited in place, and the edit is the server\'s', stepTimeout, async () => {
@@ -138,6 +147,7 @@ for (const viewport of [
       await waitUntil(async () => !(await onServer(uid, 'call mom')), 'the deletion reached the server');
       await page.getByRole('status').filter({ hasText: 'Note deleted.' }).waitFor({ state: 'detached' });
       assert.deepEqual(await noteTexts(page), ['buy oat milk']);
+      await waitForCount(page, '1 note saved on the server.');
     });
 
     test('a deleted note stays deleted when the page reloads within the undo window', stepTimeout, async () => {
@@ -189,6 +199,8 @@ for (const viewport of [
       await page.locator('[data-testid="note"][data-pending="false"]').filter({ hasText: 'supercalifragilistic' }).waitFor();
       const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
       assert.ok(widths.scroll <= widths.client, `the page is ${widths.scroll} px wide in a ${widths.client} px window`);
+      // Every create and delete of this user's sequence counted once: buy oat milk, written offline, this one.
+      await waitForCount(page, '3 notes saved on the server.');
       await shot('long-text');
     });
   });
@@ -212,6 +224,7 @@ describe('when the rules refuse the notes', () => {
     const alert = page.getByRole('alert');
     await alert.filter({ hasText: 'security rules refuse it' }).waitFor();
     assert.equal(await page.getByText('Loading your notes…').count(), 0);
+    assert.equal(await page.getByTestId('note-count').count(), 0, 'no count without functions (and its read refused)');
     await page.screenshot({ path: join(artifacts, 'notes-refused.png'), fullPage: true });
     await context.close();
   });

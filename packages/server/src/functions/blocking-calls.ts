@@ -6,15 +6,17 @@
  * verification (FIREBASE_DEBUG_FEATURES), and only Hearth can reach the worker.
  */
 import { randomUUID } from 'node:crypto';
-import { blockingRefusal, type BlockingAnswer, type BlockingEvent, type BlockingEventType, type BlockingFunctions } from '../auth/core/blocking-functions.js';
+import { blockingRefusal, type BlockingAnswer, type BlockingEvent, type BlockingEventType, type BlockingFunctions, type SendEvent, type SendEventType } from '../auth/core/blocking-functions.js';
 import type { UserRecord } from '../storage/store.js';
 import { storedCustomClaims } from './auth-triggers.js';
 import type { FunctionEndpoint } from './manifest.js';
 import { WorkerUnavailable, type WorkerProcess } from './worker-process.js';
 
-const eventTypes: Record<string, BlockingEventType> = {
+const eventTypes: Record<string, BlockingEventType | SendEventType> = {
   'providers/cloud.auth/eventTypes/user.beforeCreate': 'beforeCreate',
   'providers/cloud.auth/eventTypes/user.beforeSignIn': 'beforeSignIn',
+  'providers/cloud.auth/eventTypes/user.beforeSendEmail': 'beforeSendEmail',
+  'providers/cloud.auth/eventTypes/user.beforeSendSms': 'beforeSendSms',
 };
 
 /** Google's limit for a blocking function's answer. */
@@ -73,7 +75,7 @@ export function answerOf(body: unknown): BlockingAnswer | undefined {
 }
 
 export class BlockingCalls implements BlockingFunctions {
-  private readonly byType = new Map<BlockingEventType, FunctionEndpoint>();
+  private readonly byType = new Map<BlockingEventType | SendEventType, FunctionEndpoint>();
 
   constructor(
     private readonly projectId: string,
@@ -91,23 +93,13 @@ export class BlockingCalls implements BlockingFunctions {
     return this.byType.size;
   }
 
-  has(eventType: BlockingEventType): boolean {
+  has(eventType: BlockingEventType | SendEventType): boolean {
     return this.byType.has(eventType);
   }
 
   async call(event: BlockingEvent): Promise<BlockingAnswer | undefined> {
-    const endpoint = this.byType.get(event.eventType);
-    if (!endpoint) return undefined;
     const [project, , tenantId] = event.realm.split('/');
-    if (project !== this.projectId) return undefined;
-    const now = Math.floor(Date.now() / 1000);
-    const functionUri = `https://${endpoint.region}-${this.projectId}.cloudfunctions.net/${endpoint.name}`;
-    const claims = {
-      iss: `https://securetoken.google.com/${this.projectId}`,
-      aud: functionUri,
-      iat: now,
-      exp: now + 3600,
-      event_id: randomUUID(),
+    const body = await this.invoke(event.eventType, project, {
       event_type: event.eventType,
       ...(event.ipAddress ? { ip_address: event.ipAddress } : {}),
       ...(event.locale ? { locale: event.locale } : {}),
@@ -117,7 +109,37 @@ export class BlockingCalls implements BlockingFunctions {
       ...(event.user.phoneNumber !== undefined ? { phone_number: event.user.phoneNumber } : {}),
       ...(tenantId ? { tenant_id: tenantId } : {}),
       user_record: userRecordClaims(event.user, tenantId),
-    };
+    });
+    return body === undefined ? undefined : answerOf(body);
+  }
+
+  /**
+   * beforeEmailSent / beforeSmsSent: no account in the token (firebase-functions reads none for
+   * them), the mail's email_type or the SMS's sms_type. Their answer can only say
+   * `recaptchaActionOverride`; Hearth has no reCAPTCHA Enterprise score to override, so "BLOCK"
+   * refuses the send (as a throw does) and anything else lets it go.
+   */
+  async callBeforeSend(event: SendEvent): Promise<void> {
+    const [project, , tenantId] = event.realm.split('/');
+    const body = await this.invoke(event.eventType, project, {
+      event_type: event.eventType,
+      ...(event.ipAddress ? { ip_address: event.ipAddress } : {}),
+      ...(event.email !== undefined ? { email: event.email } : {}),
+      ...(event.emailType ? { email_type: event.emailType } : {}),
+      ...(event.phoneNumber !== undefined ? { phone_number: event.phoneNumber } : {}),
+      ...(event.smsType ? { sms_type: event.smsType } : {}),
+      ...(tenantId ? { tenant_id: tenantId } : {}),
+    });
+    if (isRecord(body) && body.recaptchaActionOverride === 'BLOCK') throw blockingRefusal('The blocking function blocked this request');
+  }
+
+  /** Posts the event's JWT to its function: the answer's JSON body, or undefined when none is installed for it. */
+  private async invoke(eventType: BlockingEventType | SendEventType, project: string | undefined, eventClaims: Record<string, unknown>): Promise<unknown> {
+    const endpoint = this.byType.get(eventType);
+    if (!endpoint || project !== this.projectId) return undefined;
+    const now = Math.floor(Date.now() / 1000);
+    const functionUri = `https://${endpoint.region}-${this.projectId}.cloudfunctions.net/${endpoint.name}`;
+    const claims = { iss: `https://securetoken.google.com/${this.projectId}`, aud: functionUri, iat: now, exp: now + 3600, event_id: randomUUID(), ...eventClaims };
     const jwt = `${base64url({ alg: 'none', typ: 'JWT' })}.${base64url(claims)}.`;
     let answer;
     try {
@@ -141,6 +163,6 @@ export class BlockingCalls implements BlockingFunctions {
       const error = isRecord(body) && isRecord(body.error) ? body.error : {};
       throw blockingRefusal(typeof error.message === 'string' ? error.message : `The blocking function answered ${answer.status}`);
     }
-    return answerOf(body);
+    return body;
   }
 }

@@ -279,8 +279,12 @@ export type Mutation =
   | { kind: 'insertUser'; projectId: string; user: UserRecord }
   /** Fails with a conflict when the stored version is not `expectedVersion`. */
   | { kind: 'updateUser'; projectId: string; user: UserRecord; expectedVersion: number }
-  /** Leaves the user's refresh tokens: refreshing one then answers USER_NOT_FOUND, as Firebase does. */
-  | { kind: 'deleteUser'; projectId: string; localId: string }
+  /**
+   * Leaves the user's refresh tokens: refreshing one then answers USER_NOT_FOUND, as Firebase does.
+   * With `mustExist`, fails with a 'not-found' conflict when there was no account to delete (a
+   * concurrent delete got there first): only the delete that deleted records its onDelete event.
+   */
+  | { kind: 'deleteUser'; projectId: string; localId: string; mustExist?: boolean }
   | { kind: 'deleteAllUsers'; projectId: string }
   | { kind: 'insertRefreshToken'; token: RefreshTokenRecord }
   | { kind: 'deleteRefreshToken'; tokenHash: string }
@@ -340,7 +344,7 @@ export type Mutation =
   | { kind: 'deleteAccountErasure'; projectId: string; localId: string }
   | TriggerEventMutation;
 
-export type ConflictReason = 'email-taken' | 'phone-taken' | 'local-id-taken' | 'federated-id-taken' | 'passkey-taken' | 'version-mismatch' | 'code-used';
+export type ConflictReason = 'email-taken' | 'phone-taken' | 'local-id-taken' | 'federated-id-taken' | 'passkey-taken' | 'version-mismatch' | 'code-used' | 'not-found';
 
 /** Raised by `commit` when a precondition fails; nothing of the commit is applied. */
 export class StoreConflict extends Error {

@@ -8,7 +8,7 @@ import { NoteAttachments, useAttachmentCleanup } from '../files/NoteAttachments'
 import { firestoreOf } from './firestore';
 import { tooLong } from './limits';
 import { NoteItem } from './NoteItem';
-import { useNotes, useOnline } from './useNotes';
+import { useNoteCount, useNotes, useOnline } from './useNotes';
 import { useUndoableDelete } from './useUndoableDelete';
 
 /** The signed-in user's notes, kept in sync live: changes made anywhere show up here at once. */
@@ -24,6 +24,7 @@ function NotesOf({ user, db }: { user: User; db: Firestore }) {
   const notesRef = collection(db, 'users', user.uid, 'notes');
   const { notes, fromCache, error: listenError } = useNotes(db, user.uid);
   const online = useOnline();
+  const noteCount = useNoteCount(db, user.uid);
   const [writeError, setWriteError] = useState<FirestoreError | null>(null);
   const [text, setText] = useState('');
   const attachments = useAttachmentCleanup(db.app, user.uid, notes && !fromCache ? notes.map((note) => note.id) : null);
@@ -50,6 +51,12 @@ function NotesOf({ user, db }: { user: User; db: Firestore }) {
     <section className="notes-page">
       <h1>Your notes</h1>
       <p className="hint">Kept in sync live: open this page in another window and watch changes arrive.</p>
+      {noteCount !== null && (
+        // The server's count (a trigger keeps it): it follows the list shortly after each change.
+        <p className="hint" data-testid="note-count">
+          {noteCount === 1 ? '1 note' : `${noteCount.toLocaleString('en-US')} notes`} saved on the server.
+        </p>
+      )}
       <Connection online={online} fromCache={fromCache} loaded={notes !== null} pendingCount={pendingCount} />
       <form onSubmit={add} className="card">
         <Field label="New note" type="text" value={text} onChange={setText} aria-describedby={tooLong(text) ? 'new-note-too-long' : undefined} />

@@ -1,4 +1,4 @@
-import { collection, onSnapshot, orderBy, query, type Firestore, type FirestoreError, type Timestamp } from 'firebase/firestore';
+import { collection, doc, onSnapshot, orderBy, query, type Firestore, type FirestoreError, type Timestamp } from 'firebase/firestore';
 import { useEffect, useState } from 'react';
 
 export interface Note {
@@ -64,4 +64,28 @@ export function useOnline(): boolean {
     };
   }, []);
   return online;
+}
+
+/**
+ * The user's note count as the server's trigger keeps it (users/{uid}.noteCount, written by the
+ * functions code base in packages/web/functions). null when nothing keeps it: no document or no
+ * number (Hearth runs without those functions), or a refused read (older rules): then the page
+ * shows nothing rather than an error about a number it can do without. Below zero (a delete
+ * counted before its note's create, for a moment) is shown as nothing too.
+ */
+export function useNoteCount(db: Firestore, uid: string): number | null {
+  const [count, setCount] = useState<number | null>(null);
+  useEffect(
+    () =>
+      onSnapshot(
+        doc(db, 'users', uid),
+        (snapshot) => {
+          const value: unknown = snapshot.get('noteCount');
+          setCount(typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : null);
+        },
+        () => setCount(null),
+      ),
+    [db, uid],
+  );
+  return count;
 }

@@ -4,6 +4,7 @@ import { authError } from '../errors.js';
 import type { MailDelivery, OutgoingMail } from '../mail/mailer.js';
 import { pickLanguage, renderMail } from '../mail/templates.js';
 import { authenticate, requireRecentLogin, type AuthDeps } from './auth-context.js';
+import { askBeforeSend } from './blocking-functions.js';
 import { ActionLinks, actionPagePath } from './action-links.js';
 import { modeFor, type IssuedCode, type OobCodes } from './oob-codes.js';
 import { guardOperatorAccount } from './operator-claim.js';
@@ -87,6 +88,10 @@ export class ActionMailer {
       }
       this.sendThrottle.recipient.recordFailure(recipientKey);
       this.sendThrottle.client.recordFailure(clientKey);
+      // beforeEmailSent, for the two kinds Google calls it for, whether or not an account exists
+      // (its answer must not tell either); a link handed to an administrator sends no mail.
+      const emailType = plan.requestType === 'PASSWORD_RESET' ? 'PASSWORD_RESET' : plan.requestType === 'EMAIL_SIGNIN' ? 'EMAIL_SIGN_IN' : undefined;
+      if (emailType) await askBeforeSend(this.deps.blocking, { eventType: 'beforeSendEmail', realm: caller.realm, email: plan.recipient, emailType, ipAddress: caller.clientIp });
     }
     // Answered once the mail is stored, so an acknowledged mail survives a crash. With enumeration
     // protection on, an unknown address gets the same work and write (a decoy, never sent), so

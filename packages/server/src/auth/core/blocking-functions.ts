@@ -5,6 +5,8 @@
  * verified, custom claims (kept on the account) and session claims (this sign-in's tokens only).
  * A refusal reaches the client as Google's BLOCKING_FUNCTION_ERROR_RESPONSE (the SDK's
  * auth/internal-error, with the function's message). Not asked for accounts the administrator makes.
+ * beforeEmailSent / beforeSmsSent are asked before a password-reset or sign-in-link mail and before
+ * an SMS code is sent; they can only refuse (a throw, or recaptchaActionOverride "BLOCK").
  */
 import type { UserRecord } from '../../storage/store.js';
 import { authError } from '../errors.js';
@@ -22,6 +24,19 @@ export interface BlockingEvent {
   locale?: string;
 }
 
+export type SendEventType = 'beforeSendEmail' | 'beforeSendSms';
+
+/** A mail or SMS about to be sent (firebase-functions' emailType / smsType). */
+export interface SendEvent {
+  eventType: SendEventType;
+  realm: string;
+  email?: string;
+  emailType?: 'EMAIL_SIGN_IN' | 'PASSWORD_RESET';
+  phoneNumber?: string;
+  smsType?: 'SIGN_IN_OR_SIGN_UP' | 'MULTI_FACTOR_SIGN_IN' | 'MULTI_FACTOR_ENROLLMENT';
+  ipAddress?: string;
+}
+
 export interface BlockingAnswer {
   displayName?: string;
   photoUrl?: string;
@@ -33,9 +48,11 @@ export interface BlockingAnswer {
 
 /** What the functions domain installs; the identity domain holds it in a slot filled after assembly. */
 export interface BlockingFunctions {
-  has(eventType: BlockingEventType): boolean;
+  has(eventType: BlockingEventType | SendEventType): boolean;
   /** The function's answer (undefined: nothing to change); throws the refusal as an ApiError. */
   call(event: BlockingEvent): Promise<BlockingAnswer | undefined>;
+  /** Resolves when the mail or SMS may go; throws the refusal as an ApiError. */
+  callBeforeSend(event: SendEvent): Promise<void>;
 }
 
 export interface BlockingSlot {
@@ -79,11 +96,21 @@ export function withSessionClaims(developerClaims: string | undefined, answer: B
   return JSON.stringify({ ...base, ...answer.sessionClaims });
 }
 
-/** Asks the installed function, if there is one for the event. */
+/** Google: "Anonymous and custom authentication don't support blocking functions." */
+const unvetted = new Set(['anonymous', 'custom']);
+
+/** Asks the installed function, if there is one for the event (never for anonymous and custom-token sessions). */
 export async function askBlocking(slot: BlockingSlot | undefined, event: BlockingEvent): Promise<BlockingAnswer | undefined> {
+  if (unvetted.has(event.signInMethod)) return undefined;
   const functions = slot?.current;
   if (!functions?.has(event.eventType)) return undefined;
   return functions.call(event);
+}
+
+/** Asks beforeEmailSent / beforeSmsSent, if installed, before a mail or SMS goes (throws the refusal). */
+export async function askBeforeSend(slot: BlockingSlot | undefined, event: SendEvent): Promise<void> {
+  const functions = slot?.current;
+  if (functions?.has(event.eventType)) await functions.callBeforeSend(event);
 }
 
 /**

@@ -94,10 +94,13 @@ export class UserRepository {
     return this.store.getUserByFederatedId(projectId, providerId, rawId);
   }
 
-  /** A new account of the realm (`projectId` is a realm key); a tenant's accounts name their tenant. */
-  async insert(projectId: string, user: UserRecord, alongside: Mutation[] = []): Promise<UserRecord> {
+  /**
+   * A new account of the realm (`projectId` is a realm key); a tenant's accounts name their tenant.
+   * `unheard`: no onCreate event (a custom token's first sign-in, which Google's triggers do not hear of).
+   */
+  async insert(projectId: string, user: UserRecord, alongside: Mutation[] = [], unheard = false): Promise<UserRecord> {
     const stored = withDerivedProviders({ ...user, ...tenantField(projectId) });
-    const recorded = this.record({ kind: 'create', realm: projectId, user: stored });
+    const recorded = unheard ? [] : this.record({ kind: 'create', realm: projectId, user: stored });
     try {
       await this.store.commit([{ kind: 'insertUser', projectId, user: stored }, ...alongside, ...recorded]);
     } catch (error) {
@@ -139,16 +142,27 @@ export class UserRepository {
     // The account as it was goes into its onDelete event: read only when someone records deletions.
     const before = this.recorders.size ? await this.store.getUser(projectId, localId) : undefined;
     const recorded = before ? this.record({ kind: 'delete', realm: projectId, user: before }) : [];
-    await this.store.commit([...accountDeletion(projectId, localId, Date.now()), ...recorded]);
+    if (recorded.length) {
+      // Its event only if this commit is the one that deleted the account: of two concurrent deletes
+      // the second finds nothing, commits nothing and, as before, succeeds (the first queued the erasure).
+      try {
+        await this.store.commit([...accountDeletion(projectId, localId, Date.now(), true), ...recorded]);
+      } catch (error) {
+        if (error instanceof StoreConflict && error.reason === 'not-found') return;
+        throw error;
+      }
+    } else {
+      await this.store.commit(accountDeletion(projectId, localId, Date.now()));
+    }
     this.afterDelete();
     this.committed(recorded);
   }
 }
 
 /** The mutations that delete an account: the account, and its documents and files queued for erasure. */
-export function accountDeletion(projectId: string, localId: string, now: number): Mutation[] {
+export function accountDeletion(projectId: string, localId: string, now: number, mustExist = false): Mutation[] {
   return [
-    { kind: 'deleteUser', projectId, localId },
+    { kind: 'deleteUser', projectId, localId, ...(mustExist ? { mustExist } : {}) },
     { kind: 'insertAccountErasure', erasure: { projectId, localId, requestedAt: now } },
   ];
 }

@@ -1,4 +1,5 @@
 import type { AuthDeps } from '../core/auth-context.js';
+import { askBeforeSend } from '../core/blocking-functions.js';
 import type { Caller } from '../core/requests.js';
 import type { SessionService } from '../core/sessions.js';
 import type { HumanCheck, PhoneCodes } from '../core/verification.js';
@@ -25,12 +26,19 @@ export interface MfaDeps {
 }
 
 /** Sends an SMS code to a second factor's number after the page's human check, answering its sessionInfo. */
-export async function sendSecondFactorCode(deps: MfaDeps, caller: Caller, phoneNumber: string, recaptchaToken: string | undefined): Promise<string> {
+export async function sendSecondFactorCode(
+  deps: MfaDeps,
+  caller: Caller,
+  phoneNumber: string,
+  recaptchaToken: string | undefined,
+  smsType: 'MULTI_FACTOR_SIGN_IN' | 'MULTI_FACTOR_ENROLLMENT',
+): Promise<string> {
   const sms = requireSms(deps);
   // No sender, no code: refused before the page's human check is spent.
   sms.codes.requireDelivery();
   // reCAPTCHA tokens belong to the project (its site key), whichever of its tenants asks.
   await sms.humanCheck.verify(projectOf(caller.realm), recaptchaToken);
+  await askBeforeSend(deps.auth.blocking, { eventType: 'beforeSendSms', realm: caller.realm, phoneNumber, smsType, ipAddress: caller.clientIp });
   return sms.codes.send(caller.realm, phoneNumber, caller.clientIp);
 }
 

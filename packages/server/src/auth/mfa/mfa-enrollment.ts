@@ -55,7 +55,7 @@ export class MfaEnrollmentService {
     const phoneNumber = e164(request.phoneEnrollmentInfo?.phoneNumber);
     if (!phoneNumber) throw authError('INVALID_PHONE_NUMBER', 'Invalid format.');
     if (user.mfaInfo?.some((e) => e.phoneInfo === phoneNumber)) throw authError('SECOND_FACTOR_EXISTS', 'Phone number already enrolled as second factor for this account.');
-    const sessionInfo = await sendSecondFactorCode(this.deps, caller, phoneNumber, request.phoneEnrollmentInfo?.recaptchaToken);
+    const sessionInfo = await sendSecondFactorCode(this.deps, caller, phoneNumber, request.phoneEnrollmentInfo?.recaptchaToken, 'MULTI_FACTOR_ENROLLMENT');
     return { phoneSessionInfo: { sessionInfo } };
   }
 

@@ -23,7 +23,7 @@ export class MfaSignInService {
     const { user } = await this.pendingSignIn(caller, request.mfaPendingCredential, 'MISSING_MFA_PENDING_CREDENTIAL');
     const enrollment = findEnrollment(user, request.mfaEnrollmentId);
     if (!enrollment.phoneInfo) throw authError('INVALID_ARGUMENT', 'This second factor is not an SMS one; it has no code to send.');
-    const sessionInfo = await sendSecondFactorCode(this.deps, caller, enrollment.phoneInfo, request.phoneSignInInfo?.recaptchaToken);
+    const sessionInfo = await sendSecondFactorCode(this.deps, caller, enrollment.phoneInfo, request.phoneSignInInfo?.recaptchaToken, 'MULTI_FACTOR_SIGN_IN');
     return { phoneResponseInfo: { sessionInfo } };
   }
 

@@ -1,4 +1,4 @@
-import { vetNewAccount } from '../core/blocking-functions.js';
+import { askBeforeSend, vetNewAccount } from '../core/blocking-functions.js';
 import type { UserRecord } from '../../storage/store.js';
 import { admitSignUp, authenticate, type AuthDeps, type Authenticated } from '../core/auth-context.js';
 import type { Caller } from '../core/requests.js';
@@ -58,6 +58,7 @@ export class PhoneSignIn {
     this.codes.requireDelivery();
     // reCAPTCHA tokens belong to the project (its site key), whichever of its tenants signs in.
     await this.humans.verify(projectOf(caller.realm), request.recaptchaToken);
+    await askBeforeSend(this.deps.blocking, { eventType: 'beforeSendSms', realm: caller.realm, phoneNumber, smsType: 'SIGN_IN_OR_SIGN_UP', ipAddress: caller.clientIp });
     return this.codes.send(caller.realm, phoneNumber, caller.clientIp);
   }
 

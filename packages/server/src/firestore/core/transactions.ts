@@ -48,8 +48,15 @@ export const defaultTransactionTimeouts: TransactionTimeouts = { lockWaitMs: 15_
 
 export const contention = () => firestoreErrors.aborted('Too much contention on these documents. Please try again.');
 
-/** An optimistic transaction commits only if every document it read is still at the version it read. */
+/**
+ * A transaction commits only if every document it read is still at the version it read, and
+ * (pessimistic) it was not wounded meanwhile: an older writer can wound it after its own lock wait
+ * ended, while its commit waits for the store; wounding drops its locks and its recorded reads, so
+ * without this check both commits went through on reads of the same version (a lost update: two
+ * concurrent +1 transactions on one document left it +1).
+ */
 export function checkReadsUnchanged(transaction: ServerTransaction, current: Map<string, { updateTime: number }>): void {
+  if (transaction.wounded) throw contention();
   for (const [path, seen] of transaction.reads) {
     if ((current.get(path)?.updateTime ?? 0) !== seen) throw contention();
   }

@@ -201,10 +201,13 @@ export async function applyUserMutation(client: PgQueryable, m: UserMutation): P
       await indexProviders(client, m.projectId, m.user);
       return;
     }
-    case 'deleteUser':
-      await client.query('DELETE FROM users WHERE project_id = $1 AND local_id = $2', [m.projectId, m.localId]);
+    case 'deleteUser': {
+      // Under READ COMMITTED a concurrent delete of the row makes this one wait, then delete nothing.
+      const deleted = (await client.query('DELETE FROM users WHERE project_id = $1 AND local_id = $2', [m.projectId, m.localId])).rowCount;
+      if (deleted !== 1 && m.mustExist) throw new StoreConflict('not-found');
       await client.query('DELETE FROM user_providers WHERE project_id = $1 AND local_id = $2', [m.projectId, m.localId]);
       return;
+    }
     case 'deleteAllUsers':
       for (const table of ['users', 'user_providers', 'refresh_tokens']) await client.query(`DELETE FROM ${table} WHERE project_id = $1`, [m.projectId]);
       return;

@@ -268,7 +268,7 @@ export class SqliteStore implements Store {
         return;
       }
       case 'deleteUser':
-        s.deleteUser.run(m.projectId, m.localId);
+        if (s.deleteUser.run(m.projectId, m.localId).changes !== 1 && m.mustExist) throw new StoreConflict('not-found');
         s.deleteProvidersOf.run(m.projectId, m.localId);
         return;
       case 'deleteAllUsers':
