@@ -17,12 +17,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { deleteApp as deleteAdminApp, initializeApp as initializeAdminApp, type App as AdminApp } from 'firebase-admin/app';
-import { getFirestore as getAdminFirestore, setLogFunction, type Firestore as AdminFirestore } from 'firebase-admin/firestore';
+import { getFirestore as getAdminFirestore, setLogFunction, type Firestore as AdminFirestore, type QuerySnapshot } from 'firebase-admin/firestore';
 import { deleteApp, initializeApp, type FirebaseApp } from 'firebase/app';
 import { collection, connectFirestoreEmulator, getFirestore, onSnapshot, setLogLevel, terminate, type Firestore } from 'firebase/firestore';
 import pg from 'pg';
 import { freePort, spawnHearth, type SpawnedHearth } from '../helpers/hearth.js';
 import { createTestPgDatabase, type TestPgDatabase } from '../helpers/pg-database.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 setLogLevel('silent');
 setLogFunction(null);
@@ -352,5 +353,34 @@ describe('three Hearth instances on one PostgreSQL database', { timeout: 120_000
     assert.ok(acknowledged.length >= 45, `the survivors served the load (${acknowledged.length} acknowledged, ${refused} refused)`);
     const survivors = instances.filter((instance) => instance.alive).map((instance) => instance.listener);
     await checkHistory('after kill -9', acknowledged, increments, survivors, true);
+  });
+
+  // Last: its commits are outside `items`, which the history checks above replay whole.
+  test("a read time never passes a commit another instance is still writing (a client resuming from it would never get that commit)", async () => {
+    const [a, b] = instances as [Instance, Instance];
+    const doc = b.admin.doc('fence/p');
+    await doc.set({ v: 'before' });
+    // The document's row held, as a slow disk or a busy row would: b's next commit takes its time, then waits before COMMIT.
+    const holder = await pool.connect();
+    let first: QuerySnapshot | undefined;
+    let unsubscribe = () => {};
+    try {
+      await holder.query('BEGIN');
+      await holder.query("SELECT 1 FROM fs_documents WHERE db = $1 AND collection_id = convert_to('fence', 'UTF8') FOR UPDATE", [dbKey]);
+      const write = doc.set({ v: 'after' });
+      await waitFor("b's commit waiting on the held row", async () => ((await pool.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rowCount ? true : undefined), 20_000);
+      unsubscribe = a.admin.collection('fence').onSnapshot((snapshot) => (first ??= snapshot));
+      // Time for a's first answer, were it labelled without waiting for b's commit.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await holder.query('COMMIT');
+      const written = await write;
+      const answer = await waitFor("a's first snapshot", async () => first, 20_000);
+      const seen = answer.docs.find((found) => found.id === 'p')?.get('v') as string | undefined;
+      assert.ok(seen === 'after' || answer.readTime.valueOf() < written.writeTime.valueOf(), `a's first snapshot at ${answer.readTime.toDate().toISOString()} shows ${seen}, but the commit of 'after' at ${written.writeTime.toDate().toISOString()} is at or before it`);
+    } finally {
+      unsubscribe();
+      await holder.query('ROLLBACK').catch(() => undefined);
+      holder.release();
+    }
   });
 });

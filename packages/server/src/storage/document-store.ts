@@ -136,6 +136,12 @@ export interface DocumentStore {
    * whose commits are decided and written in one step has none.
    */
   pendingCommitTime?(db: string): number | undefined;
+  /**
+   * Where other processes commit too (PostgreSQL): the latest commit time once every commit that
+   * was being written when asked has ended, so a commit given a time before the call is visible to
+   * every read that starts after it returns (commit times are given under the lock this waits on).
+   */
+  settledCommitTime?(db: string): Promise<number>;
   /** The composite indexes a database's entries were built for (opaque text), if any. */
   indexSet(db: string): Promise<string | undefined>;
   /**

@@ -119,7 +119,11 @@ export class DocumentDatabase {
   /** The time reads are answered at: never before the last commit they may see, nor at or after one they cannot see yet. */
   async readTime(db: DatabaseId): Promise<number> {
     const key = await this.ready(db);
-    const at = Math.max(Math.floor(Date.now() * 1000), await this.store.lastCommitTime(key));
+    // The clock is read before the commits being written are waited out: a commit of another process
+    // that takes its time after that wait takes a later one, so the time labels everything a read
+    // starting now will see (one microsecond back, as a commit's time can equal the clock's).
+    const clock = Math.floor(Date.now() * 1000) - 1;
+    const at = Math.max(clock, await (this.store.settledCommitTime ?? this.store.lastCommitTime).call(this.store, key));
     const pending = this.store.pendingCommitTime?.(key);
     return pending === undefined ? at : Math.min(at, pending - 1);
   }

@@ -118,9 +118,14 @@ export class ListenSession implements StreamSession, ResumingSession {
     this.watchLookups(target);
     this.gate.targetChange({ targetChangeType: 'ADD', targetIds: [id] });
     const resumeFrom = resumeTimeOf(spec);
+    // Taken before the read, the time every commit at or before it is in what the read sees, even one
+    // another instance was still writing; taken after, it could pass such a commit, and a client that
+    // resumes from it before that commit reaches it would never be sent it.
+    const before = await this.database.readTime(this.context.db);
     const docs = await this.currentResult(target);
     if (!docs) return;
-    const now = await this.database.readTime(this.context.db);
+    // A later commit the read saw comes with every earlier one (they become visible in time order).
+    const now = docs.reduce((latest, doc) => Math.max(latest, doc.updateTime), before);
     // The changes since the resume time are asked for after the read, once the hub has heard every
     // commit the read could see: a commit read but not yet told would otherwise be neither sent nor
     // told later (counted as sent). Changes told after the read are sent again by their commit.

@@ -107,6 +107,12 @@ export class PgDocumentStore implements DocumentStore {
     return Number(rows[0]?.last_commit_time ?? 0);
   }
 
+  async settledCommitTime(db: string): Promise<number> {
+    // FOR SHARE waits for the commit holding fs_meta (FOR UPDATE, through its COMMIT), then lets go at once.
+    const { rows } = await this.pool.query<{ last_commit_time: string }>('SELECT last_commit_time FROM fs_meta WHERE db = $1 FOR SHARE', [db]);
+    return Number(rows[0]?.last_commit_time ?? 0);
+  }
+
   async indexSet(db: string): Promise<string | undefined> {
     const { rows } = await this.reader.query<{ index_set: string | null }>('SELECT index_set FROM fs_meta WHERE db = $1', [db]);
     return rows[0]?.index_set ?? undefined;
