@@ -255,6 +255,25 @@ test('the console lists a passkey on the user page, and an operator removes it',
   await page.getByRole('alert').filter({ hasText: 'not registered for any account' }).waitFor();
 });
 
+test('an address over its passkey start limit: the autofill offers nothing and shows no error; the button says why', stepTimeout, async () => {
+  await page.goto(url('/'));
+  // The same address as the browser's (127.0.0.1): starts until the server's own limit refuses one.
+  let refused: { status: number; body: any } | undefined;
+  for (let i = 0; i < 100 && !refused; i++) {
+    const answer = await postJson(url(`/identitytoolkit.googleapis.com/v2/accounts/passkeySignIn:start?key=${server!.apiKey}`), {});
+    if (answer.status !== 200) refused = answer;
+  }
+  assert.equal(refused?.body?.error?.message, 'TOO_MANY_ATTEMPTS_TRY_LATER : Too many passkey requests from this address; try again later.');
+  const autofillStart = page.waitForResponse((r) => r.url().includes('passkeySignIn:start'));
+  await page.goto(url('/signin'));
+  assert.equal((await autofillStart).status(), 400);
+  await page.getByRole('button', { name: 'Sign in with a passkey' }).waitFor();
+  assert.equal(await page.getByRole('alert').count(), 0, 'no error for a request the visitor never made');
+  await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+  await page.getByRole('alert').filter({ hasText: /too many/i }).waitFor();
+  await shot('start-limit');
+});
+
 test('nothing left the machine and the pages raised no errors', () => {
   assert.deepEqual(requestsOffMachine(record.requested), []);
   assert.deepEqual(record.pageErrors, []);
