@@ -13,12 +13,12 @@ import { registerConsoleFunctionsRoutes } from './console/functions-routes.js';
 import { registerOverviewRoutes } from './console/overview-routes.js';
 import { registerConsoleStorageRules } from './console/storage-rules-simulation.js';
 import { setUpFiles } from './files/files-setup.js';
-import { discoverCodeBase, setUpFunctions, type FunctionsAssembly } from './functions/functions-setup.js';
+import { discoverCodeBase, setUpFunctions, type FunctionsAssembly, type FunctionsPlan } from './functions/functions-setup.js';
 import { assembleFirestore } from './firestore/firestore-setup.js';
 import { createHttpApp } from './http/app.js';
 import { ownOriginsOf } from './http/browser-origin.js';
-import { openStorage } from './storage/identity-storage.js';
-import { openPgPool } from './storage/postgres/pg-connection.js';
+import { openStorage, type IdentityStorage } from './storage/identity-storage.js';
+import { openPgPool, type PgPool } from './storage/postgres/pg-connection.js';
 import { registerWebRoutes } from './web/web-routes.js';
 
 /** How long an overview waits for a first document count before it answers "counting" (null) instead. */
@@ -67,6 +67,19 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
     await pgPool?.end();
     throw error;
   });
+  // A start refused past this point (a bad flag, rules that do not compile) lets go of the storage
+  // it opened: the PostgreSQL pool and change feed would otherwise keep the process alive.
+  try {
+    return await assemble(options, logger, storage, pgPool, functionsPlan);
+  } catch (error) {
+    await storage.close().catch(() => undefined);
+    await pgPool?.end().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Every domain on one HTTP app, over the storage createHearth opened. */
+async function assemble(options: HearthOptions, logger: Logger, storage: IdentityStorage, pgPool: PgPool | undefined, functionsPlan: FunctionsPlan | undefined): Promise<Hearth> {
   if (options.publicUrl !== undefined && !/^https?:\/\/[^/?#]+\/?$/.test(options.publicUrl)) {
     throw new Error(`--public-url must be an origin like https://auth.example.com, not ${options.publicUrl}`);
   }
