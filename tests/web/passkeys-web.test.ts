@@ -15,8 +15,8 @@ import type { Browser, Page } from 'playwright-core';
 import { adminPost, uniqueEmail } from '../helpers/admin-http.js';
 import { BrowserRecord, assertBrowserReady, launchChromium, requestsOffMachine, webRoot } from '../helpers/browser.js';
 import { postJson, repoRoot, startHearth, type TestHearth } from '../helpers/hearth.js';
+import { turnOnAuthenticatorApp } from '../helpers/web-totp.js';
 import { signInWithAdminKey } from '../helpers/console-page.js';
-import { TotpDevice } from '../helpers/totp-device.js';
 import { createCredential, VirtualAuthenticator } from '../helpers/virtual-authenticator.js';
 
 const waitMs = 15_000;
@@ -159,13 +159,7 @@ test('the autofill signs in when the authenticator answers it, without the butto
 test("\"Confirm it's you\" with a passkey, which also stands for the second step, removes a two-step factor", stepTimeout, async () => {
   // Fresh from the passkey sign-in: an authenticator app as second step.
   await page.goto(url('/account'));
-  await page.getByRole('button', { name: 'Add an authenticator app' }).click();
-  await page.getByRole('button', { name: 'Start', exact: true }).click();
-  const device = new TotpDevice((await page.getByTestId('totp-secret').innerText()).trim());
-  await page.getByLabel('Code from the app').fill(device.next());
-  await page.getByLabel('Name for it').fill('Laptop app');
-  await page.getByRole('button', { name: 'Turn on' }).click();
-  await page.getByTestId('second-factor-totp').filter({ hasText: 'Laptop app' }).waitFor();
+  await turnOnAuthenticatorApp(page, 'Laptop app');
 
   await new Promise((resolve) => setTimeout(resolve, (recentSeconds + 1.5) * 1000));
   await page.getByRole('button', { name: 'Remove Authenticator app (Laptop app)' }).click();

@@ -19,6 +19,7 @@ import { freePort, postJson, repoRoot, startHearth, type TestHearth } from '../h
 import { waitForMail } from '../helpers/outbox.js';
 import { uniquePhoneNumber } from '../helpers/phone-sdk.js';
 import { TotpDevice, wrongCode as wrongTotp } from '../helpers/totp-device.js';
+import { turnOnAuthenticatorApp } from '../helpers/web-totp.js';
 
 const waitMs = 20_000;
 const stepTimeout = { timeout: 120_000 };
@@ -56,14 +57,7 @@ async function providerAccountWithAuthenticator(page: Page, email: string, appNa
   await atProvider();
   await page.getByTestId('signed-in-email').filter({ hasText: email }).waitFor();
   await page.goto(url('/account'));
-  await page.getByRole('button', { name: 'Add an authenticator app' }).click();
-  await page.getByRole('button', { name: 'Start', exact: true }).click();
-  const device = new TotpDevice((await page.getByTestId('totp-secret').innerText()).trim());
-  await page.getByLabel('Code from the app').fill(device.next());
-  await page.getByLabel('Name for it').fill(appName);
-  await page.getByRole('button', { name: 'Turn on' }).click();
-  await page.getByTestId('second-factor-totp').filter({ hasText: appName }).waitFor();
-  return { atProvider, device };
+  return { atProvider, device: await turnOnAuthenticatorApp(page, appName) };
 }
 
 async function newPage(options: { popupsBlocked?: boolean } = {}): Promise<{ context: BrowserContext; page: Page }> {
@@ -204,13 +198,7 @@ test('an account with an authenticator app changes its password: current passwor
   await signInByPassword(page, email, password);
   await page.getByTestId('signed-in-email').filter({ hasText: email }).waitFor();
   await page.goto(url('/account'));
-  await page.getByRole('button', { name: 'Add an authenticator app' }).click();
-  await page.getByRole('button', { name: 'Start', exact: true }).click();
-  const device = new TotpDevice((await page.getByTestId('totp-secret').innerText()).trim());
-  await page.getByLabel('Code from the app').fill(device.next());
-  await page.getByLabel('Name for it').fill('Phone app');
-  await page.getByRole('button', { name: 'Turn on' }).click();
-  await page.getByTestId('second-factor-totp').filter({ hasText: 'Phone app' }).waitFor();
+  const device = await turnOnAuthenticatorApp(page, 'Phone app');
 
   const card = page.getByRole('region', { name: 'Password' });
   await card.getByLabel('Current password').fill(password);
