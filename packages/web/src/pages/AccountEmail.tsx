@@ -1,9 +1,9 @@
 import { sendEmailVerification, verifyBeforeUpdateEmail, type User } from 'firebase/auth';
-import { useEffect, useRef, useState } from 'react';
+import { useState } from 'react';
 import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
 import { Field } from '../components/Field';
 import { useAction, useStatus } from '../components/useAction';
-import { useRecentSignInTask } from './recent-sign-in-task';
+import { useRecentSignInTask, useResumeOnce } from './recent-sign-in-task';
 import type { ResumableAction } from './recent-sign-in';
 
 /** Whether the address is proven, and a button that mails the proof link when it is not. */
@@ -51,12 +51,7 @@ export function ChangeEmailSection({ user, resume }: { user: User; resume: Resum
     void send(email.trim());
   };
   // Back from a sign-in link mailed to confirm it is them: send the confirmation they asked for.
-  const resumed = useRef(false);
-  useEffect(() => {
-    if (resume?.kind !== 'change-email' || resumed.current) return;
-    resumed.current = true;
-    void send(resume.address);
-  });
+  useResumeOnce(resume, 'change-email', ({ address }) => void send(address));
   return (
     <section className="card" aria-labelledby="change-email-heading">
       <h2 id="change-email-heading">Change email</h2>

@@ -1,7 +1,7 @@
 import { deleteUser, type User } from 'firebase/auth';
-import { useEffect, useRef, useState } from 'react';
+import { useState } from 'react';
 import { ErrorAlert } from '../components/ErrorAlert';
-import { useRecentSignInTask } from './recent-sign-in-task';
+import { useRecentSignInTask, useResumeOnce } from './recent-sign-in-task';
 import type { ResumableAction } from './recent-sign-in';
 
 /**
@@ -24,12 +24,7 @@ export function DeleteAccount({ user, onDeleting, resume }: { user: User; onDele
         throw caught;
       }
     });
-  const resumed = useRef(false);
-  useEffect(() => {
-    if (resume?.kind !== 'delete' || resumed.current) return;
-    resumed.current = true;
-    void remove();
-  });
+  useResumeOnce(resume, 'delete', () => void remove());
   return (
     <section className="card danger" aria-labelledby="delete-heading">
       <h2 id="delete-heading">Delete account</h2>

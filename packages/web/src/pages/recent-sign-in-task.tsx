@@ -1,5 +1,5 @@
 import type { MultiFactorResolver, User } from 'firebase/auth';
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { useAuthState } from '../auth-context';
 import { useTask } from '../components/useAction';
 import { secondFactorResolver } from '../second-factor/resolver';
@@ -57,4 +57,17 @@ export function useRecentSignInTask(user: User) {
     />
   ) : null;
   return { busy: task.busy, error: task.error, run, ask, panel };
+}
+
+/**
+ * The change a confirmation that reloaded the page came back to finish (`resume`, from
+ * /account?resume=…): `work` runs once, on the first render that has it, if it is of `kind`.
+ */
+export function useResumeOnce<K extends ResumableAction['kind']>(resume: ResumableAction | null | undefined, kind: K, work: (action: Extract<ResumableAction, { kind: K }>) => void): void {
+  const resumed = useRef(false);
+  useEffect(() => {
+    if (resume?.kind !== kind || resumed.current) return;
+    resumed.current = true;
+    work(resume as Extract<ResumableAction, { kind: K }>);
+  });
 }

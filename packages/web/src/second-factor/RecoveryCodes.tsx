@@ -1,9 +1,9 @@
 import type { User } from 'firebase/auth';
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useState } from 'react';
 import { useAuthState } from '../auth-context';
 import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
 import { useStatus } from '../components/useAction';
-import { useRecentSignInTask } from '../pages/recent-sign-in-task';
+import { useRecentSignInTask, useResumeOnce } from '../pages/recent-sign-in-task';
 import type { ResumableAction } from '../pages/resume-store';
 import { generateRecoveryCodes, recoveryCodesStatus, type RecoveryCodesStatus } from './recovery-codes';
 
@@ -35,12 +35,7 @@ export function RecoveryCodes({ user, factorCount, resume = null }: { user: User
       setDone(null);
       setCodes(await generateRecoveryCodes(auth, user));
     });
-  const resumed = useRef(false);
-  useEffect(() => {
-    if (resume?.kind !== 'recovery-codes' || resumed.current) return;
-    resumed.current = true;
-    onGenerate();
-  });
+  useResumeOnce(resume, 'recovery-codes', () => onGenerate());
   const text = codes ? `Recovery codes for ${user.email ?? user.uid} at ${window.location.host}\nEach code works once.\n\n${codes.join('\n')}\n` : '';
   const onCopy = () =>
     void navigator.clipboard.writeText(text).then(

@@ -9,7 +9,7 @@ import {
   type User,
 } from 'firebase/auth';
 import { toDataURL } from 'qrcode';
-import { useEffect, useRef, useState } from 'react';
+import { useRef, useState } from 'react';
 import { useAuthState } from '../auth-context';
 import { ErrorAlert, StatusMessage } from '../components/ErrorAlert';
 import { Field } from '../components/Field';
@@ -17,7 +17,7 @@ import { useAction, useStatus, useTask } from '../components/useAction';
 import { withHumanCheck } from './human-check';
 import { factorLabel, totpCodeErrors } from './ResolveSecondFactor';
 import { RecoveryCodes } from './RecoveryCodes';
-import { useRecentSignInTask } from '../pages/recent-sign-in-task';
+import { useRecentSignInTask, useResumeOnce } from '../pages/recent-sign-in-task';
 import type { ResumableAction } from '../pages/resume-store';
 
 type Adding = null | 'totp' | 'phone';
@@ -44,11 +44,8 @@ export function TwoStep({ user, resume = null }: { user: User; resume?: Resumabl
       setDone(`${label} was removed. Other devices signed in to this account were signed out.`);
     });
   };
-  const resumed = useRef(false);
-  useEffect(() => {
-    if (resume?.kind !== 'remove-factor' || resumed.current) return;
-    resumed.current = true;
-    const info = factors.find((f) => f.uid === resume.mfaEnrollmentId);
+  useResumeOnce(resume, 'remove-factor', ({ mfaEnrollmentId }) => {
+    const info = factors.find((f) => f.uid === mfaEnrollmentId);
     if (info) void onRemove(info);
   });
   const onAdded = (what: string) => {
