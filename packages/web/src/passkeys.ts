@@ -137,16 +137,11 @@ interface Assertion {
 }
 
 async function assertPasskey(auth: Auth, request: PasskeyRequest = {}): Promise<Assertion> {
-  let started: Awaited<ReturnType<typeof call>>;
-  try {
-    started = await call(auth, 'v2/accounts/passkeySignIn:start', {});
-  } catch (error) {
+  const { credentialRequestOptions: o } = await call(auth, 'v2/accounts/passkeySignIn:start', {}).catch((error: unknown) => {
     // The autofill asks on every visit to the sign-in page: a start refused there (an address over
     // its limit, say) offers no passkey rather than an error about something nobody asked for.
-    if (request.mediation === 'conditional') throw new PasskeyError('auth/passkey-cancelled', 'no passkey offered');
-    throw error;
-  }
-  const { credentialRequestOptions: o } = started;
+    throw request.mediation === 'conditional' ? new PasskeyError('auth/passkey-cancelled', 'no passkey offered') : error;
+  });
   const publicKey: PublicKeyCredentialRequestOptions = { ...o, challenge: fromBase64url(o.challenge), allowCredentials: [] };
   const options: CredentialRequestOptions = { publicKey, ...(request.mediation ? { mediation: request.mediation } : {}), ...(request.signal ? { signal: request.signal } : {}) };
   let credential: PublicKeyCredential;
