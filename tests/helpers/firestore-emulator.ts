@@ -56,10 +56,11 @@ export interface GoogleEmulatorOptions {
  * Returns undefined when gcloud or its Firestore emulator component is not installed.
  */
 export async function startGoogleEmulator(options: GoogleEmulatorOptions = {}): Promise<GoogleEmulator | undefined> {
-  if (!findCloudSdkWithFirestoreEmulator()) return undefined;
+  const sdkRoot = findCloudSdkWithFirestoreEmulator();
+  if (!sdkRoot) return undefined;
   for (let attempt = 1; ; attempt++) {
     const hostPort = options.hostPort ?? `127.0.0.1:${await freePort()}`;
-    const started = await startOn(hostPort, options.args ?? [], options.startupTimeoutMs ?? defaultStartupTimeoutMs, options.jit ?? 'quick');
+    const started = await startOn(sdkRoot, hostPort, options.args ?? [], options.startupTimeoutMs ?? defaultStartupTimeoutMs, options.jit ?? 'quick');
     if ('emulator' in started) return started.emulator;
     // The emulator also opens a WebSocket server on a port of the kernel's choosing, which can
     // be the very port freePort() just released: then its main server cannot bind. Try again.
@@ -70,13 +71,13 @@ export async function startGoogleEmulator(options: GoogleEmulatorOptions = {}): 
 
 const bindAttempts = 3;
 
-async function startOn(hostPort: string, args: string[], startupTimeoutMs: number, jit: 'quick' | 'full'): Promise<{ emulator: GoogleEmulator } | { reason: string; output: string }> {
+async function startOn(sdkRoot: string, hostPort: string, args: string[], startupTimeoutMs: number, jit: 'quick' | 'full'): Promise<{ emulator: GoogleEmulator } | { reason: string; output: string }> {
   const url = `http://${hostPort}`;
   const [host, port] = hostPort.split(':') as [string, string];
   // The component's own launcher, which `gcloud emulators firestore start` runs after starting Python
   // (about 0.6 CPU s and a second more per start); its flags are gcloud's, with --host-port split.
   // The launcher starts java: a process group of its own lets stop() end both.
-  const launcher = join(findCloudSdkWithFirestoreEmulator()!, 'platform/cloud-firestore-emulator/cloud_firestore_emulator');
+  const launcher = join(sdkRoot, 'platform/cloud-firestore-emulator/cloud_firestore_emulator');
   const jvmOptions = [process.env.JAVA_TOOL_OPTIONS, jit === 'quick' ? '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC' : undefined].filter(Boolean).join(' ');
   const child = spawn(launcher, ['start', `--host=${host}`, `--port=${port}`, '--database-mode=firestore-native', ...args], {
     detached: true,
