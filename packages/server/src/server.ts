@@ -133,7 +133,7 @@ async function assemble(options: HearthOptions, logger: Logger, storage: Identit
   await functions.register(app);
   registerConsoleFunctionsRoutes(app, { functions, isOwnerCredential });
   // The overview's document count: counted once at start (the default project) or at first sight, then kept by the change feed.
-  const documentCounter = new DocumentCounter(firestore.database, (dbKey) => storage.counts.documents(dbKey), (error) => logger.warn({ err: error }, 'counting documents for the console overview failed'), storage.counts.lastCommitTime && ((dbKey) => storage.counts.lastCommitTime!(dbKey)));
+  const documentCounter = new DocumentCounter(firestore.database, (dbKey) => storage.counts.documents(dbKey), (error) => logger.warn({ err: error }, 'counting documents for the console overview failed'), storage.counts.lastCommitTime?.bind(storage.counts));
   const documentsKey = (projectId: string) => firestore.database.dbKey({ projectId, databaseId: '(default)' });
   documentCounter.start(documentsKey(options.defaultProjectId));
   registerOverviewRoutes(app, {
