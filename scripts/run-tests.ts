@@ -57,6 +57,9 @@ const sqliteOnly = new Set([
   'storage/pg-group-commit.test.ts',
   'cli/pg-migrate.test.ts',
   'scale-out/pg-multi-instance.test.ts',
+  'scale-out/instances.test.ts',
+  'scale-out/sessions.test.ts',
+  'scale-out/workers.test.ts',
 ]);
 
 function testFiles(under: string[]): string[] {

@@ -68,6 +68,7 @@ export interface SpawnedHearth {
 /**
  * Starts `hearth start` as its own process, as a user would, and waits for /healthz. With
  * HEARTH_TEST_BACKEND=postgres, `--data DIR` also names DIR's test database (made on first use).
+ * One process (`--workers 1`) unless `args` name a number of workers.
  */
 export async function spawnHearth(args: string[], env: NodeJS.ProcessEnv = {}): Promise<SpawnedHearth> {
   const portIndex = args.indexOf('--port');
@@ -75,7 +76,10 @@ export async function spawnHearth(args: string[], env: NodeJS.ProcessEnv = {}): 
   const dataIndex = args.indexOf('--data');
   const databaseUrl = dataIndex >= 0 && !args.includes('--database-url') ? await testDatabaseUrl(args[dataIndex + 1]!) : undefined;
   const backendArgs = databaseUrl ? ['--database-url', databaseUrl] : [];
-  const child = spawn(process.execPath, [...hearthCommand(), 'start', ...args, ...backendArgs], {
+  // One process unless the test asks for workers: on PostgreSQL the default is one per core, and
+  // what a test kills, counts or reads the output of is the one serving process.
+  const workerArgs = args.includes('--workers') ? [] : ['--workers', '1'];
+  const child = spawn(process.execPath, [...hearthCommand(), 'start', ...args, ...backendArgs, ...workerArgs], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,12 +1,17 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
-import { join, resolve } from 'node:path';
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
 import { withDevDefaults } from './cli/dev-defaults.js';
 import { devExposure } from './cli/start-checks.js';
 import { origin, registerCommands } from './cli/commands.js';
 import { defaultSignUpLimits } from './auth/core/signup-limit.js';
 import { defaultOptions, defaultShippedRulesFile, defaultShippedStorageRulesFile, type HearthOptions } from './config.js';
 import { parseTrustedProxies } from './http/trusted-proxies.js';
+import { onStopSignal, startBanner } from './cli/start-banner.js';
+import { workerCount } from './workers/worker-count.js';
+import { workerUrlVariable } from './workers/worker-messages.js';
+import { serveAsWorker } from './workers/worker-process.js';
 
 function port(value: string): number {
   const n = Number(value);
@@ -65,6 +70,7 @@ interface StartFlags {
   smsFrom?: string;
   smsOutbox: boolean;
   trustProxy?: string;
+  workers?: number;
 }
 
 /** The SMS provider the flags and HEARTH_SMS_TOKEN describe, if any; a half-configured one is an error. */
@@ -75,27 +81,6 @@ function smsProvider(flags: StartFlags): HearthOptions['sms'] {
     throw new Error('an SMS provider needs --sms-account, --sms-from and the HEARTH_SMS_TOKEN environment variable');
   }
   return { baseUrl: flags.smsUrl, accountSid: flags.smsAccount, from: flags.smsFrom, authToken };
-}
-
-const smsSummary = {
-  outbox: "codes kept in the console's Outbox (and /emulator/v1/projects/<p>/verificationCodes), none sent",
-  provider: 'codes sent through the SMS provider',
-  'outbox+provider': 'codes sent through the SMS provider and kept in the SMS outbox',
-  none: 'no provider: phone sign-in and SMS second factors are refused (--sms-account, or --sms-outbox to try it)',
-};
-
-/** Where mails go, for the start banner: the address to look at when nobody gets one. */
-function mailSummary(smtpUrl: string | undefined, dev: boolean, consoleUrl: string): string {
-  const outbox = `${consoleUrl}/outbox`;
-  if (!smtpUrl) return `no SMTP server: mails are not sent, only kept in the console's Outbox (${outbox}); --smtp-url sends them`;
-  const host = (() => {
-    try {
-      return new URL(smtpUrl).host;
-    } catch {
-      return 'the SMTP server';
-    }
-  })();
-  return `sent through ${host}${dev ? `, copies kept in the console's Outbox (${outbox})` : ''}`;
 }
 
 const program = new Command('hearth').description('Self-hostable identity server and document database for Firebase SDK apps');
@@ -135,6 +120,7 @@ program
   .option('--recent-login <seconds>', 'how recent a sign-in must be to change email or password or delete the account', count, 300)
   .option('--captcha-work <tries>', "the reCAPTCHA stand-in's proof of work: at most this many tries of 1000 PBKDF2 iterations per check (a browser does 1000 in about 0.1 s)", count, 1000)
   .option('--trust-proxy <addresses>', 'reverse proxies whose X-Forwarded-For names the client, for every per-address limit: IP addresses or CIDR ranges, comma-separated (or HEARTH_TRUST_PROXY); unset, X-Forwarded-For is ignored')
+  .option('--workers <n>', 'processes serving the port, each on its own core (default: one per core on PostgreSQL; 1 on SQLite, whose file one process writes)', count)
   .option('--version-retention <seconds>', 'how long replaced and deleted documents stay readable at a past readTime (Firestore: one hour)', count, 3600)
   .action(async (flags: StartFlags, command: Command) => {
     const defaults = defaultOptions();
@@ -197,44 +183,30 @@ program
       logger.warn({ host: options.host }, exposure.message);
       process.stderr.write(`\n  ${exposure.message}\n\n`);
     }
+    const workers = workerCount({ given: flags.workers, postgres: options.databaseUrl !== undefined, demoIdp: options.demoIdpPort !== undefined, cores: availableParallelism() });
+    if ('error' in workers) return program.error(`error: ${workers.error}`);
+    const workerUrl = process.env[workerUrlVariable];
+    if (workers.count > 1 && workerUrl === undefined) {
+      const { startPrimary } = await import('./workers/primary.js');
+      const primary = await startPrimary({ workers: workers.count, host: options.host, port: options.port, ...(options.grpcPort !== undefined ? { grpcPort: options.grpcPort } : {}), script: process.argv[1]!, args: process.argv.slice(2), execArgv: process.execArgv, logger }).catch((error: unknown) => {
+        logger.error({ err: error }, 'the workers did not start');
+        process.exit(1);
+      });
+      logger.info({ url: primary.url, workers: workers.count, project: options.defaultProjectId, dev: options.dev }, 'Hearth is serving');
+      process.stderr.write(startBanner(primary.summary, options, `${workers.count} processes (--workers)`));
+      onStopSignal(logger, () => primary.stop());
+      return;
+    }
     const hearth = await createHearth(options, logger);
+    if (workerUrl !== undefined) {
+      const stop = onStopSignal(logger, () => hearth.close());
+      await serveAsWorker(hearth, workerUrl, stop);
+      return;
+    }
     const url = await hearth.listen();
     logger.info({ url, project: options.defaultProjectId, dev: options.dev }, 'Hearth is serving');
-    const adminKeyFrom = process.env.HEARTH_ADMIN_KEY ? 'HEARTH_ADMIN_KEY' : join(options.dataDir, 'admin-key');
-    process.stderr.write(
-      [
-        '',
-        `  Hearth is serving ${url}${options.dev ? '  (dev mode)' : ''}`,
-        `    web app        ${url}/`,
-        `    console        ${url}/console`,
-        `    project        ${options.defaultProjectId}   API key ${hearth.defaultApiKey}`,
-        `    admin key      in ${adminKeyFrom}`,
-        `    rules          ${hearth.rulesSummary}`,
-        `    storage rules  ${hearth.storageRulesSummary}`,
-        `    functions      ${hearth.functionsSummary}`,
-        `    mail           ${mailSummary(options.smtpUrl, options.dev, `${url}/console`)}`,
-        `    sms            ${smsSummary[hearth.smsDelivery]}`,
-        `    connect        connectAuthEmulator(auth, '${url}', { disableWarnings: true })`,
-        `    firebase-admin FIREBASE_AUTH_EMULATOR_HOST=${url.replace('http://', '')} (with --dev)`,
-        '',
-        '',
-      ].join('\n'),
-    );
-    let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      logger.info({ signal }, 'shutting down');
-      hearth.close().then(
-        () => process.exit(0),
-        (err: unknown) => {
-          logger.error({ err }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
-    };
-    process.on('SIGINT', () => stop('SIGINT'));
-    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.stderr.write(startBanner({ url, defaultApiKey: hearth.defaultApiKey, rulesSummary: hearth.rulesSummary, storageRulesSummary: hearth.storageRulesSummary, functionsSummary: hearth.functionsSummary, smsDelivery: hearth.smsDelivery }, options, workers.note ?? 'one process'));
+    onStopSignal(logger, () => hearth.close());
   });
 
 registerCommands(program);

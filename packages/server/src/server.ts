@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { chmodSync, mkdirSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import pino, { type Logger } from 'pino';
 import { startAccountErasures, type AccountErasures } from './account-erasure.js';
 import { identityDialect } from './auth/api/identity-dialect.js';
@@ -48,6 +49,13 @@ export interface Hearth {
   /** The address it listens on, once `listen` resolved. */
   url: string;
   listen(): Promise<string>;
+  /**
+   * For a worker of `--workers`: serves the connections a primary process accepted on `url` and
+   * hands over (`accept`), without listening itself.
+   */
+  serveHandedConnections(url: string): Promise<void>;
+  /** A connection of the public port (or the gRPC one), accepted elsewhere: HTTP/1.1 and gRPC alike. */
+  accept(socket: Socket): void;
   close(): Promise<void>;
 }
 
@@ -162,6 +170,21 @@ async function assemble(options: HearthOptions, logger: Logger, storage: Identit
 
   const defaultApiKey = (await auth.projects.config(options.defaultProjectId)).apiKeys[0]!;
   let closed = false;
+  /** What starts once the address is known, whoever listens on it. */
+  const serveOn = async (url: string) => {
+    hearth.url = url;
+    publicUrl ||= hearth.url;
+    ownOrigins = ownOriginsOf(hearth.url, publicUrl);
+    await auth.started(options);
+    await functions.started(hearth.url);
+    erasures = startAccountErasures({
+      store: storage.store,
+      documents: firestore.database,
+      eraseUserFiles: (projectId, uid) => files.eraseUserFiles(projectId, uid),
+      projectId: options.defaultProjectId,
+      logger,
+    });
+  };
   const hearth: Hearth = {
     app,
     options,
@@ -180,20 +203,19 @@ async function assemble(options: HearthOptions, logger: Logger, storage: Identit
       await app.listen({ port: options.port, host: options.host });
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : options.port;
-      hearth.url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
-      publicUrl ||= hearth.url;
-      ownOrigins = ownOriginsOf(hearth.url, publicUrl);
-      await auth.started(options);
-      await functions.started(hearth.url);
-      erasures = startAccountErasures({
-        store: storage.store,
-        documents: firestore.database,
-        eraseUserFiles: (projectId, uid) => files.eraseUserFiles(projectId, uid),
-        projectId: options.defaultProjectId,
-        logger,
-      });
+      await serveOn(`http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`);
       return hearth.url;
     },
+    async serveHandedConnections(url) {
+      await firestore.listen(app.server, { ownGrpcPort: false });
+      await app.ready();
+      await serveOn(url);
+    },
+    accept(socket) {
+      if (closed) socket.destroy();
+      else app.server.emit('connection', socket);
+    },
+
     async close() {
       if (closed) return;
       closed = true;

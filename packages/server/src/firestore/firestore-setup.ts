@@ -47,8 +47,12 @@ export interface FirestoreAssembly {
   register(app: FastifyInstance): Promise<void>;
   /** A WebChannel of its own at `prefix` for operators (the console's live view): each handshake must name one. */
   registerOperatorChannel(app: FastifyInstance, prefix: string, operators: OperatorChannel): Promise<void>;
-  /** gRPC: on its own port when asked, and always on the HTTP port (HTTP/2 preface sniffing). */
-  listen(server: Server): Promise<void>;
+  /**
+   * gRPC: on its own port when asked, and always on the HTTP port (HTTP/2 preface sniffing).
+   * `ownGrpcPort: false`: a worker of `--workers`, whose primary listens on both ports and hands
+   * each connection to the HTTP server, where the sniffing sends gRPC on.
+   */
+  listen(server: Server, listening?: { ownGrpcPort: boolean }): Promise<void>;
   /** Before the HTTP app closes: gRPC first (the HTTP server waits for the connections it handed over), streams, timers. */
   stop(): Promise<void>;
 }
@@ -94,8 +98,9 @@ export async function assembleFirestore(options: FirestoreOptions, storage: Iden
     async registerOperatorChannel(app, prefix, operators) {
       await registerWebChannelRoutes(app, streams, access, { ...options.webChannelLimits, isAdminCredential: identity.isAdminAuthorization, prefix, operators });
     },
-    async listen(server) {
-      grpc = await startGrpc({ database, access, streams, logger, ...(options.grpcPort !== undefined ? { port: options.grpcPort, host: options.host } : {}) });
+    async listen(server, listening = { ownGrpcPort: true }) {
+      const ownPort = listening.ownGrpcPort && options.grpcPort !== undefined;
+      grpc = await startGrpc({ database, access, streams, logger, ...(ownPort ? { port: options.grpcPort, host: options.host } : {}) });
       sharedPort = shareHttpPort(server, grpc);
     },
     async stop() {

@@ -1,0 +1,38 @@
+/** How many processes `hearth start` runs, and which one a client address is served by. */
+
+export interface WorkerChoice {
+  /** `--workers` as given; undefined: not given. */
+  given: number | undefined;
+  /** The store is PostgreSQL, which several processes share (the SQLite file has one writer). */
+  postgres: boolean;
+  /** `--demo-idp`: the demo provider keeps its sign-ins in one process's memory. */
+  demoIdp: boolean;
+  cores: number;
+}
+
+export type WorkerCount = { count: number; note?: string } | { error: string };
+
+export function workerCount(choice: WorkerChoice): WorkerCount {
+  const oneProcessOnly = !choice.postgres ? 'the SQLite file is written by one process (several workers need PostgreSQL: --database-url)' : choice.demoIdp ? '--demo-idp keeps its sign-ins in one process' : undefined;
+  if (choice.given !== undefined) {
+    if (choice.given > 1 && oneProcessOnly) return { error: `--workers ${choice.given} cannot be served: ${oneProcessOnly}; use --workers 1` };
+    return { count: choice.given };
+  }
+  if (oneProcessOnly) return { count: 1, note: `one process: ${oneProcessOnly}` };
+  return { count: Math.max(1, choice.cores) };
+}
+
+/**
+ * The worker (0-based) a client address is served by: FNV-1a of the address, so every connection
+ * from one address reaches the same worker. IPv4 addresses written as IPv6 (::ffff:a.b.c.d) count
+ * as the IPv4 address they are.
+ */
+export function stickyWorker(address: string, workers: number): number {
+  const key = address.startsWith('::ffff:') ? address.slice(7) : address;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    hash ^= key.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % workers;
+}

@@ -1,0 +1,32 @@
+import type { SmsDeliveryMode } from '../auth/phone/sms-delivery.js';
+
+/**
+ * What the primary process of `--workers` and its workers say to each other over the IPC channel
+ * (child_process.fork). A connection is handed over with its socket as the message's handle.
+ */
+
+/** The lines of the start banner only a started Hearth knows, sent once a worker serves. */
+export interface ServingSummary {
+  url: string;
+  defaultApiKey: string;
+  rulesSummary: string;
+  storageRulesSummary: string;
+  functionsSummary: string;
+  smsDelivery: SmsDeliveryMode;
+}
+
+export type WorkerMessage = { type: 'ready'; summary: ServingSummary };
+
+export type PrimaryMessage = { type: 'connection' };
+
+/** Set in a worker's environment: its place among the workers (0-based) and the address it serves. */
+export const workerIndexVariable = 'HEARTH_WORKER_INDEX';
+export const workerUrlVariable = 'HEARTH_WORKER_URL';
+
+export function isWorkerMessage(value: unknown): value is WorkerMessage {
+  return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'ready';
+}
+
+export function isPrimaryMessage(value: unknown): value is PrimaryMessage {
+  return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'connection';
+}

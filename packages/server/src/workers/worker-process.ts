@@ -1,0 +1,30 @@
+import { Socket } from 'node:net';
+import type { Hearth } from '../server.js';
+import { isPrimaryMessage, type WorkerMessage } from './worker-messages.js';
+
+/**
+ * A worker of `--workers`: a whole Hearth that listens nowhere and serves the connections its
+ * primary hands over. It stops (finishing what is in flight) when told to or when the primary is
+ * gone, so no worker outlives a primary that was killed.
+ */
+export async function serveAsWorker(hearth: Hearth, url: string, stop: (reason: string) => void): Promise<void> {
+  await hearth.serveHandedConnections(url);
+  process.on('message', (message, handle) => {
+    if (!isPrimaryMessage(message) || !(handle instanceof Socket)) return;
+    hearth.accept(handle);
+    handle.resume();
+  });
+  process.on('disconnect', () => stop('the primary process is gone'));
+  const ready: WorkerMessage = {
+    type: 'ready',
+    summary: {
+      url,
+      defaultApiKey: hearth.defaultApiKey,
+      rulesSummary: hearth.rulesSummary,
+      storageRulesSummary: hearth.storageRulesSummary,
+      functionsSummary: hearth.functionsSummary,
+      smsDelivery: hearth.smsDelivery,
+    },
+  };
+  process.send!(ready);
+}

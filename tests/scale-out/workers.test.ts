@@ -1,0 +1,202 @@
+/**
+ * `hearth start --workers 2` on PostgreSQL: one port, two worker processes. Clients at different
+ * addresses (a forwarder per address in front of the port) land on different workers; the load
+ * and checks of the instances test (helpers/scale-out-load.ts) hold across them: nothing
+ * acknowledged lost, one commit order, the final state a serial replay, every listener in order.
+ * Then a worker is killed with SIGKILL mid-load: it is started again, its clients are served
+ * meanwhile by the other, nothing acknowledged is lost and every listener, its own included,
+ * converges. Also: a client's connections keep reaching one worker (WebChannel sessions and
+ * transactions span connections), and SQLite refuses several workers.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, test } from 'node:test';
+import { setLogFunction } from 'firebase-admin/firestore';
+import { setLogLevel } from 'firebase/firestore';
+import pg from 'pg';
+import { stickyWorker } from '../../packages/server/src/workers/worker-count.js';
+import { forwardFrom, type AddressForwarder } from '../helpers/address-forwarder.js';
+import { handshake, payloads, type ChannelServer } from '../helpers/firestore-webchannel.js';
+import { freePort, repoRoot, spawnHearth, type SpawnedHearth } from '../helpers/hearth.js';
+import { hearthCommand } from '../helpers/hearth-command.js';
+import { createTestPgDatabase, type TestPgDatabase } from '../helpers/pg-database.js';
+import { checkHistory, connectGroup, disconnectGroup, load, type Acknowledged, type ScaleOutRun } from '../helpers/scale-out-load.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+setLogLevel('silent');
+setLogFunction(null);
+
+const projectId = 'demo-workers';
+const dbKey = `${projectId}/(default)`;
+const database = `projects/${projectId}/databases/(default)`;
+
+let pgDatabase: TestPgDatabase;
+let pool: pg.Pool;
+let hearth: SpawnedHearth;
+let port: number;
+let dataDir: string;
+const forwarders: AddressForwarder[] = [];
+let run: ScaleOutRun;
+/** Which worker (0-based) serves each group, by its source address. */
+const groupWorker = new Map<string, number>();
+
+/** The workers' process ids, by worker, from the primary's "worker serving" lines (the latest per worker). */
+function workerPids(): Map<number, number> {
+  const pids = new Map<number, number>();
+  for (const line of hearth.output().split('\n')) {
+    if (!line.includes('"worker serving"')) continue;
+    const entry = JSON.parse(line) as { worker: number; workerPid: number };
+    pids.set(entry.worker - 1, entry.workerPid);
+  }
+  return pids;
+}
+
+/** CPU seconds a process has used (user + system), from /proc. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Loopback source addresses, one for each group, whose workers are the ones asked for. */
+function addressesFor(workers: number[]): string[] {
+  const chosen: string[] = [];
+  for (let last = 2; chosen.length < workers.length; last++) {
+    const address = `127.0.0.${last}`;
+    if (stickyWorker(address, 2) === workers[chosen.length]) chosen.push(address);
+  }
+  return chosen;
+}
+
+/** A POST on a connection of its own (no keep-alive): each call is a new connection to the port. */
+function postOnNewConnection(path: string, body: unknown): Promise<{ status: number; body: any }> {
+  const text = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), authorization: 'Bearer owner' } }, (res) => {
+      let answer = '';
+      res.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(answer || 'null') }));
+    });
+    req.on('error', reject);
+    req.end(text);
+  });
+}
+
+describe('hearth start --workers 2 on one PostgreSQL database', { timeout: 180_000 }, () => {
+  before(async () => {
+    pgDatabase = await createTestPgDatabase();
+    pool = new pg.Pool({ connectionString: pgDatabase.url, max: 2 });
+    port = await freePort();
+    dataDir = mkdtempSync(join(tmpdir(), 'hearth-workers-'));
+    hearth = await spawnHearth(['--port', String(port), '--data', dataDir, '--dev', '--project', projectId, '--log-level', 'info', '--database-url', pgDatabase.url, '--workers', '2']);
+    await waitFor('both workers serving', async () => (workerPids().size === 2 ? true : undefined), 30_000);
+    // Groups a and c on one worker, b on the other.
+    const addresses = addressesFor([0, 1, 0]);
+    const groups = await Promise.all(
+      ['a', 'b', 'c'].map(async (name, i) => {
+        const forwarder = await forwardFrom(addresses[i]!, port);
+        forwarders.push(forwarder);
+        groupWorker.set(name, stickyWorker(addresses[i]!, 2));
+        return connectGroup(projectId, name, forwarder.port);
+      }),
+    );
+    run = { pool, projectId, dbKey, instances: groups, writeCounter: 0 };
+  });
+
+  after(async () => {
+    for (const group of run?.instances ?? []) await disconnectGroup(group);
+    for (const forwarder of forwarders) await forwarder.close();
+    await hearth?.stop('SIGKILL');
+    await pool?.end();
+    await pgDatabase?.drop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    // The SDKs retry calls that were in flight to the killed worker with timers of their own.
+    setTimeout(() => process.exit(), 3_000).unref();
+  });
+
+  test('the banner names the processes, each worker its own', () => {
+    assert.match(hearth.output(), /processes {6}2 processes \(--workers\)/);
+    const pids = workerPids();
+    assert.equal(new Set(pids.values()).size, 2);
+    assert.ok(![...pids.values()].includes(hearth.child.pid!), 'the workers are not the primary');
+  });
+
+  test('random writes and transactions through both workers: every listener sees every change in order, nothing acknowledged is lost', async () => {
+    const pids = workerPids();
+    const before = [...pids.values()].map(cpuSeconds);
+    const acknowledged: Acknowledged[] = [];
+    const increments = new Map<string, number>();
+    const refused = await load(run, 3, 15, acknowledged, increments);
+    assert.ok(acknowledged.length >= 110, `most operations were acknowledged (${acknowledged.length}, refused ${refused})`);
+    await checkHistory(run, 'two workers', acknowledged, increments, run.instances.map((group) => group.listener), false);
+    // Each worker served its clients: both used CPU for the load.
+    const used = [...pids.values()].map((pid, i) => cpuSeconds(pid) - before[i]!);
+    for (const seconds of used) assert.ok(seconds > 0.05, `each worker served part of the load (CPU seconds used: ${used.join(', ')})`);
+  });
+
+  test("a client's new connections keep reaching its worker: a WebChannel session and REST transactions across connections", async () => {
+    const addTarget = { database, addTarget: { documents: { documents: [`${database}/documents/sticky/s1`] }, targetId: 2 } };
+    assert.equal((await postOnNewConnection(`/v1/${database}/documents:commit`, { writes: [{ update: { name: `${database}/documents/sticky/s1`, fields: { n: { integerValue: '1' } } } }] })).status, 200);
+    // The raw WebChannel client opens a new connection for every request.
+    const { session } = await handshake({ port } as ChannelServer, 'Listen', addTarget, '', database);
+    const back = session.back(0, 0);
+    await back.until((frames) => payloads(frames).some((p) => JSON.stringify(p).includes('"integerValue":"1"')), 10_000, 'the document');
+    for (let ofs = 1; ofs <= 6; ofs++) {
+      const forwarded = await session.forward(0, ofs, [{ database, addTarget: { ...addTarget.addTarget, targetId: 2 + 2 * ofs } }]);
+      assert.equal(forwarded.status, 200, `message ${ofs} of the session: ${forwarded.text}`);
+    }
+    back.ended.catch(() => undefined);
+    back.abort();
+    await session.terminate();
+    for (let i = 0; i < 6; i++) {
+      const begun = await postOnNewConnection(`/v1/${database}/documents:beginTransaction`, {});
+      assert.equal(begun.status, 200, JSON.stringify(begun.body));
+      const committed = await postOnNewConnection(`/v1/${database}/documents:commit`, { transaction: begun.body.transaction, writes: [{ update: { name: `${database}/documents/sticky/t${i}`, fields: { n: { integerValue: String(i) } } } }] });
+      assert.equal(committed.status, 200, `transaction ${i}: ${JSON.stringify(committed.body)}`);
+    }
+  });
+
+  test('kill -9 of a worker mid-load: it is started again, nothing acknowledged is lost, and every listener converges', async () => {
+    const victimWorker = groupWorker.get('b')!;
+    const victimPid = workerPids().get(victimWorker)!;
+    const acknowledged: Acknowledged[] = [];
+    const increments = new Map<string, number>();
+    let killed = false;
+    const refused = await load(run, 2, 15, acknowledged, increments, (done) => {
+      if (!killed && done >= 30) {
+        killed = true;
+        process.kill(victimPid, 'SIGKILL');
+      }
+    });
+    assert.ok(killed);
+    assert.ok(acknowledged.length >= 45, `the workers served the load (${acknowledged.length} acknowledged, ${refused} refused)`);
+    await waitFor('the killed worker serving again', async () => {
+      const pid = workerPids().get(victimWorker);
+      return pid !== undefined && pid !== victimPid ? pid : undefined;
+    }, 60_000);
+    assert.match(hearth.output(), /worker stopped; starting it again/);
+    // Every group's listener, the killed worker's included (its client reconnected and resumed).
+    await checkHistory(run, 'after kill -9 of a worker', acknowledged, increments, run.instances.map((group) => group.listener), true);
+  });
+});
+
+describe('--workers on SQLite', () => {
+  test('several workers are refused, saying why; the SQLite file has one writing process', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'hearth-workers-sqlite-'));
+    try {
+      const refused = await promisify(execFile)(process.execPath, [...hearthCommand(), 'start', '--data', folder, '--port', '0', '--workers', '2'], { cwd: repoRoot, timeout: 60_000 }).then(
+        () => undefined,
+        (error: { code?: number; stderr?: string }) => error,
+      );
+      assert.ok(refused, 'the start was refused');
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr ?? '', /--workers 2 cannot be served: the SQLite file is written by one process \(several workers need PostgreSQL: --database-url\)/);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
