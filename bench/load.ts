@@ -27,6 +27,8 @@ export interface LoadTarget {
   bodies: readonly string[] | ((count: number) => readonly string[]);
   /** Requests in the warm-up when bodies are drawn (default a hundred per connection). */
   warmupRequests?: number;
+  /** Loopback source addresses the connections come from, in turn (LoadRun.sourceAddresses). */
+  sourceAddresses?: string[];
 }
 
 /**
@@ -104,7 +106,7 @@ function spec(target: LoadTarget, connections: number, seconds: number, amount?:
   if (bodies.length === 0) throw new Error(`${target.title}: no request bodies`);
   // Bodies usable once: never more requests than bodies (a reused one is refused as a replay).
   const count = drawn && amount !== undefined ? Math.min(amount, bodies.length) : amount;
-  return { url: target.url, title: target.title, method: target.method, path: target.path, headers: target.headers, bodies: [...bodies], connections, seconds, ...(count === undefined ? {} : { amount: count }) };
+  return { url: target.url, title: target.title, method: target.method, path: target.path, headers: target.headers, bodies: [...bodies], connections, seconds, ...(count === undefined ? {} : { amount: count }), ...(target.sourceAddresses ? { sourceAddresses: target.sourceAddresses } : {}) };
 }
 
 /** Throws unless every response was 2xx: a failing server must not report a "fast" number. */

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: each Hearth throughput beside a physical baseline measured in the same process
  * run, as a ratio. Settings: BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (1), BENCH_CONNECTIONS (10),
- * BENCH_USERS (50), BENCH_ROUNDS (3: alternating Hearth/baseline rounds for the rows with a target), BENCH_MFA_USERS (300), BENCH_AUTH_PROFILE (a folder: CPU profiles of the sign-in, refresh and lookup runs and of the two trivial routes). `npm run bench -- auth` (`-- identity`: its sign-in, refresh and lookup rows only), `-- firestore`, `-- listeners`, `-- rules`, `-- vectors`, `-- past-reads` (bench/past-reads.ts), `-- postgres`, `-- console`, `-- web`, `-- storage` (Cloud Storage, bench/storage.ts), `-- import` (Firestore exports, bench/import.ts), `-- functions` (trigger delivery, bench/functions.ts) or `-- identity-storage` (PostgreSQL beside SQLite, bench/pg-identity.ts) or `-- passkeys` (passkey sign-ins beside a raw signature check, bench/passkeys.ts; also run by `-- auth`) runs one part only
+ * BENCH_USERS (50), BENCH_ROUNDS (3: alternating Hearth/baseline rounds for the rows with a target), BENCH_MFA_USERS (300), BENCH_AUTH_PROFILE (a folder: CPU profiles of the sign-in, refresh and lookup runs and of the two trivial routes). `npm run bench -- auth` (`-- identity`: its sign-in, refresh and lookup rows only), `-- firestore`, `-- listeners`, `-- rules`, `-- vectors`, `-- past-reads` (bench/past-reads.ts), `-- postgres`, `-- console`, `-- web`, `-- storage` (Cloud Storage, bench/storage.ts), `-- import` (Firestore exports, bench/import.ts), `-- functions` (trigger delivery, bench/functions.ts) or `-- identity-storage` (PostgreSQL beside SQLite, bench/pg-identity.ts) or `-- passkeys` (passkey sign-ins beside a raw signature check, bench/passkeys.ts; also run by `-- auth`) or `-- workers` (`--workers` 1, 2 and N on PostgreSQL, bench/workers.ts) runs one part only
  * (firestore/index.ts and listeners/index.ts list their own settings); with no name, every part runs in turn.
  */
 import { mkdirSync } from 'node:fs';
@@ -27,6 +27,7 @@ import { runWebBench } from './web-load.js';
 import { runStorageBench } from './storage.js';
 import { runImportBench } from './import.js';
 import { runFunctionsBench } from './functions.js';
+import { runWorkersBench } from './workers.js';
 import { loadClientLine, measureLoad, type LoadSettings, type LoadTarget } from './load.js';
 import { profile, type ProfileSummary } from './listeners/profile.js';
 import { measureConcurrent, renderTable, type Rate } from './stats.js';
@@ -267,7 +268,7 @@ async function runAuthBench(identityOnly = false): Promise<void> {
   }
 }
 
-const benches: Record<string, () => Promise<void>> = { auth: async () => { await runAuthBench(); await runPasskeyBench(); }, passkeys: runPasskeyBench, identity: () => runAuthBench(true), firestore: runFirestoreBench, listeners: runListenersBench, rules: runRulesBench, vectors: runVectorBench, 'past-reads': runPastReadsBench, postgres: runPostgresBench, console: runConsoleBench, web: runWebBench, 'identity-storage': runIdentityStorageBench, storage: runStorageBench, import: runImportBench, functions: runFunctionsBench };
+const benches: Record<string, () => Promise<void>> = { auth: async () => { await runAuthBench(); await runPasskeyBench(); }, passkeys: runPasskeyBench, identity: () => runAuthBench(true), firestore: runFirestoreBench, listeners: runListenersBench, rules: runRulesBench, vectors: runVectorBench, 'past-reads': runPastReadsBench, postgres: runPostgresBench, console: runConsoleBench, web: runWebBench, 'identity-storage': runIdentityStorageBench, storage: runStorageBench, import: runImportBench, functions: runFunctionsBench, workers: runWorkersBench };
 
 async function main(): Promise<void> {
   const names = process.argv.slice(2);

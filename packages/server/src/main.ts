@@ -120,7 +120,7 @@ program
   .option('--recent-login <seconds>', 'how recent a sign-in must be to change email or password or delete the account', count, 300)
   .option('--captcha-work <tries>', "the reCAPTCHA stand-in's proof of work: at most this many tries of 1000 PBKDF2 iterations per check (a browser does 1000 in about 0.1 s)", count, 1000)
   .option('--trust-proxy <addresses>', 'reverse proxies whose X-Forwarded-For names the client, for every per-address limit: IP addresses or CIDR ranges, comma-separated (or HEARTH_TRUST_PROXY); unset, X-Forwarded-For is ignored')
-  .option('--workers <n>', 'processes serving the port, each on its own core (default: one per core on PostgreSQL; 1 on SQLite, whose file one process writes)', count)
+  .option('--workers <n>', 'processes serving the port (PostgreSQL only: the SQLite file has one writing process); a primary hands each client address to one of them', count)
   .option('--version-retention <seconds>', 'how long replaced and deleted documents stay readable at a past readTime (Firestore: one hour)', count, 3600)
   .action(async (flags: StartFlags, command: Command) => {
     const defaults = defaultOptions();

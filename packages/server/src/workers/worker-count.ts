@@ -7,6 +7,7 @@ export interface WorkerChoice {
   postgres: boolean;
   /** `--demo-idp`: the demo provider keeps its sign-ins in one process's memory. */
   demoIdp: boolean;
+  /** The machine's cores, for the banner's suggestion. */
   cores: number;
 }
 
@@ -18,8 +19,9 @@ export function workerCount(choice: WorkerChoice): WorkerCount {
     if (choice.given > 1 && oneProcessOnly) return { error: `--workers ${choice.given} cannot be served: ${oneProcessOnly}; use --workers 1` };
     return { count: choice.given };
   }
-  if (oneProcessOnly) return { count: 1, note: `one process: ${oneProcessOnly}` };
-  return { count: Math.max(1, choice.cores) };
+  // One unless asked: on the 2-core machines measured (bench/workers.ts, PostgreSQL on the same
+  // cores) two workers served fewer requests than one; see docs/ARCHITECTURE.md#workers.
+  return { count: 1, note: oneProcessOnly ? `one process: ${oneProcessOnly}` : `one process (--workers ${Math.max(2, choice.cores)} for one per core)` };
 }
 
 /**
