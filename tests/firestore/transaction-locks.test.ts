@@ -2,7 +2,8 @@
  * Server transactions' locks on their own (the admin SDKs' path is tested end to end in
  * firestore-http and firestore-grpc-admin): a transaction its client abandoned must not hold what
  * it read for longer than its idle timeout, even when no other transaction begins meanwhile; a
- * transaction wounded while its commit waits for the store does not commit.
+ * transaction wounded while its commit waits for the store does not commit, and every later call
+ * of a wounded transaction is ABORTED (retried by the SDKs), never "invalid".
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -60,4 +61,18 @@ test('a transaction wounded after its lock wait, while its commit waits for the 
   checkReadsUnchanged(older, current);
   // Both read version 5: only one of them may write from it (else one increment of two is lost).
   assert.throws(() => checkReadsUnchanged(younger, current), /contention/);
+});
+
+test('every call of a wounded transaction answers ABORTED until it is swept as idle, never "invalid or expired"', async () => {
+  const manager = new TransactionManager({ lockWaitMs: 5_000, idleMs: 300, maxLifetimeMs: 60_000 });
+  const older = manager.begin('p/(default)', false);
+  const younger = manager.begin('p/(default)', false);
+  manager.recordRead(younger, 'items/a', 5);
+  // The older one writes what the younger read: the younger is wounded.
+  await manager.acquireForWrite('p/(default)', ['items/a'], older);
+  // A client with two reads in flight in that transaction: both are told to retry.
+  assert.throws(() => manager.use('p/(default)', younger.id), /contention/);
+  assert.throws(() => manager.use('p/(default)', younger.id), /contention/);
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  assert.throws(() => manager.use('p/(default)', younger.id), /invalid or expired/, 'forgotten once idle');
 });

@@ -103,10 +103,10 @@ export class TransactionManager {
       if (this.issuedElsewhere(id)) throw firestoreErrors.aborted('The transaction began on another instance of this server; retry it.');
       throw firestoreErrors.invalidArgument('Transaction is invalid or expired.');
     }
-    if (transaction.wounded) {
-      this.end(transaction);
-      throw contention();
-    }
+    // Every later call of a wounded transaction answers ABORTED, which the SDKs retry, until it
+    // is swept as idle: a client with several calls in flight (two reads at once) must not get
+    // "invalid" for the second, which no SDK retries.
+    if (transaction.wounded) throw contention();
     const now = Date.now();
     if (this.expired(transaction, now)) {
       this.end(transaction);
