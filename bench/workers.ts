@@ -4,7 +4,9 @@
  * 1-write commits per second, each as a ratio to one worker in the same run. The load client
  * connects from as many loopback addresses as it has connections, chosen so that each worker gets
  * the same number (a worker serves whole client addresses). Settings: BENCH_SECONDS (5),
- * BENCH_WARMUP_SECONDS (1), BENCH_WORKERS_CONNECTIONS (12), BENCH_WORKERS (1,2,cores).
+ * BENCH_WARMUP_SECONDS (1), BENCH_WORKERS_CONNECTIONS (12), BENCH_WORKERS (1,2,cores),
+ * BENCH_WORKERS_SAMPLES (200 commits for the commit-to-snapshot latency: REST commits one at a
+ * time from a client on worker 1, a firebase SDK listener on the same worker and on another).
  * PostgreSQL and the load client share the machine's cores with the workers.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -14,7 +16,9 @@ import { stickyWorker } from '../packages/server/src/workers/worker-count.js';
 import { freePort, spawnHearth, type SpawnedHearth } from '../tests/helpers/hearth.js';
 import { createTestPgDatabase } from '../tests/helpers/pg-database.js';
 import { envCount, envCounts, envNumber, machineLine, progress } from './env.js';
+import { forwardFrom, type AddressForwarder } from '../tests/helpers/address-forwarder.js';
 import { bodies, paths, post, type BenchUser } from './hearth-setup.js';
+import { commitToSnapshot } from './postgres/instances.js';
 import { measureLoad, type LoadSettings, type LoadTarget } from './load.js';
 import type { Rate } from './stats.js';
 
@@ -29,6 +33,7 @@ const settings: LoadSettings = {
   connections: envCount('BENCH_WORKERS_CONNECTIONS', 12),
 };
 const cores = availableParallelism();
+const latencySamples = envCount('BENCH_WORKERS_SAMPLES', 200);
 const workerCounts = envCounts('BENCH_WORKERS', [...new Set([1, 2, cores])].sort((a, b) => a - b));
 
 /** `connections` source addresses, as many for each of `workers` workers. */
@@ -95,6 +100,13 @@ function treeCpuSeconds(pid: number): number {
   return total;
 }
 
+/** The whole machine's busy and total CPU ticks so far (/proc/stat: all but idle and iowait are busy). */
+function machineTicks(): { busy: number; total: number } {
+  const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const total = ticks.reduce((sum, n) => sum + n, 0);
+  return { busy: total - ticks[3]! - (ticks[4] ?? 0), total };
+}
+
 let commitCounter = 0;
 
 function targets(served: Served, users: BenchUser[], sourceAddresses: string[]): Array<{ name: string; target: LoadTarget }> {
@@ -122,6 +134,38 @@ function targets(served: Served, users: BenchUser[], sourceAddresses: string[]):
   ];
 }
 
+/**
+ * Commit-to-snapshot latency with the writer on worker 1 and the listener on worker 1 or on worker 2:
+ * clients at addresses that `stickyWorker` sends there, each through a forwarder (one more hop for
+ * both, alike).
+ */
+async function crossWorkerLatency(served: Served, workers: number): Promise<string[]> {
+  const port = Number(new URL(served.hearth.url).port);
+  /** The `nth` loopback address (0-based) that `stickyWorker` gives to `worker`. */
+  const addressOf = (worker: number, nth: number): string => {
+    for (let last = 2, found = 0; ; last++) {
+      const address = `127.0.0.${last}`;
+      if (stickyWorker(address, workers) === worker && found++ === nth) return address;
+    }
+  };
+  const addresses = [addressOf(0, 0), addressOf(0, 1), ...(workers > 1 ? [addressOf(1, 0)] : [])];
+  const forwarders: AddressForwarder[] = [];
+  try {
+    for (const address of addresses) forwarders.push(await forwardFrom(address, port));
+    const instances = { urls: forwarders.map((forwarder) => `http://127.0.0.1:${forwarder.port}`), ports: forwarders.map((forwarder) => forwarder.port), close: async () => undefined };
+    const lines: string[] = [];
+    const same = await commitToSnapshot(instances, 1, latencySamples);
+    lines.push(`${workers} worker(s), listener on the writer's worker: p50 ${same.p50.toFixed(2)} ms, p99 ${same.p99.toFixed(2)} ms`);
+    if (workers > 1) {
+      const other = await commitToSnapshot(instances, 2, latencySamples);
+      lines.push(`${workers} worker(s), listener on another worker:     p50 ${other.p50.toFixed(2)} ms, p99 ${other.p99.toFixed(2)} ms`);
+    }
+    return lines;
+  } finally {
+    for (const forwarder of forwarders) await forwarder.close();
+  }
+}
+
 export async function runWorkersBench(): Promise<void> {
   console.log('hearth start --workers N on one PostgreSQL database: requests per second by number of worker processes');
   console.log(machineLine());
@@ -129,6 +173,9 @@ export async function runWorkersBench(): Promise<void> {
   console.log(`${settings.connections} connections from as many loopback addresses, as many per worker; ${settings.seconds} s runs after ${settings.warmupSeconds} s warm-up; PostgreSQL and the load client on the same cores`);
   const database = await createTestPgDatabase();
   const rates = new Map<string, Map<number, Rate>>();
+  const latencyLines: string[] = [];
+  /** How busy the whole machine was during each run (warm-up included), by request and worker count. */
+  const busyShare = new Map<string, number>();
   let users: BenchUser[] | undefined;
   try {
     for (const workers of workerCounts) {
@@ -138,13 +185,17 @@ export async function runWorkersBench(): Promise<void> {
         progress(`${workers} worker(s) serving`);
         for (const { name, target } of targets(served, users, balancedAddresses(settings.connections, workers))) {
           const cpuBefore = treeCpuSeconds(served.hearth.child.pid!);
+          const machineBefore = machineTicks();
           const rate = await measureLoad(target, settings);
+          const machineAfter = machineTicks();
+          busyShare.set(`${name}/${workers}`, (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total));
           // Hearth's processes' CPU per request, warm-up included in both counts (ops counts only the measured run: an upper bound, alike for every N).
           rate.cpuMsPerOp = ((treeCpuSeconds(served.hearth.child.pid!) - cpuBefore) * 1000) / rate.ops;
           if (!rates.has(name)) rates.set(name, new Map());
           rates.get(name)!.set(workers, rate);
           progress(`${name} with ${workers} worker(s): ${rate.perSecond.toFixed(0)}/s`);
         }
+        if (workers <= 2) latencyLines.push(...(await crossWorkerLatency(served, workers)));
       } finally {
         await served.hearth.stop();
         rmSync(served.dataDir, { recursive: true, force: true });
@@ -160,9 +211,13 @@ export async function runWorkersBench(): Promise<void> {
     const one = byWorkers.get(workerCounts[0]!)!.perSecond;
     const cells = workerCounts.map((n) => {
       const rate = byWorkers.get(n)!;
-      const detail = `p99 ${rate.p99.toFixed(1)} ms, Hearth ${rate.cpuMsPerOp!.toFixed(3)} CPU ms/request, client ${rate.clientCpuMsPerOp?.toFixed(3) ?? '?'}`;
+      const detail = `p99 ${rate.p99.toFixed(1)} ms, Hearth ${rate.cpuMsPerOp!.toFixed(3)} CPU ms/request, client ${rate.clientCpuMsPerOp?.toFixed(3) ?? '?'}, machine ${(100 * busyShare.get(`${name}/${n}`)!).toFixed(0)}% busy`;
       return n === workerCounts[0] ? `${rate.perSecond.toFixed(0)}/s (${detail})` : `${rate.perSecond.toFixed(0)}/s, ${(rate.perSecond / one).toFixed(2)}x (${detail})`;
     });
     console.log(`| ${name} | ${cells.join(' | ')} |`);
   }
+  console.log('Hearth: CPU of the primary and its workers per request; client: the load client\'s; machine: every core\'s busy share during the run (PostgreSQL and the client included).');
+  console.log('');
+  console.log(`commit-to-snapshot, ${latencySamples} REST commits one at a time from a client on worker 1, a firebase SDK listener (gRPC) on:`);
+  for (const line of latencyLines) console.log(`  ${line}`);
 }
