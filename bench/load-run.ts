@@ -36,7 +36,7 @@ export async function runAutocannon(spec: LoadRun): Promise<autocannon.Result> {
   }
 }
 
-function autocannonRun(spec: LoadRun): Promise<autocannon.Result> {
+async function autocannonRun(spec: LoadRun): Promise<autocannon.Result> {
   let next = 0;
   const pick = (): string => spec.bodies[next++ % spec.bodies.length] ?? '';
   return autocannon({

@@ -73,7 +73,7 @@ function addressesFor(workers: number[]): string[] {
 }
 
 /** A POST on a connection of its own (no keep-alive): each call is a new connection to the port. */
-function postOnNewConnection(path: string, body: unknown): Promise<{ status: number; body: any }> {
+function postOnNewConnection(port: number, path: string, body: unknown): Promise<{ status: number; body: any }> {
   const text = JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), authorization: 'Bearer owner' } }, (res) => {
@@ -85,6 +85,39 @@ function postOnNewConnection(path: string, body: unknown): Promise<{ status: num
     req.end(text);
   });
 }
+
+/**
+ * From 127.0.0.1, each request on a new connection: a WebChannel session's handshake, back channel
+ * and six more messages, then six REST transactions (begin, commit). Resolves to the session's id.
+ */
+async function sessionAndTransactionsAcrossConnections(port: number): Promise<string> {
+  const addTarget = { database, addTarget: { documents: { documents: [`${database}/documents/sticky/s1`] }, targetId: 2 } };
+  assert.equal((await postOnNewConnection(port, `/v1/${database}/documents:commit`, { writes: [{ update: { name: `${database}/documents/sticky/s1`, fields: { n: { integerValue: '1' } } } }] })).status, 200);
+  // The raw WebChannel client opens a new connection for every request.
+  const { session } = await handshake({ port } as ChannelServer, 'Listen', addTarget, '', database);
+  const back = session.back(0, 0);
+  await back.until((frames) => payloads(frames).some((p) => JSON.stringify(p).includes('"integerValue":"1"')), 10_000, 'the document');
+  for (let ofs = 1; ofs <= 6; ofs++) {
+    const forwarded = await session.forward(0, ofs, [{ database, addTarget: { ...addTarget.addTarget, targetId: 2 + 2 * ofs } }]);
+    assert.equal(forwarded.status, 200, `message ${ofs} of the session: ${forwarded.text}`);
+  }
+  back.ended.catch(() => undefined);
+  back.abort();
+  await session.terminate();
+  for (let i = 0; i < 6; i++) {
+    const begun = await postOnNewConnection(port, `/v1/${database}/documents:beginTransaction`, {});
+    assert.equal(begun.status, 200, JSON.stringify(begun.body));
+    const committed = await postOnNewConnection(port, `/v1/${database}/documents:commit`, { transaction: begun.body.transaction, writes: [{ update: { name: `${database}/documents/sticky/t${i}`, fields: { n: { integerValue: String(i) } } } }] });
+    assert.equal(committed.status, 200, `transaction ${i}: ${JSON.stringify(committed.body)}`);
+  }
+  return session.sid;
+}
+
+// The SDKs retry calls that were in flight to the killed worker with timers of their own, for
+// minutes: once every test of the file has ended, nothing of it is left.
+after(() => {
+  setTimeout(() => process.exit(), 3_000).unref();
+});
 
 describe('hearth start --workers 2 on one PostgreSQL database', { timeout: 180_000 }, () => {
   before(async () => {
@@ -114,8 +147,6 @@ describe('hearth start --workers 2 on one PostgreSQL database', { timeout: 180_0
     await pool?.end();
     await pgDatabase?.drop();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-    // The SDKs retry calls that were in flight to the killed worker with timers of their own.
-    setTimeout(() => process.exit(), 3_000).unref();
   });
 
   test('the banner names the processes, each worker its own', () => {
@@ -139,25 +170,7 @@ describe('hearth start --workers 2 on one PostgreSQL database', { timeout: 180_0
   });
 
   test("a client's new connections keep reaching its worker: a WebChannel session and REST transactions across connections", async () => {
-    const addTarget = { database, addTarget: { documents: { documents: [`${database}/documents/sticky/s1`] }, targetId: 2 } };
-    assert.equal((await postOnNewConnection(`/v1/${database}/documents:commit`, { writes: [{ update: { name: `${database}/documents/sticky/s1`, fields: { n: { integerValue: '1' } } } }] })).status, 200);
-    // The raw WebChannel client opens a new connection for every request.
-    const { session } = await handshake({ port } as ChannelServer, 'Listen', addTarget, '', database);
-    const back = session.back(0, 0);
-    await back.until((frames) => payloads(frames).some((p) => JSON.stringify(p).includes('"integerValue":"1"')), 10_000, 'the document');
-    for (let ofs = 1; ofs <= 6; ofs++) {
-      const forwarded = await session.forward(0, ofs, [{ database, addTarget: { ...addTarget.addTarget, targetId: 2 + 2 * ofs } }]);
-      assert.equal(forwarded.status, 200, `message ${ofs} of the session: ${forwarded.text}`);
-    }
-    back.ended.catch(() => undefined);
-    back.abort();
-    await session.terminate();
-    for (let i = 0; i < 6; i++) {
-      const begun = await postOnNewConnection(`/v1/${database}/documents:beginTransaction`, {});
-      assert.equal(begun.status, 200, JSON.stringify(begun.body));
-      const committed = await postOnNewConnection(`/v1/${database}/documents:commit`, { transaction: begun.body.transaction, writes: [{ update: { name: `${database}/documents/sticky/t${i}`, fields: { n: { integerValue: String(i) } } } }] });
-      assert.equal(committed.status, 200, `transaction ${i}: ${JSON.stringify(committed.body)}`);
-    }
+    await sessionAndTransactionsAcrossConnections(port);
   });
 
   test('kill -9 of a worker mid-load: it is started again, nothing acknowledged is lost, and every listener converges', async () => {
@@ -181,6 +194,38 @@ describe('hearth start --workers 2 on one PostgreSQL database', { timeout: 180_0
     assert.match(hearth.output(), /worker stopped; starting it again/);
     // Every group's listener, the killed worker's included (its client reconnected and resumed).
     await checkHistory(run, 'after kill -9 of a worker', acknowledged, increments, run.instances.map((group) => group.listener), true);
+  });
+});
+
+describe('hearth start --workers 2 behind a trusted reverse proxy (its connections spread over the workers)', { timeout: 120_000 }, () => {
+  let proxied: SpawnedHearth;
+  let proxiedPort: number;
+  let proxiedDatabase: TestPgDatabase;
+  let proxiedData: string;
+
+  before(async () => {
+    proxiedDatabase = await createTestPgDatabase();
+    proxiedPort = await freePort();
+    proxiedData = mkdtempSync(join(tmpdir(), 'hearth-workers-proxied-'));
+    // 127.0.0.1 plays the proxy: every connection from it may reach either worker.
+    proxied = await spawnHearth(['--port', String(proxiedPort), '--data', proxiedData, '--dev', '--project', projectId, '--log-level', 'info', '--database-url', proxiedDatabase.url, '--workers', '2', '--trust-proxy', '127.0.0.1']);
+    await waitFor('both workers serving', async () => ((proxied.output().match(/"worker serving"/g) ?? []).length === 2 ? true : undefined), 30_000);
+  });
+
+  after(async () => {
+    await proxied?.stop();
+    await proxiedDatabase?.drop();
+    if (proxiedData) rmSync(proxiedData, { recursive: true, force: true });
+  });
+
+  test("the proxy's new connections reach both workers, and a session's or a transaction's requests are relayed to the worker that holds it", async () => {
+    // Each of its requests on a new connection: the workers take them in turn, so half are relayed.
+    await sessionAndTransactionsAcrossConnections(proxiedPort);
+    // Two handshakes in a row, on two connections: one session on each worker.
+    const addTarget = { database, addTarget: { documents: { documents: [`${database}/documents/sticky/s1`] }, targetId: 2 } };
+    const opened = [await handshake({ port: proxiedPort } as ChannelServer, 'Listen', addTarget, '', database), await handshake({ port: proxiedPort } as ChannelServer, 'Listen', addTarget, '', database)];
+    assert.deepEqual(opened.map(({ session }) => session.sid.split('.')[0]).sort(), ['w0', 'w1'], 'sessions were opened on both workers');
+    for (const { session } of opened) await session.terminate();
   });
 });
 

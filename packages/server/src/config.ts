@@ -23,6 +23,8 @@ export interface HearthOptions extends AuthOptions, FirestoreOptions {
    * whose X-Forwarded-For names the client; unset, the connection's address is the client's.
    */
   trustProxy?: string[];
+  /** Set in a worker of `--workers`: its index and the primary's folder of the workers' relay sockets (workers/relay.ts). */
+  worker?: { index: number; relayDir: string };
   /** How often the console's metrics series is sampled (5000 ms; tests shorten it). */
   metricsIntervalMs?: number;
   /** `--storage-url s3://bucket?endpoint=...` (or HEARTH_STORAGE_URL): Cloud Storage bytes in an S3 service, credentials from AWS_* variables. */

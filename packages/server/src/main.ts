@@ -10,7 +10,7 @@ import { defaultOptions, defaultShippedRulesFile, defaultShippedStorageRulesFile
 import { parseTrustedProxies } from './http/trusted-proxies.js';
 import { onStopSignal, startBanner } from './cli/start-banner.js';
 import { workerCount } from './workers/worker-count.js';
-import { workerUrlVariable } from './workers/worker-messages.js';
+import { workerIndexVariable, workerRelayDirVariable, workerUrlVariable } from './workers/worker-messages.js';
 import { serveAsWorker } from './workers/worker-process.js';
 
 function port(value: string): number {
@@ -188,7 +188,7 @@ program
     const workerUrl = process.env[workerUrlVariable];
     if (workers.count > 1 && workerUrl === undefined) {
       const { startPrimary } = await import('./workers/primary.js');
-      const primary = await startPrimary({ workers: workers.count, host: options.host, port: options.port, ...(options.grpcPort !== undefined ? { grpcPort: options.grpcPort } : {}), script: process.argv[1]!, args: process.argv.slice(2), execArgv: process.execArgv, logger }).catch((error: unknown) => {
+      const primary = await startPrimary({ workers: workers.count, host: options.host, port: options.port, ...(options.grpcPort !== undefined ? { grpcPort: options.grpcPort } : {}), ...(options.trustProxy ? { trustedProxies: options.trustProxy } : {}), script: process.argv[1]!, args: process.argv.slice(2), execArgv: process.execArgv, logger }).catch((error: unknown) => {
         logger.error({ err: error }, 'the workers did not start');
         process.exit(1);
       });
@@ -197,7 +197,7 @@ program
       onStopSignal(logger, () => primary.stop());
       return;
     }
-    const hearth = await createHearth(options, logger);
+    const hearth = await createHearth(workerUrl === undefined ? options : { ...options, worker: { index: Number(process.env[workerIndexVariable]), relayDir: process.env[workerRelayDirVariable] ?? '' } }, logger);
     if (workerUrl !== undefined) {
       const stop = onStopSignal(logger, () => hearth.close());
       await serveAsWorker(hearth, workerUrl, stop);

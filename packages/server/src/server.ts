@@ -21,6 +21,7 @@ import { ownOriginsOf } from './http/browser-origin.js';
 import { openStorage, type IdentityStorage } from './storage/identity-storage.js';
 import { openPgPool, type PgPool } from './storage/postgres/pg-connection.js';
 import { registerWebRoutes } from './web/web-routes.js';
+import { WorkerRelay } from './workers/relay.js';
 
 /** How long an overview waits for a first document count before it answers "counting" (null) instead. */
 const overviewCountWaitMs = 300;
@@ -112,12 +113,13 @@ async function assemble(options: HearthOptions, logger: Logger, storage: Identit
     metricsIntervalMs: options.metricsIntervalMs ?? 5000,
   });
   await auth.register(app);
+  const relay = options.worker ? new WorkerRelay(options.worker.index, options.worker.relayDir) : undefined;
   const firestore = await assembleFirestore(options, storage, logger, {
     isAdminOf: (authorization, projectId, peer) => callers.isAdminOf(authorization, projectId, peer),
     isAdminAuthorization: (authorization) => callers.isAdminAuthorization(authorization),
     // Every account of the project, its tenants' too (rules see firebase.tenant), as Google's Firestore takes them.
     verifyIdToken: (projectId, token) => auth.verifyIdToken(projectId, token, { anyTenant: true }),
-  });
+  }, relay);
   await registerConsoleTools(app, { auth, firestore, dev: options.dev, publicUrl: urls.publicUrl });
   await firestore.register(app);
   const files = await setUpFiles(app, { dataDir: options.dataDir, dev: options.dev, defaultProjectId: options.defaultProjectId, ...options.files, ...(options.storageRulesFile ? { storageRulesFile: options.storageRulesFile } : {}), ...(options.shippedStorageRulesFile ? { shippedStorageRulesFile: options.shippedStorageRulesFile } : {}), ...(options.storageUrl ? { storageUrl: options.storageUrl } : {}) }, {
@@ -209,6 +211,7 @@ async function assemble(options: HearthOptions, logger: Logger, storage: Identit
     async serveHandedConnections(url) {
       await firestore.listen(app.server, { ownGrpcPort: false });
       await app.ready();
+      await relay?.listen((socket) => hearth.accept(socket));
       await serveOn(url);
     },
     accept(socket) {
@@ -220,6 +223,7 @@ async function assemble(options: HearthOptions, logger: Logger, storage: Identit
       if (closed) return;
       closed = true;
       consoleServer.close();
+      await relay?.close();
       documentCounter.close();
       await functions.close();
       await erasures?.stop();

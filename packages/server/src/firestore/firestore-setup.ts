@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
+import type { WorkerRelay } from '../workers/relay.js';
 import type { Logger } from 'pino';
 import type { IdTokenClaims } from '../auth/core/tokens.js';
 import type { Peer } from '../auth/api/functions-credential.js';
@@ -57,11 +58,13 @@ export interface FirestoreAssembly {
   stop(): Promise<void>;
 }
 
-export async function assembleFirestore(options: FirestoreOptions, storage: IdentityStorage, logger: Logger, identity: FirestoreIdentity): Promise<FirestoreAssembly> {
+/** `relay`: in a worker of --workers, how requests another worker owns reach it (workers/relay.ts). */
+export async function assembleFirestore(options: FirestoreOptions, storage: IdentityStorage, logger: Logger, identity: FirestoreIdentity, relay?: WorkerRelay): Promise<FirestoreAssembly> {
   const compositeIndexes = options.indexesFile ? loadIndexFile(options.indexesFile) : [];
   const vectorIndexes = options.indexesFile ? loadVectorIndexFile(options.indexesFile) : [];
   const database = new DocumentDatabase(storage.documents, {
     ...(storage.changeFeed ? { changeFeed: storage.changeFeed } : {}),
+    ...(relay ? { instanceTag: relay.transactionTag() } : {}),
     queryLimits: { ...defaultQueryLimits, maxInValues: options.maxInValues },
     compositeIndexes,
     versionRetentionMs: options.versionRetentionSeconds * 1000,
@@ -92,8 +95,8 @@ export async function assembleFirestore(options: FirestoreOptions, storage: Iden
     rulesSummary,
     async register(app) {
       await registerRulesRoutes(app, { registry: rulesRegistry, isAdmin: identity.isAdminOf, dev: options.dev });
-      await registerFirestoreRestRoutes(app, database, access);
-      await registerWebChannelRoutes(app, streams, access, { ...options.webChannelLimits, isAdminCredential: identity.isAdminAuthorization });
+      await registerFirestoreRestRoutes(app, database, access, relay);
+      await registerWebChannelRoutes(app, streams, access, { ...options.webChannelLimits, isAdminCredential: identity.isAdminAuthorization, ...(relay ? { relay } : {}) });
     },
     async registerOperatorChannel(app, prefix, operators) {
       await registerWebChannelRoutes(app, streams, access, { ...options.webChannelLimits, isAdminCredential: identity.isAdminAuthorization, prefix, operators });

@@ -1,7 +1,11 @@
+import proxyAddr from '@fastify/proxy-addr';
 import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { isWorkerMessage, workerIndexVariable, workerUrlVariable, type ServingSummary } from './worker-messages.js';
+import { isWorkerMessage, workerIndexVariable, workerRelayDirVariable, workerUrlVariable, type ServingSummary } from './worker-messages.js';
 import { stickyWorker } from './worker-count.js';
 
 /**
@@ -9,8 +13,10 @@ import { stickyWorker } from './worker-count.js';
  * hands each connection, unread, to one of N worker processes, each a whole Hearth on the shared
  * store. A client address always goes to the same worker while that worker serves, so what a
  * worker keeps in memory for a client (WebChannel sessions, server transactions, in-flight limits
- * per address) is where its next connection arrives. The primary opens no storage and runs no
- * request: a worker that dies takes only its connections with it, and is started again.
+ * per address) is where its next connection arrives. A trusted reverse proxy's connections carry
+ * many clients: they are spread over the workers in turn, and a request that belongs to another
+ * worker is relayed to it (relay.ts). The primary opens no storage and runs no request: a worker
+ * that dies takes only its connections with it, and is started again.
  */
 
 export interface PrimaryOptions {
@@ -18,6 +24,8 @@ export interface PrimaryOptions {
   host: string;
   port: number;
   grpcPort?: number;
+  /** `--trust-proxy`: connections from these addresses are spread over the workers, not kept on one. */
+  trustedProxies?: string[];
   /** How a worker is started: this process's script, flags and Node flags. */
   script: string;
   args: readonly string[];
@@ -58,6 +66,10 @@ export async function startPrimary(options: PrimaryOptions): Promise<Primary> {
   const held: Socket[] = [];
   let stopping = false;
   let summary: ServingSummary | undefined;
+  const isProxy = options.trustedProxies?.length ? proxyAddr.compile(options.trustedProxies) : () => false;
+  let nextForProxy = 0;
+  // Private to this user: a relay connection names its client's address, which the worker believes.
+  const relayDir = mkdtempSync(join(tmpdir(), 'hearth-workers-'));
 
   const handTo = (slot: Slot, socket: Socket) => {
     slot.child!.send({ type: 'connection' }, socket, (error) => {
@@ -71,7 +83,8 @@ export async function startPrimary(options: PrimaryOptions): Promise<Primary> {
       socket.destroy();
       return;
     }
-    const preferred = stickyWorker(socket.remoteAddress ?? '', slots.length);
+    const address = socket.remoteAddress ?? '';
+    const preferred = isProxy(address.startsWith('::ffff:') ? address.slice(7) : address, 0) ? nextForProxy++ % slots.length : stickyWorker(address, slots.length);
     // The client's own worker, or while it is being started again the next one that serves.
     for (let step = 0; step < slots.length; step++) {
       const slot = slots[(preferred + step) % slots.length]!;
@@ -108,7 +121,7 @@ export async function startPrimary(options: PrimaryOptions): Promise<Primary> {
     new Promise((resolveStart, rejectStart) => {
       const child = fork(options.script, [...options.args], {
         execArgv: [...options.execArgv],
-        env: { ...process.env, [workerIndexVariable]: String(slot.index), [workerUrlVariable]: url },
+        env: { ...process.env, [workerIndexVariable]: String(slot.index), [workerUrlVariable]: url, [workerRelayDirVariable]: relayDir },
         stdio: 'inherit',
       });
       slot.child = child;
@@ -154,6 +167,7 @@ export async function startPrimary(options: PrimaryOptions): Promise<Primary> {
         clearTimeout(killer);
       }),
     );
+    rmSync(relayDir, { recursive: true, force: true });
   };
 
   try {

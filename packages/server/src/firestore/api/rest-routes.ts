@@ -1,3 +1,4 @@
+import type { WorkerRelay } from '../../workers/relay.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { aggregate, aggregationPlan, parseAggregations } from '../core/aggregation.js';
 import type { DocumentDatabase } from '../core/database.js';
@@ -60,8 +61,19 @@ interface Target {
  * requests into DocumentDatabase calls and formats answers in proto3 JSON. Server-streaming
  * calls (batchGet, runQuery, runAggregationQuery) answer one JSON array, as the SDKs expect.
  */
-export async function registerFirestoreRestRoutes(app: FastifyInstance, database: DocumentDatabase, access: FirestoreAccess): Promise<void> {
+export async function registerFirestoreRestRoutes(app: FastifyInstance, database: DocumentDatabase, access: FirestoreAccess, relay?: WorkerRelay): Promise<void> {
   await app.register(async (scope) => {
+    // A worker of --workers: a request in a transaction another worker began is that worker's.
+    if (relay) {
+      scope.addHook('preHandler', async (request, reply) => {
+        const named = (request.body as { transaction?: unknown } | undefined)?.transaction ?? (request.query as { transaction?: unknown } | undefined)?.transaction;
+        const owner = relay.ownerOfTransaction(named);
+        if (owner === undefined) return;
+        const body = request.method === 'POST' || request.method === 'PATCH' ? JSON.stringify(request.body ?? {}) : undefined;
+        if (!(await relay.relay(owner, request, reply, body))) throw firestoreErrors.aborted('The transaction began in a worker that is being started again; retry it.');
+        return reply;
+      });
+    }
     // Browsers send the JSON as text/plain so no CORS preflight is needed; GET and DELETE may
     // carry a content type and no body.
     const json = scope.getDefaultJsonParser('error', 'error');

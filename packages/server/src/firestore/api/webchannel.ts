@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { WorkerRelay } from '../../workers/relay.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../http/api-error.js';
 import { foreignAdminRefusal } from '../../http/app.js';
@@ -43,6 +44,8 @@ export interface WebChannelOptions extends Partial<ChannelTimings> {
   isAdminCredential?: (authorization: string | undefined) => boolean;
   /** Where the two channels are served: `${prefix}/google.firestore.v1.Firestore/{Listen,Write}/channel`. */
   prefix?: string;
+  /** A worker of --workers: session ids name the worker, and a session another worker opened is relayed to it. */
+  relay?: WorkerRelay;
   /**
    * An operator's channel instead of the SDKs' one: every handshake must name an operator (others
    * are refused), whose session then acts as the administrator. The console registers one at its
@@ -202,7 +205,7 @@ export async function registerWebChannelRoutes(app: FastifyInstance, streams: St
     if (sessions.size >= maxSessions) sweep();
     const refusal = sessions.refusal(holder);
     if (refusal) throw firestoreErrors.resourceExhausted(refusal);
-    const session = new ChannelSession(randomBytes(18).toString('base64url'), kind, db, timings, holder.kind === 'admin' ? undefined : holder.address, budget);
+    const session = new ChannelSession(options.relay?.sessionId() ?? randomBytes(18).toString('base64url'), kind, db, timings, holder.kind === 'admin' ? undefined : holder.address, budget);
     sessions.add(session, holder);
     // The SDK answers UNAUTHENTICATED by refreshing its token and opening a new stream.
     if (authFailure) session.fail(authFailure);
@@ -268,6 +271,16 @@ export async function registerWebChannelRoutes(app: FastifyInstance, streams: St
     scope.addHook('onRequest', async (_request, reply) => {
       void reply.headers(channelHeaders);
     });
+    const relay = options.relay;
+    if (relay) {
+      scope.addHook('onRequest', async (request, reply) => {
+        const owner = relay.ownerOfSession(param((request.query ?? {}) as Query, 'SID'));
+        if (owner === undefined) return;
+        // Its worker is being started again: the session is gone, and the SDK opens another.
+        if (!(await relay.relay(owner, request, reply))) return reply.code(400).type(textPlain).send(unknownSid);
+        return reply;
+      });
+    }
     for (const kind of ['Listen', 'Write'] as const) {
       scope.route({
         method: ['GET', 'POST'],

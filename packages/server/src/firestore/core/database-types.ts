@@ -84,6 +84,8 @@ export interface DatabaseOptions {
    * every commit (this process's too) from the feed alone, so none is told twice.
    */
   changeFeed?: ChangeFeed;
+  /** The mark this process's transaction ids start with (a worker's names it); default: random when a change feed is shared. */
+  instanceTag?: Buffer;
 }
 
 export const defaultVersionRetentionMs = 3600_000;

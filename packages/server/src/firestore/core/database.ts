@@ -53,7 +53,7 @@ export class DocumentDatabase {
     this.vectorSide = { fields: vectorFields, sets: new VectorSets() };
     // Vector fields join the recorded set only when declared, so a folder without them keeps its set.
     this.indexSet = indexSetText(options.compositeIndexes, vectorSetKeys(vectorFields));
-    this.transactions = new TransactionManager(defaultTransactionTimeouts, options.changeFeed ? randomBytes(8) : undefined);
+    this.transactions = new TransactionManager(defaultTransactionTimeouts, options.instanceTag ?? (options.changeFeed ? randomBytes(8) : undefined));
     options.changeFeed?.subscribe((event) => this.fromFeed(event));
   }
 
