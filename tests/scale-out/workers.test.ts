@@ -86,6 +86,19 @@ function postOnNewConnection(port: number, path: string, body: unknown): Promise
   });
 }
 
+/** A request on a connection of its own, with the given headers; answers status, headers and text. */
+function requestOnNewConnection(port: number, method: string, path: string, headers: Record<string, string>, body?: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method, agent: false, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }) } }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 /**
  * From 127.0.0.1, each request on a new connection: a WebChannel session's handshake, back channel
  * and six more messages, then six REST transactions (begin, commit). Resolves to the session's id.
@@ -226,6 +239,18 @@ describe('hearth start --workers 2 behind a trusted reverse proxy (its connectio
     const opened = [await handshake({ port: proxiedPort } as ChannelServer, 'Listen', addTarget, '', database), await handshake({ port: proxiedPort } as ChannelServer, 'Listen', addTarget, '', database)];
     assert.deepEqual(opened.map(({ session }) => session.sid.split('.')[0]).sort(), ['w0', 'w1'], 'sessions were opened on both workers');
     for (const { session } of opened) await session.terminate();
+  });
+
+  test('a console session works whichever worker its requests reach', async () => {
+    const adminKey = readFileSync(join(proxiedData, 'admin-key'), 'utf8').trim();
+    const signIn = await requestOnNewConnection(proxiedPort, 'POST', '/hearth/v1/console/session', {}, JSON.stringify({ adminKey }));
+    assert.equal(signIn.status, 200, signIn.text);
+    const cookie = String(signIn.headers['set-cookie']).split(';')[0]!;
+    for (let i = 0; i < 6; i++) {
+      const current = await requestOnNewConnection(proxiedPort, 'GET', '/hearth/v1/console/session', { cookie, 'x-hearth-console': '1' });
+      assert.equal(current.status, 200, `request ${i}: ${current.text}`);
+      assert.equal((JSON.parse(current.text) as { operator: string }).operator, 'admin', `request ${i}`);
+    }
   });
 });
 

@@ -101,8 +101,10 @@ async function assemble(options: HearthOptions, logger: Logger, storage: Identit
   app.get('/healthz', async () => ({ status: 'ok' }));
   const isOwnerCredential = (request: FastifyRequest) => callers.isOwner(request);
   // Right after the app: its hooks (request counting, the session mark, the audit) run before every route.
+  const relay = options.worker ? new WorkerRelay(options.worker.index, options.worker.relayDir) : undefined;
   const consoleServer = setUpConsole(app, {
     adminKey: auth.adminKey,
+    ...(relay ? { relay } : {}),
     accounts: { projectId: options.defaultProjectId, verifyIdToken: (projectId, token) => auth.verifyIdToken(projectId, token), getUser: (projectId, localId) => auth.deps.users.get(projectId, localId) },
     isOwnerCredential,
     auditLog: storage.auditLog,
@@ -113,7 +115,6 @@ async function assemble(options: HearthOptions, logger: Logger, storage: Identit
     metricsIntervalMs: options.metricsIntervalMs ?? 5000,
   });
   await auth.register(app);
-  const relay = options.worker ? new WorkerRelay(options.worker.index, options.worker.relayDir) : undefined;
   const firestore = await assembleFirestore(options, storage, logger, {
     isAdminOf: (authorization, projectId, peer) => callers.isAdminOf(authorization, projectId, peer),
     isAdminAuthorization: (authorization) => callers.isAdminAuthorization(authorization),

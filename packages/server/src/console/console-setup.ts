@@ -5,7 +5,7 @@ import { FailureThrottle } from '../auth/core/throttle.js';
 import { countRequests, countStoreBytes } from '../http/metrics.js';
 import type { AuditLog } from '../storage/audit-log.js';
 import { auditConsoleChanges, registerAuditRoutes } from './audit.js';
-import { consoleChannel, consoleChannelPrefix, markConsoleRequests } from './console-access.js';
+import { consoleChannel, consoleChannelPrefix, consoleTokenOf, markConsoleRequests } from './console-access.js';
 import { matchesSecret } from './console-gate.js';
 import { registerMetricsRoutes } from './metrics-routes.js';
 import { MetricsSampler } from './metrics-sampler.js';
@@ -16,10 +16,13 @@ import { registerConsoleIndexRoutes } from './index-routes.js';
 import { registerMailPreviewRoutes } from './mail-preview.js';
 import { registerConsoleRulesRoutes } from './rules-routes.js';
 import type { AuthAssembly } from '../auth/auth-setup.js';
+import type { WorkerRelay } from '../workers/relay.js';
 import type { FirestoreAssembly } from '../firestore/firestore-setup.js';
 
 export interface ConsoleSetup {
   adminKey: string;
+  /** A worker of --workers: session tokens name it, and a request with another worker's session is relayed there. */
+  relay?: WorkerRelay;
   /** Operator accounts: the default project's, verified and read back as stored. */
   accounts: OperatorAccountDeps;
   /** The admin key (or the console session) on a request: the console's routes take it from scripts. */
@@ -46,7 +49,16 @@ export interface ConsoleServer {
  */
 export function setUpConsole(app: FastifyInstance, setup: ConsoleSetup): ConsoleServer {
   countRequests(app);
-  const sessions = new OperatorSessions({ ...defaultOperatorSessionOptions, clock: setup.clock });
+  const relay = setup.relay;
+  const sessions = new OperatorSessions({ ...defaultOperatorSessionOptions, clock: setup.clock, ...(relay ? { tokenPrefix: relay.sessionPrefix() } : {}) });
+  if (relay) {
+    // Console sessions live in the worker that signed the operator in.
+    app.addHook('onRequest', async (request, reply) => {
+      const owner = relay.ownerOfSession(consoleTokenOf(request));
+      // Unreachable (being started again): served here, where the session is unknown (signed out).
+      if (owner !== undefined && (await relay.relay(owner, request, reply))) return reply;
+    });
+  }
   markConsoleRequests(app, sessions);
   registerSessionRoutes(app, {
     sessions,

@@ -11,6 +11,8 @@ export interface OperatorSessionOptions {
   /** Sessions kept at once; the oldest goes first (each sign-in needs a credential, so this only bounds memory). */
   maxSessions: number;
   clock: () => number;
+  /** Put before every token (a worker of --workers names itself there). */
+  tokenPrefix?: string;
 }
 
 export const defaultOperatorSessionOptions: OperatorSessionOptions = { ttlMs: 8 * 3600_000, maxSessions: 1000, clock: Date.now };
@@ -27,7 +29,7 @@ export class OperatorSessions {
 
   /** A new session for `operator`; the token goes to the cookie and nowhere else. */
   start(operator: string): { token: string; session: OperatorSession } {
-    const token = randomBytes(32).toString('base64url');
+    const token = `${this.options.tokenPrefix ?? ''}${randomBytes(32).toString('base64url')}`;
     const session = { operator, expiresAt: this.options.clock() + this.options.ttlMs };
     this.sessions.set(hashOf(token), session);
     while (this.sessions.size > this.options.maxSessions) {

@@ -35,12 +35,17 @@ export class WorkerRelay {
     return Buffer.concat([Buffer.from([tagMark, this.index]), randomBytes(6)]);
   }
 
-  /** A new WebChannel session id, naming this worker. */
-  sessionId(): string {
-    return `w${this.index}.${randomBytes(18).toString('base64url')}`;
+  /** What this worker's session ids and console session tokens start with. */
+  sessionPrefix(): string {
+    return `w${this.index}.`;
   }
 
-  /** The worker that made this session id or transaction id, when another one did. */
+  /** A new WebChannel session id, naming this worker. */
+  sessionId(): string {
+    return `${this.sessionPrefix()}${randomBytes(18).toString('base64url')}`;
+  }
+
+  /** The worker that made this session id (a WebChannel's, a console's) or transaction id, when another one did. */
   ownerOfSession(sid: string | undefined): number | undefined {
     const match = sid === undefined ? null : sidPattern.exec(sid);
     return this.other(match ? Number(match[1]) : undefined);
