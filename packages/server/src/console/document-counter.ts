@@ -29,7 +29,11 @@ export interface Tracked {
  * told during or after the count is applied only if it is later than that snapshot. A clear, an
  * import or a feed gap (all told through onClear) drops the number and counts again.
  */
+/** Databases followed at once; past it, the one asked about least recently is dropped (counted again if asked). */
+export const maxFollowedDatabases = 200;
+
 export class DocumentCounter {
+  /** In order of the last request for each (the least recent first). */
   private readonly tracked = new Map<string, Tracked>();
   private readonly unsubscribe: Array<() => void>;
 
@@ -66,9 +70,18 @@ export class DocumentCounter {
   /** Starts following a database (counting it in the background) if it is not followed yet. */
   start(dbKey: string): Tracked {
     const known = this.tracked.get(dbKey);
-    if (known) return known;
+    if (known) {
+      this.tracked.delete(dbKey);
+      this.tracked.set(dbKey, known);
+      return known;
+    }
     const tracked: Tracked = { total: undefined, pending: [], seen: 0, counting: undefined };
     this.tracked.set(dbKey, tracked);
+    // Operators may open the overview of any number of projects: what is followed stays bounded.
+    for (const oldest of this.tracked.keys()) {
+      if (this.tracked.size <= maxFollowedDatabases) break;
+      this.tracked.delete(oldest);
+    }
     tracked.counting = this.count(dbKey).then(
       ({ total, asOf }) => {
         // Dropped meanwhile (a clear): this count may predate it; the next request counts again.
