@@ -171,38 +171,36 @@ export async function runWorkersBench(): Promise<void> {
   console.log(machineLine());
   console.log(`load average at start: ${loadavg().map((n) => n.toFixed(2)).join(' ')} (shared machine: compare ratios, not absolutes)`);
   console.log(`${settings.connections} connections from as many loopback addresses, as many per worker; ${settings.seconds} s runs after ${settings.warmupSeconds} s warm-up; PostgreSQL and the load client on the same cores`);
-  const database = await createTestPgDatabase();
   const rates = new Map<string, Map<number, Rate>>();
   const latencyLines: string[] = [];
   /** How busy the whole machine was during each run (warm-up included), by request and worker count. */
   const busyShare = new Map<string, number>();
-  let users: BenchUser[] | undefined;
-  try {
-    for (const workers of workerCounts) {
-      const served = await start(workers, database.url);
-      try {
-        users ??= await seed(served);
-        progress(`${workers} worker(s) serving`);
-        for (const { name, target } of targets(served, users, balancedAddresses(settings.connections, workers))) {
-          const cpuBefore = treeCpuSeconds(served.hearth.child.pid!);
-          const machineBefore = machineTicks();
-          const rate = await measureLoad(target, settings);
-          const machineAfter = machineTicks();
-          busyShare.set(`${name}/${workers}`, (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total));
-          // Hearth's processes' CPU per request, warm-up included in both counts (ops counts only the measured run: an upper bound, alike for every N).
-          rate.cpuMsPerOp = ((treeCpuSeconds(served.hearth.child.pid!) - cpuBefore) * 1000) / rate.ops;
-          if (!rates.has(name)) rates.set(name, new Map());
-          rates.get(name)!.set(workers, rate);
-          progress(`${name} with ${workers} worker(s): ${rate.perSecond.toFixed(0)}/s`);
-        }
-        if (workers <= 2) latencyLines.push(...(await crossWorkerLatency(served, workers)));
-      } finally {
-        await served.hearth.stop();
-        rmSync(served.dataDir, { recursive: true, force: true });
+  for (const workers of workerCounts) {
+    // A database of its own for each count, seeded alike: one left behind by another count's
+    // 1-write commits (thousands of them) answered the same queries at half the rate.
+    const database = await createTestPgDatabase();
+    const served = await start(workers, database.url);
+    try {
+      const users = await seed(served);
+      progress(`${workers} worker(s) serving`);
+      for (const { name, target } of targets(served, users, balancedAddresses(settings.connections, workers))) {
+        const cpuBefore = treeCpuSeconds(served.hearth.child.pid!);
+        const machineBefore = machineTicks();
+        const rate = await measureLoad(target, settings);
+        const machineAfter = machineTicks();
+        busyShare.set(`${name}/${workers}`, (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total));
+        // Hearth's processes' CPU per request, warm-up included in both counts (ops counts only the measured run: an upper bound, alike for every N).
+        rate.cpuMsPerOp = ((treeCpuSeconds(served.hearth.child.pid!) - cpuBefore) * 1000) / rate.ops;
+        if (!rates.has(name)) rates.set(name, new Map());
+        rates.get(name)!.set(workers, rate);
+        progress(`${name} with ${workers} worker(s): ${rate.perSecond.toFixed(0)}/s`);
       }
+      if (workers <= 2) latencyLines.push(...(await crossWorkerLatency(served, workers)));
+    } finally {
+      await served.hearth.stop();
+      rmSync(served.dataDir, { recursive: true, force: true });
+      await database.drop();
     }
-  } finally {
-    await database.drop();
   }
   const header = ['request', ...workerCounts.map((n) => `${n} worker${n === 1 ? '' : 's'}`)];
   console.log(`| ${header.join(' | ')} |`);

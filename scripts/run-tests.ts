@@ -60,6 +60,7 @@ const sqliteOnly = new Set([
   'scale-out/instances.test.ts',
   'scale-out/sessions.test.ts',
   'scale-out/workers.test.ts',
+  'storage/pg-keyed-lookups.test.ts',
 ]);
 
 function testFiles(under: string[]): string[] {

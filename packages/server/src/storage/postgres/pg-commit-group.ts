@@ -7,6 +7,7 @@ import type { PgQueryable } from './pg-document-scan.js';
 import type { PgChangeFeed } from './pg-change-feed.js';
 import type { PgDocumentHistory } from './pg-document-history.js';
 import { changeChannel, changeLogText, notifyPayload } from './pg-change-log.js';
+import { documentKey, keyedLookup } from './pg-keyed.js';
 import { pathKey, pgRowColumns, rowFromPg, type PgRowShape } from './pg-document-scan.js';
 import { combinedStatement, documentChangeStatements, type PgStatement } from './pg-document-writes.js';
 import { inlineStatement, inlineStatements } from './pg-inline.js';
@@ -319,7 +320,7 @@ function notifyStatement(db: string, startSeq: number, seq: number): PgStatement
 function readRowsStatement(db: string, paths: readonly string[]): PgStatement {
   const keys = [...new Set(paths)].map(pathKey);
   return {
-    sql: `SELECT ${pgRowColumns} FROM fs_documents WHERE db = $1 AND (parent, doc_id) IN (SELECT * FROM unnest($2::bytea[], $3::bytea[]))`,
+    sql: keyedLookup('fs_documents', documentKey, pgRowColumns),
     params: [db, keys.map((key) => key.parent), keys.map((key) => key.docId)],
   };
 }

@@ -1,3 +1,4 @@
+import { documentKey, keyedLookup } from './pg-keyed.js';
 import type { DocumentRow, DocumentScan } from '../document-store.js';
 import type { PgPool } from './pg-connection.js';
 import type { PgStatement } from './pg-document-writes.js';
@@ -40,11 +41,11 @@ export class PgDocumentHistory {
     const rows = new Map<string, DocumentRow>();
     if (unique.length === 0) return rows;
     const keys = unique.map(pathKey);
-    const wanted = 'SELECT * FROM unnest($2::bytea[], $3::bytea[])';
+    // A document's kept versions cover disjoint spans of time: at most one is current at $4.
     const { rows: found } = await this.reader.query<PgRowShape>(
-      `SELECT ${pgRowColumns} FROM fs_documents WHERE db = $1 AND (parent, doc_id) IN (${wanted}) AND update_time <= $4
+      `${keyedLookup('fs_documents', documentKey, pgRowColumns, 'update_time <= $4')}
        UNION ALL
-       SELECT ${pgRowColumns} FROM fs_versions WHERE db = $1 AND (parent, doc_id) IN (${wanted}) AND update_time <= $4 AND until_time > $4`,
+       ${keyedLookup('fs_versions', documentKey, pgRowColumns, 'update_time <= $4 AND until_time > $4')}`,
       [db, keys.map((key) => key.parent), keys.map((key) => key.docId), readTime],
     );
     for (const shape of found) {

@@ -1,6 +1,7 @@
 import type { PgClient } from './pg-connection.js';
 import { StorageLimitExceeded, type DocumentChange, type IndexEntry } from '../document-store.js';
 import { bytes, idBytes, indexValueKey, pathKey } from './pg-document-scan.js';
+import { documentKey, keyedDelete } from './pg-keyed.js';
 
 /** One SQL statement with its own numbered parameters. */
 export interface PgStatement {
@@ -55,7 +56,7 @@ export function documentChangeStatements(db: string, changes: readonly DocumentC
   }
   if (removed.size) {
     parts.push(statement(
-      `DELETE FROM fs_index WHERE db = $1 AND (parent, field, kind, value, doc_id) IN (SELECT * FROM unnest($2::bytea[], $3::bytea[], $4::smallint[], $5::bytea[], $6::bytea[]))`,
+      keyedDelete('fs_index', [['parent', 'bytea'], ['field', 'bytea'], ['kind', 'smallint'], ['value', 'bytea'], ['doc_id', 'bytea']]),
       [db, ...removed.columns()],
     ));
   }
@@ -81,7 +82,7 @@ export function documentChangeStatements(db: string, changes: readonly DocumentC
     }
     const deleted = changes.filter((change) => !change.row).map((change) => pathKey(change.path));
     if (deleted.length) {
-      parts.push(statement('DELETE FROM fs_documents WHERE db = $1 AND (parent, doc_id) IN (SELECT * FROM unnest($2::bytea[], $3::bytea[]))', [
+      parts.push(statement(keyedDelete('fs_documents', documentKey), [
         db,
         deleted.map((key) => key.parent),
         deleted.map((key) => key.docId),
@@ -131,7 +132,7 @@ export function vectorStatements(db: string, changes: readonly DocumentChange[])
   }
   const parts: PgStatement[] = [];
   if (deletes.ids.length) {
-    parts.push(statement('DELETE FROM fs_vectors WHERE db = $1 AND (parent, field, doc_id) IN (SELECT * FROM unnest($2::bytea[], $3::bytea[], $4::bytea[]))', [
+    parts.push(statement(keyedDelete('fs_vectors', [['parent', 'bytea'], ['field', 'bytea'], ['doc_id', 'bytea']]), [
       db, deletes.parents, deletes.fields, deletes.ids,
     ]));
   }
