@@ -10,7 +10,8 @@
  *   console   the operator console: administers every domain
  *   web       the web app's routes
  *   cli       commands on a data folder
- * The files at the root (main.ts, server.ts, config.ts, server-storage.ts) compose them all.
+ *   workers   `--workers N`: the primary process and a worker's side of it (main.ts starts them)
+ * The files at the root (main.ts, server.ts, config.ts, start-banner.ts, ...) compose them all.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -19,7 +20,7 @@ import { test } from 'node:test';
 import { repoRoot } from '../helpers/hearth.js';
 
 const sourceRoot = join(repoRoot, 'packages/server/src');
-const layers = ['storage', 'http', 'auth', 'firestore', 'files', 'functions', 'console', 'web', 'cli'];
+const layers = ['storage', 'http', 'auth', 'firestore', 'files', 'functions', 'console', 'web', 'cli', 'workers'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((entry) => {

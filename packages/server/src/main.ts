@@ -8,7 +8,7 @@ import { origin, registerCommands } from './cli/commands.js';
 import { defaultSignUpLimits } from './auth/core/signup-limit.js';
 import { defaultOptions, defaultShippedRulesFile, defaultShippedStorageRulesFile, type HearthOptions } from './config.js';
 import { parseTrustedProxies } from './http/trusted-proxies.js';
-import { onStopSignal, startBanner } from './cli/start-banner.js';
+import { onStopSignal, startBanner } from './start-banner.js';
 import { workerCount } from './workers/worker-count.js';
 import { workerIndexVariable, workerRelayDirVariable, workerUrlVariable } from './workers/worker-messages.js';
 import { serveAsWorker } from './workers/worker-process.js';

@@ -21,7 +21,7 @@ import { ownOriginsOf } from './http/browser-origin.js';
 import { openStorage, type IdentityStorage } from './storage/identity-storage.js';
 import { openPgPool, type PgPool } from './storage/postgres/pg-connection.js';
 import { registerWebRoutes } from './web/web-routes.js';
-import { WorkerRelay } from './workers/relay.js';
+import { WorkerRelay } from './http/worker-relay.js';
 
 /** How long an overview waits for a first document count before it answers "counting" (null) instead. */
 const overviewCountWaitMs = 300;

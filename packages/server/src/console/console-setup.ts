@@ -16,7 +16,7 @@ import { registerConsoleIndexRoutes } from './index-routes.js';
 import { registerMailPreviewRoutes } from './mail-preview.js';
 import { registerConsoleRulesRoutes } from './rules-routes.js';
 import type { AuthAssembly } from '../auth/auth-setup.js';
-import type { WorkerRelay } from '../workers/relay.js';
+import type { WorkerRelay } from '../http/worker-relay.js';
 import type { FirestoreAssembly } from '../firestore/firestore-setup.js';
 
 export interface ConsoleSetup {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
-import type { WorkerRelay } from '../workers/relay.js';
+import type { WorkerRelay } from '../http/worker-relay.js';
 import type { Logger } from 'pino';
 import type { IdTokenClaims } from '../auth/core/tokens.js';
 import type { Peer } from '../auth/api/functions-credential.js';

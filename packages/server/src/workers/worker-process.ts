@@ -1,13 +1,18 @@
 import { Socket } from 'node:net';
-import type { Hearth } from '../server.js';
-import { isPrimaryMessage, type WorkerMessage } from './worker-messages.js';
+import { isPrimaryMessage, type ServingSummary, type WorkerMessage } from './worker-messages.js';
+
+/** What a worker needs of the Hearth it runs (server.ts's Hearth has it). */
+export interface HandedConnectionsServer extends Omit<ServingSummary, 'url'> {
+  serveHandedConnections(url: string): Promise<void>;
+  accept(socket: Socket): void;
+}
 
 /**
  * A worker of `--workers`: a whole Hearth that listens nowhere and serves the connections its
  * primary hands over. It stops (finishing what is in flight) when told to or when the primary is
  * gone, so no worker outlives a primary that was killed.
  */
-export async function serveAsWorker(hearth: Hearth, url: string, stop: (reason: string) => void): Promise<void> {
+export async function serveAsWorker(hearth: HandedConnectionsServer, url: string, stop: (reason: string) => void): Promise<void> {
   await hearth.serveHandedConnections(url);
   process.on('message', (message, handle) => {
     if (!isPrimaryMessage(message) || !(handle instanceof Socket)) return;

@@ -1,4 +1,4 @@
-import type { WorkerRelay } from '../../workers/relay.js';
+import type { WorkerRelay } from '../../http/worker-relay.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { aggregate, aggregationPlan, parseAggregations } from '../core/aggregation.js';
 import type { DocumentDatabase } from '../core/database.js';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { WorkerRelay } from '../../workers/relay.js';
+import type { WorkerRelay } from '../../http/worker-relay.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../http/api-error.js';
 import { foreignAdminRefusal } from '../../http/app.js';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { HearthOptions } from '../config.js';
-import type { ServingSummary } from '../workers/worker-messages.js';
+import type { HearthOptions } from './config.js';
+import type { ServingSummary } from './workers/worker-messages.js';
 
 /** What `hearth start` prints once it serves, and how it stops on a signal. */
 
