@@ -98,3 +98,23 @@ test('no page error, and every request stayed on the machine', () => {
   assert.deepEqual(record.pageErrors, []);
   assert.deepEqual(requestsOffMachine(record.requested), []);
 });
+
+test('a direct visit to a console page shows the page without a "Loading the console" step first', { timeout: 60_000 }, async () => {
+  const page = await record.newPage(await record.newContext(browser!, waitMs));
+  await signInWithAdminKey(page, server!.url, server!.adminKey);
+  // Every text the page shows on its way, from its first byte: React holds content back for 300 ms
+  // after a Suspense fallback was shown, so the console's bundle is fetched before the app renders.
+  await page.addInitScript(() => {
+    const seen: string[] = [];
+    (window as unknown as { shownTexts: string[] }).shownTexts = seen;
+    // The Suspense fallback is the app's own `p.loading` (the console's loading states are `.console-loading`).
+    new MutationObserver(() => seen.push(document.querySelector('p.loading')?.textContent ?? '')).observe(document, { subtree: true, childList: true, characterData: true });
+  });
+  for (const path of ['/console', '/console/audit', '/console/users']) {
+    await page.goto(`${server!.url}${path}`);
+    await page.getByTestId('console-operator').waitFor();
+    const shown = await page.evaluate(() => (window as unknown as { shownTexts: string[] }).shownTexts);
+    assert.ok(shown.includes('Loading…'), `the page was observed from its start (${JSON.stringify([...new Set(shown)])})`);
+    assert.ok(!shown.some((text) => text.includes("Loading the console")), `${path} showed the console's loading fallback first: ${JSON.stringify(shown)}`);
+  }
+});

@@ -1,17 +1,15 @@
 import type { Auth } from 'firebase/auth';
 import { signOut } from 'firebase/auth';
-import { lazy, Suspense, useState } from 'react';
+import { Suspense, useState } from 'react';
 import { BrowserRouter, Link, NavLink, Route, Routes, useNavigate } from 'react-router';
 import { AuthProvider, useAuthState } from './auth-context';
 import type { ProviderInfo } from './firebase';
 import type { RedirectOutcome } from './redirect';
 import { ErrorAlert } from './components/ErrorAlert';
 import { Home } from './pages/Home';
-import { Account, ActionPage, EmailLink, ForgotPassword, Notes, PhoneSignIn, SecondFactor, SignIn, SignUp } from './lazy-pages';
+import { Account, ActionPage, Console, EmailLink, ForgotPassword, Notes, PhoneSignIn, SecondFactor, SignIn, SignUp } from './lazy-pages';
 import { secondFactorPath } from './second-factor/resolver';
 
-// The operator console is its own bundle: end users never download it.
-const Console = lazy(() => import('./console/ConsoleApp'));
 
 export interface AppProps {
   auth: Auth;

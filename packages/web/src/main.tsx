@@ -10,13 +10,14 @@ const container = document.getElementById('root');
 if (!container) throw new Error('index.html has no #root');
 const root = createRoot(container);
 root.render(<p className="loading">Loading…</p>);
-preloadPageFor(window.location.pathname);
+const landing = preloadPageFor(window.location.pathname);
 
 // The redirect result is read exactly once per page load, before React (whose StrictMode runs
 // effects twice) renders anything.
 startAuth().then(
   async ({ auth, providers }) => {
     const redirect = await completeRedirect(auth);
+    await landing;
     root.render(
       <StrictMode>
         <App auth={auth} providers={providers} redirect={redirect} />
