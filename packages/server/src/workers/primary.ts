@@ -68,8 +68,6 @@ export async function startPrimary(options: PrimaryOptions): Promise<Primary> {
   let summary: ServingSummary | undefined;
   const isProxy = options.trustedProxies?.length ? proxyAddr.compile(options.trustedProxies) : () => false;
   let nextForProxy = 0;
-  // Private to this user: a relay connection names its client's address, which the worker believes.
-  const relayDir = mkdtempSync(join(tmpdir(), 'hearth-workers-'));
 
   const handTo = (slot: Slot, socket: Socket) => {
     slot.child!.send({ type: 'connection' }, socket, (error) => {
@@ -93,8 +91,13 @@ export async function startPrimary(options: PrimaryOptions): Promise<Primary> {
         return;
       }
     }
-    if (held.length >= maxHeld) socket.destroy();
-    else held.push(socket);
+    if (held.length >= maxHeld) {
+      socket.destroy();
+      return;
+    }
+    // A client that gives up while held must not take the primary down with an unhandled error.
+    socket.on('error', () => socket.destroy());
+    held.push(socket);
   };
   const flushHeld = () => {
     for (const socket of held.splice(0)) if (!socket.destroyed) route(socket);
@@ -108,6 +111,8 @@ export async function startPrimary(options: PrimaryOptions): Promise<Primary> {
       server.once('error', reject);
       server.listen({ port, host: options.host }, () => {
         server.off('error', reject);
+        // Accepting can fail later (out of file descriptors): logged, and the primary goes on.
+        server.on('error', (err) => logger.error({ err }, 'accepting a connection failed'));
         servers.push(server);
         const address = server.address();
         resolveListen(typeof address === 'object' && address ? address.port : port);
@@ -116,6 +121,8 @@ export async function startPrimary(options: PrimaryOptions): Promise<Primary> {
   const port = await listen(options.port);
   if (options.grpcPort !== undefined) await listen(options.grpcPort);
   const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
+  // Private to this user: a relay connection names its client's address, which the worker believes.
+  const relayDir = mkdtempSync(join(tmpdir(), 'hearth-workers-'));
 
   const start = (slot: Slot): Promise<void> =>
     new Promise((resolveStart, rejectStart) => {
