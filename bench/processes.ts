@@ -2,22 +2,9 @@
  * Processes a bench starts beside itself: Google's Firestore emulator (`gcloud emulators firestore
  * start`) in a process group of its own that is always stopped, and what they use.
  */
-import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { startGoogleEmulator, type GoogleEmulator } from '../tests/helpers/firestore-emulator.js';
-
-/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on Linux unless told otherwise). */
-let clockTicks: number | undefined;
-function ticksPerSecond(): number {
-  if (clockTicks === undefined) {
-    try {
-      clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    } catch {
-      clockTicks = 100;
-    }
-  }
-  return clockTicks;
-}
+import { statFields, ticksPerSecond } from '../tests/helpers/proc-usage.js';
 
 /** Resident memory and CPU time so far of every process in a process group (Linux /proc), or undefined elsewhere. */
 export function groupUsage(pgid: number): { rssBytes: number; cpuMs: number } | undefined {
@@ -27,9 +14,7 @@ export function groupUsage(pgid: number): { rssBytes: number; cpuMs: number } | 
     for (const entry of readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
       try {
-        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-        // Fields after the parenthesised command: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime ...
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const fields = statFields(entry);
         if (Number(fields[2]) !== pgid) continue;
         ticks += Number(fields[11]) + Number(fields[12]);
         const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${entry}/status`, 'utf8'));

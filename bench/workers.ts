@@ -9,12 +9,13 @@
  * time from a client on worker 1, a firebase SDK listener on the same worker and on another).
  * PostgreSQL and the load client share the machine's cores with the workers.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stickyWorker } from '../packages/server/src/workers/worker-count.js';
 import { freePort, spawnHearth, type SpawnedHearth } from '../tests/helpers/hearth.js';
 import { createTestPgDatabase } from '../tests/helpers/pg-database.js';
+import { machineCpuTicks, processTreeCpuSeconds } from '../tests/helpers/proc-usage.js';
 import { envCount, envCounts, envNumber, machineLine, progress } from './env.js';
 import { forwardFrom, type AddressForwarder } from '../tests/helpers/address-forwarder.js';
 import { bodies, paths, post, type BenchUser } from './hearth-setup.js';
@@ -83,28 +84,6 @@ async function seed(served: Served): Promise<BenchUser[]> {
   const response = await fetch(`${served.hearth.url}/v1/${documentsRoot}:commit`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer owner' }, body: JSON.stringify({ writes }) });
   if (!response.ok) throw new Error(`seeding the query collection: ${response.status} ${await response.text()}`);
   return users;
-}
-
-/** CPU seconds used so far by a process and every process under it (the primary and its workers), from /proc. */
-function treeCpuSeconds(pid: number): number {
-  let total = 0;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    total += (Number(fields[11]) + Number(fields[12])) / 100;
-    for (const task of readdirSync(`/proc/${pid}/task`)) {
-      for (const child of readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean)) total += treeCpuSeconds(Number(child));
-    }
-  } catch {
-    // gone meanwhile
-  }
-  return total;
-}
-
-/** The whole machine's busy and total CPU ticks so far (/proc/stat: all but idle and iowait are busy). */
-function machineTicks(): { busy: number; total: number } {
-  const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  const total = ticks.reduce((sum, n) => sum + n, 0);
-  return { busy: total - ticks[3]! - (ticks[4] ?? 0), total };
 }
 
 let commitCounter = 0;
@@ -184,13 +163,13 @@ export async function runWorkersBench(): Promise<void> {
       const users = await seed(served);
       progress(`${workers} worker(s) serving`);
       for (const { name, target } of targets(served, users, balancedAddresses(settings.connections, workers))) {
-        const cpuBefore = treeCpuSeconds(served.hearth.child.pid!);
-        const machineBefore = machineTicks();
+        const cpuBefore = processTreeCpuSeconds(served.hearth.child.pid!);
+        const machineBefore = machineCpuTicks();
         const rate = await measureLoad(target, settings);
-        const machineAfter = machineTicks();
-        busyShare.set(`${name}/${workers}`, (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total));
+        const machineAfter = machineCpuTicks();
+        if (machineBefore && machineAfter) busyShare.set(`${name}/${workers}`, (machineAfter.busy - machineBefore.busy) / (machineAfter.all - machineBefore.all));
         // Hearth's processes' CPU per request, warm-up included in both counts (ops counts only the measured run: an upper bound, alike for every N).
-        rate.cpuMsPerOp = ((treeCpuSeconds(served.hearth.child.pid!) - cpuBefore) * 1000) / rate.ops;
+        rate.cpuMsPerOp = ((processTreeCpuSeconds(served.hearth.child.pid!) - cpuBefore) * 1000) / rate.ops;
         if (!rates.has(name)) rates.set(name, new Map());
         rates.get(name)!.set(workers, rate);
         progress(`${name} with ${workers} worker(s): ${rate.perSecond.toFixed(0)}/s`);
@@ -209,7 +188,7 @@ export async function runWorkersBench(): Promise<void> {
     const one = byWorkers.get(workerCounts[0]!)!.perSecond;
     const cells = workerCounts.map((n) => {
       const rate = byWorkers.get(n)!;
-      const detail = `p99 ${rate.p99.toFixed(1)} ms, Hearth ${rate.cpuMsPerOp!.toFixed(3)} CPU ms/request, client ${rate.clientCpuMsPerOp?.toFixed(3) ?? '?'}, machine ${(100 * busyShare.get(`${name}/${n}`)!).toFixed(0)}% busy`;
+      const detail = `p99 ${rate.p99.toFixed(1)} ms, Hearth ${rate.cpuMsPerOp!.toFixed(3)} CPU ms/request, client ${rate.clientCpuMsPerOp?.toFixed(3) ?? '?'}, machine ${busyShare.has(`${name}/${n}`) ? `${(100 * busyShare.get(`${name}/${n}`)!).toFixed(0)}%` : '?'} busy`;
       return n === workerCounts[0] ? `${rate.perSecond.toFixed(0)}/s (${detail})` : `${rate.perSecond.toFixed(0)}/s, ${(rate.perSecond / one).toFixed(2)}x (${detail})`;
     });
     console.log(`| ${name} | ${cells.join(' | ')} |`);

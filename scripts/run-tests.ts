@@ -19,6 +19,7 @@ import { availableParallelism } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { builtFile, testBuildDir, testBuildVariable } from '../tests/helpers/hearth-command.js';
 import { dropRunDatabases, runDatabasesVariable } from '../tests/helpers/pg-database.js';
+import { machineCpuTicks, ticksPerSecond } from '../tests/helpers/proc-usage.js';
 import { buildForTests } from './test-build.js';
 
 type Backend = 'sqlite' | 'postgres';
@@ -267,8 +268,8 @@ async function main(): Promise<number> {
     console.log(`\n== CPU: ${(total / 60).toFixed(1)} min in all; the ten costliest jobs`);
     if (machineBefore && machineAfter) {
       // What the jobs' own count misses: PostgreSQL's backends, detached emulators, anything else running.
-      const busy = (machineAfter.busy - machineBefore.busy) / ticksPerSecond / 60;
-      const all = (machineAfter.all - machineBefore.all) / ticksPerSecond / 60;
+      const busy = (machineAfter.busy - machineBefore.busy) / ticksPerSecond() / 60;
+      const all = (machineAfter.all - machineBefore.all) / ticksPerSecond() / 60;
       console.log(`   (the whole machine while the jobs ran: ${busy.toFixed(1)} of ${all.toFixed(1)} CPU-min busy)`);
     }
     for (const result of [...measured].sort((a, b) => b.cpuSeconds! - a.cpuSeconds!).slice(0, 10)) {
@@ -289,20 +290,6 @@ async function main(): Promise<number> {
   console.log(`\n== wall time ${((Date.now() - started) / 60_000).toFixed(1)} min`);
   console.log(`${passed} passed, ${failed} failed`);
   return failed > 0 ? 1 : 0;
-}
-
-const ticksPerSecond = 100;
-
-/** The machine's CPU time so far (Linux /proc/stat, in clock ticks): busy, and busy plus idle. */
-function machineCpuTicks(): { busy: number; all: number } | undefined {
-  try {
-    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
-    const [user, nice, system, idle, iowait, irq, softirq, steal] = fields as [number, number, number, number, number, number, number, number];
-    const busy = user + nice + system + irq + softirq + steal;
-    return { busy, all: busy + idle + iowait };
-  } catch {
-    return undefined;
-  }
 }
 
 function indent(text: string): string {

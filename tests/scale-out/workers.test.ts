@@ -25,6 +25,7 @@ import { handshake, payloads, type ChannelServer } from '../helpers/firestore-we
 import { freePort, repoRoot, spawnHearth, type SpawnedHearth } from '../helpers/hearth.js';
 import { hearthCommand } from '../helpers/hearth-command.js';
 import { createTestPgDatabase, type TestPgDatabase } from '../helpers/pg-database.js';
+import { processCpuSeconds } from '../helpers/proc-usage.js';
 import { checkHistory, connectGroup, disconnectGroup, load, type Acknowledged, type ScaleOutRun } from '../helpers/scale-out-load.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -54,12 +55,6 @@ function workerPids(): Map<number, number> {
     pids.set(entry.worker - 1, entry.workerPid);
   }
   return pids;
-}
-
-/** CPU seconds a process has used (user + system), from /proc. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** Loopback source addresses, one for each group, whose workers are the ones asked for. */
@@ -171,14 +166,14 @@ describe('hearth start --workers 2 on one PostgreSQL database', { timeout: 180_0
 
   test('random writes and transactions through both workers: every listener sees every change in order, nothing acknowledged is lost', async () => {
     const pids = workerPids();
-    const before = [...pids.values()].map(cpuSeconds);
+    const before = [...pids.values()].map(processCpuSeconds);
     const acknowledged: Acknowledged[] = [];
     const increments = new Map<string, number>();
     const refused = await load(run, 3, 15, acknowledged, increments);
     assert.ok(acknowledged.length >= 110, `most operations were acknowledged (${acknowledged.length}, refused ${refused})`);
     await checkHistory(run, 'two workers', acknowledged, increments, run.instances.map((group) => group.listener), false);
     // Each worker served its clients: both used CPU for the load.
-    const used = [...pids.values()].map((pid, i) => cpuSeconds(pid) - before[i]!);
+    const used = [...pids.values()].map((pid, i) => processCpuSeconds(pid) - before[i]!);
     for (const seconds of used) assert.ok(seconds > 0.05, `each worker served part of the load (CPU seconds used: ${used.join(', ')})`);
   });
 
