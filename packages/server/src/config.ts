@@ -23,7 +23,7 @@ export interface HearthOptions extends AuthOptions, FirestoreOptions {
    * whose X-Forwarded-For names the client; unset, the connection's address is the client's.
    */
   trustProxy?: string[];
-  /** Set in a worker of `--workers`: its index and the primary's folder of the workers' relay sockets (workers/relay.ts). */
+  /** Set in a worker of `--workers`: its index and the primary's folder of the workers' relay sockets (http/worker-relay.ts). */
   worker?: { index: number; relayDir: string };
   /** How often the console's metrics series is sampled (5000 ms; tests shorten it). */
   metricsIntervalMs?: number;

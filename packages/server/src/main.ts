@@ -10,7 +10,7 @@ import { defaultOptions, defaultShippedRulesFile, defaultShippedStorageRulesFile
 import { parseTrustedProxies } from './http/trusted-proxies.js';
 import { onStopSignal, startBanner } from './start-banner.js';
 import { workerCount } from './workers/worker-count.js';
-import { workerIndexVariable, workerRelayDirVariable, workerUrlVariable } from './workers/worker-messages.js';
+import { servingSummary, workerIndexVariable, workerRelayDirVariable, workerUrlVariable } from './workers/worker-messages.js';
 import { serveAsWorker } from './workers/worker-process.js';
 
 function port(value: string): number {
@@ -205,7 +205,7 @@ program
     }
     const url = await hearth.listen();
     logger.info({ url, project: options.defaultProjectId, dev: options.dev }, 'Hearth is serving');
-    process.stderr.write(startBanner({ url, defaultApiKey: hearth.defaultApiKey, rulesSummary: hearth.rulesSummary, storageRulesSummary: hearth.storageRulesSummary, functionsSummary: hearth.functionsSummary, smsDelivery: hearth.smsDelivery }, options, workers.note ?? 'one process'));
+    process.stderr.write(startBanner(servingSummary(hearth, url), options, workers.note ?? 'one process'));
     onStopSignal(logger, () => hearth.close());
   });
 

@@ -18,6 +18,7 @@ import { discoverCodeBase, setUpFunctions, type FunctionsAssembly, type Function
 import { assembleFirestore } from './firestore/firestore-setup.js';
 import { createHttpApp } from './http/app.js';
 import { ownOriginsOf } from './http/browser-origin.js';
+import { hostPort } from './http/host-port.js';
 import { openStorage, type IdentityStorage } from './storage/identity-storage.js';
 import { openPgPool, type PgPool } from './storage/postgres/pg-connection.js';
 import { registerWebRoutes } from './web/web-routes.js';
@@ -206,7 +207,7 @@ async function assemble(options: HearthOptions, logger: Logger, storage: Identit
       await app.listen({ port: options.port, host: options.host });
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : options.port;
-      await serveOn(`http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`);
+      await serveOn(`http://${hostPort(options.host, port)}`);
       return hearth.url;
     },
     async serveHandedConnections(url) {
@@ -219,7 +220,6 @@ async function assemble(options: HearthOptions, logger: Logger, storage: Identit
       if (closed) socket.destroy();
       else app.server.emit('connection', socket);
     },
-
     async close() {
       if (closed) return;
       closed = true;

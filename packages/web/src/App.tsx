@@ -10,7 +10,6 @@ import { Home } from './pages/Home';
 import { Account, ActionPage, Console, EmailLink, ForgotPassword, Notes, PhoneSignIn, SecondFactor, SignIn, SignUp } from './lazy-pages';
 import { secondFactorPath } from './second-factor/resolver';
 
-
 export interface AppProps {
   auth: Auth;
   providers: readonly ProviderInfo[];

@@ -19,6 +19,9 @@ export interface Tracked {
   counting: Promise<void> | undefined;
 }
 
+/** Databases followed at once; past it, the one asked about least recently is dropped (counted again if asked). */
+export const maxFollowedDatabases = 200;
+
 /**
  * The console overview's document count, kept without a COUNT per request and without a counter
  * row every commit would update (concurrent commits on PostgreSQL would queue on it): counted once
@@ -29,9 +32,6 @@ export interface Tracked {
  * told during or after the count is applied only if it is later than that snapshot. A clear, an
  * import or a feed gap (all told through onClear) drops the number and counts again.
  */
-/** Databases followed at once; past it, the one asked about least recently is dropped (counted again if asked). */
-export const maxFollowedDatabases = 200;
-
 export class DocumentCounter {
   /** In order of the last request for each (the least recent first). */
   private readonly tracked = new Map<string, Tracked>();

@@ -45,12 +45,13 @@ export class WorkerRelay {
     return `${this.sessionPrefix()}${randomBytes(18).toString('base64url')}`;
   }
 
-  /** The worker that made this session id (a WebChannel's, a console's) or transaction id, when another one did. */
+  /** The worker that made this session id (a WebChannel's, a console's token), when another one did. */
   ownerOfSession(sid: string | undefined): number | undefined {
     const match = sid === undefined ? null : sidPattern.exec(sid);
     return this.other(match ? Number(match[1]) : undefined);
   }
 
+  /** The worker whose tag (transactionTag) a transaction id starts with, when another one's. */
   ownerOfTransaction(id: unknown): number | undefined {
     if (typeof id !== 'string') return undefined;
     const raw = Buffer.from(id, 'base64');

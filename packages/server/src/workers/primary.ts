@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { isWorkerMessage, workerIndexVariable, workerRelayDirVariable, workerUrlVariable, type ServingSummary } from './worker-messages.js';
 import { stickyWorker } from './worker-count.js';
+import { hostPort } from '../http/host-port.js';
 
 /**
  * The primary process of `--workers N`: it listens on the public port (and the gRPC one) and
@@ -120,7 +121,7 @@ export async function startPrimary(options: PrimaryOptions): Promise<Primary> {
     });
   const port = await listen(options.port);
   if (options.grpcPort !== undefined) await listen(options.grpcPort);
-  const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`;
+  const url = `http://${hostPort(options.host, port)}`;
   // Private to this user: a relay connection names its client's address, which the worker believes.
   const relayDir = mkdtempSync(join(tmpdir(), 'hearth-workers-'));
 

@@ -15,6 +15,18 @@ export interface ServingSummary {
   smsDelivery: SmsDeliveryMode;
 }
 
+/** The banner's lines from a started Hearth (server.ts's Hearth has them), serving `url`. */
+export function servingSummary(hearth: Omit<ServingSummary, 'url'>, url: string): ServingSummary {
+  return {
+    url,
+    defaultApiKey: hearth.defaultApiKey,
+    rulesSummary: hearth.rulesSummary,
+    storageRulesSummary: hearth.storageRulesSummary,
+    functionsSummary: hearth.functionsSummary,
+    smsDelivery: hearth.smsDelivery,
+  };
+}
+
 export type WorkerMessage = { type: 'ready'; summary: ServingSummary };
 
 export type PrimaryMessage = { type: 'connection' };

@@ -1,5 +1,5 @@
 import { Socket } from 'node:net';
-import { isPrimaryMessage, type ServingSummary, type WorkerMessage } from './worker-messages.js';
+import { isPrimaryMessage, servingSummary, type ServingSummary, type WorkerMessage } from './worker-messages.js';
 
 /** What a worker needs of the Hearth it runs (server.ts's Hearth has it). */
 export interface HandedConnectionsServer extends Omit<ServingSummary, 'url'> {
@@ -20,16 +20,6 @@ export async function serveAsWorker(hearth: HandedConnectionsServer, url: string
     handle.resume();
   });
   process.on('disconnect', () => stop('the primary process is gone'));
-  const ready: WorkerMessage = {
-    type: 'ready',
-    summary: {
-      url,
-      defaultApiKey: hearth.defaultApiKey,
-      rulesSummary: hearth.rulesSummary,
-      storageRulesSummary: hearth.storageRulesSummary,
-      functionsSummary: hearth.functionsSummary,
-      smsDelivery: hearth.smsDelivery,
-    },
-  };
+  const ready: WorkerMessage = { type: 'ready', summary: servingSummary(hearth, url) };
   process.send!(ready);
 }

@@ -17,6 +17,7 @@ import { batchWriter, writeAtTick } from './grpc-batch-writer.js';
 import { listenFramer, listenResponseSerializer } from './listen-encoding.js';
 import { callVerb, firestoreBodyLimit } from './rest-routes.js';
 import { addressOfGrpcPeer, forwardedBy, type Peer } from '../../auth/api/functions-credential.js';
+import { hostPort } from '../../http/host-port.js';
 
 /**
  * google.firestore.v1.Firestore over gRPC, for the Node SDKs (firebase-admin, and the firebase
@@ -60,10 +61,11 @@ export async function startGrpc(options: GrpcOptions): Promise<FirestoreGrpc> {
   const credentials = grpc.ServerCredentials.createInsecure();
   const injector = server.createConnectionInjector(credentials);
   let port: number | undefined;
-  if (options.port !== undefined) {
+  const ownPort = options.port;
+  if (ownPort !== undefined) {
     const host = options.host ?? '127.0.0.1';
     port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(`${host.includes(':') ? `[${host}]` : host}:${options.port}`, credentials, (error, bound) => (error ? reject(error) : resolve(bound))),
+      server.bindAsync(hostPort(host, ownPort), credentials, (error, bound) => (error ? reject(error) : resolve(bound))),
     );
   }
   let closed = false;
