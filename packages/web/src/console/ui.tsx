@@ -40,6 +40,8 @@ export interface Loaded<T> {
   error: unknown;
   loading: boolean;
   reload: () => void;
+  /** Takes an answer the page already has (a PATCH's, say) as the loaded data, with no request. */
+  replace: (data: T) => void;
 }
 
 /** Runs `load` when `key` changes (and on reload), keeping the last answer, the error and whether it is running. */
@@ -71,7 +73,11 @@ export function useLoad<T>(load: () => Promise<T>, key: string): Loaded<T> {
     };
   }, [key, round]);
   const reload = useCallback(() => setRound((r) => r + 1), []);
-  return { data, error, loading, reload };
+  const replace = useCallback((next: T) => {
+    setData(next);
+    setError(null);
+  }, []);
+  return { data, error, loading, reload, replace };
 }
 
 /** A button's action with its running flag and error, so a click cannot be sent twice. */

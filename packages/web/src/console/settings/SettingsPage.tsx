@@ -19,11 +19,14 @@ export function SettingsPage() {
   const [notice, setNotice] = useState<string | null>(null);
   const email = config.data?.signIn.email;
 
+  // The PATCH answers with the whole config, which becomes the page's at once: the notice and the
+  // switches change in one render, never a notice beside a switch still showing the old value.
   async function patch(mask: string, body: Record<string, unknown>, done: string) {
     setNotice(null);
-    if (await action.run(async () => void (await consoleRequest(`${identityV2Path(projectId, 'config')}?updateMask=${encodeURIComponent(mask)}`, { method: 'PATCH', body })))) {
+    let saved: ProjectConfig | undefined;
+    if (await action.run(async () => void (saved = await consoleRequest<ProjectConfig>(`${identityV2Path(projectId, 'config')}?updateMask=${encodeURIComponent(mask)}`, { method: 'PATCH', body })))) {
+      if (saved) config.replace(saved);
       setNotice(done);
-      config.reload();
     }
   }
 
