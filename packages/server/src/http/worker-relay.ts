@@ -18,6 +18,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** The first byte of a worker's transaction tag; the second is its index (six random bytes follow, per start). */
 const tagMark = 0xfe;
+
+/** The most workers a transaction tag can name: its index is one byte. */
+export const maxWorkers = 256;
 const maxPreambleBytes = 64;
 /** A SID made by a worker: `w<index>.` and random text. */
 const sidPattern = /^w(\d{1,3})\./;

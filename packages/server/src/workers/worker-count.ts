@@ -1,5 +1,7 @@
 /** How many processes `hearth start` runs, and which one a client address is served by. */
 
+import { maxWorkers } from '../http/worker-relay.js';
+
 export interface WorkerChoice {
   /** `--workers` as given; undefined: not given. */
   given: number | undefined;
@@ -16,6 +18,7 @@ export type WorkerCount = { count: number; note?: string } | { error: string };
 export function workerCount(choice: WorkerChoice): WorkerCount {
   const oneProcessOnly = !choice.postgres ? 'the SQLite file is written by one process (several workers need PostgreSQL: --database-url)' : choice.demoIdp ? '--demo-idp keeps its sign-ins in one process' : undefined;
   if (choice.given !== undefined) {
+    if (choice.given > maxWorkers) return { error: `--workers ${choice.given} cannot be served: at most ${maxWorkers} (a transaction id names its worker in one byte)` };
     if (choice.given > 1 && oneProcessOnly) return { error: `--workers ${choice.given} cannot be served: ${oneProcessOnly}; use --workers 1` };
     return { count: choice.given };
   }

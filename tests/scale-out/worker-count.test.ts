@@ -1,0 +1,47 @@
+/**
+ * How many processes `hearth start` runs (workers/worker-count.ts), on its own: one unless asked;
+ * several refused where one process must hold the data (SQLite, --demo-idp) and past what a
+ * transaction id can name; and the worker each client address is served by.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { WorkerRelay, maxWorkers } from '../../packages/server/src/http/worker-relay.js';
+import { stickyWorker, workerCount } from '../../packages/server/src/workers/worker-count.js';
+
+const postgres = { postgres: true, demoIdp: false, cores: 2 };
+
+test('one process unless asked; several only where PostgreSQL holds what they share', () => {
+  assert.deepEqual(workerCount({ ...postgres, given: undefined }), { count: 1, note: 'one process (--workers 2 for one per core)' });
+  assert.deepEqual(workerCount({ ...postgres, given: 3 }), { count: 3 });
+  const sqlite = workerCount({ ...postgres, postgres: false, given: 2 });
+  assert.ok('error' in sqlite && /the SQLite file is written by one process/.test(sqlite.error), JSON.stringify(sqlite));
+  assert.deepEqual(workerCount({ ...postgres, postgres: false, given: 1 }), { count: 1 });
+  const demo = workerCount({ ...postgres, demoIdp: true, given: 2 });
+  assert.ok('error' in demo && /--demo-idp/.test(demo.error), JSON.stringify(demo));
+});
+
+test('no more workers than a transaction id can name, and the last one is named exactly', () => {
+  assert.deepEqual(workerCount({ ...postgres, given: maxWorkers }), { count: maxWorkers });
+  const over = workerCount({ ...postgres, given: maxWorkers + 1 });
+  assert.ok('error' in over && over.error.includes(`at most ${maxWorkers}`), JSON.stringify(over));
+  // The highest index a worker can have round-trips through its tag and its session ids.
+  const last = new WorkerRelay(maxWorkers - 1, '/nonexistent');
+  const first = new WorkerRelay(0, '/nonexistent');
+  const id = Buffer.concat([last.transactionTag(), Buffer.alloc(16)]).toString('base64');
+  assert.equal(first.ownerOfTransaction(id), maxWorkers - 1);
+  assert.equal(first.ownerOfSession(last.sessionId()), maxWorkers - 1);
+  assert.equal(last.ownerOfTransaction(id), undefined, 'its own transaction is not relayed');
+});
+
+test('every connection of one address goes to one worker, IPv4 written as IPv6 included', () => {
+  const addresses = Array.from({ length: 200 }, (_, i) => `10.0.${i >> 4}.${i & 15}`);
+  const counts = [0, 0, 0];
+  for (const address of addresses) {
+    const worker = stickyWorker(address, 3);
+    assert.equal(stickyWorker(address, 3), worker);
+    assert.equal(stickyWorker(`::ffff:${address}`, 3), worker);
+    counts[worker]! += 1;
+  }
+  // Spread over all three (not a bound on fairness: each gets a share).
+  assert.ok(counts.every((n) => n > 30), `shares ${counts.join(', ')}`);
+});
