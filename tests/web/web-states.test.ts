@@ -136,6 +136,36 @@ test('confirming an email change in the same browser says why it signed the user
   await page.getByRole('banner').getByRole('link', { name: 'Sign in' }).waitFor();
 });
 
+test('going to a page not loaded yet keeps the current page up until it comes, never a "Loading" step', stepTimeout, async () => {
+  // Its own page, signed out: home is in the shell; sign-in and create-account are fetched on the way.
+  const fresh = await record.newPage(await record.newContext(browser!, waitMs));
+  await fresh.addInitScript(() => {
+    const seen: string[] = [];
+    (window as unknown as { shownTexts: string[] }).shownTexts = seen;
+    // The Suspense fallback is the app's own `p.loading`.
+    new MutationObserver(() => seen.push(document.querySelector('p.loading')?.textContent ?? '')).observe(document, { subtree: true, childList: true, characterData: true });
+  });
+  const fetched: string[] = [];
+  fresh.on('request', (request) => fetched.push(new URL(request.url()).pathname));
+  await fresh.goto(url('/'));
+  const nav = fresh.getByRole('navigation', { name: 'Main' });
+  await nav.getByRole('link', { name: 'Sign in' }).waitFor();
+  const shownTexts = () => fresh.evaluate(() => (window as unknown as { shownTexts: string[] }).shownTexts.splice(0));
+  assert.ok((await shownTexts()).includes('Loading…'), 'the page is observed from its start');
+  for (const [link, heading] of [['Sign in', 'Sign in'], ['Create account', 'Create an account']] as const) {
+    const before = fetched.length;
+    await nav.getByRole('link', { name: link }).click();
+    await fresh.getByRole('heading', { name: heading, level: 1 }).waitFor();
+    assert.ok(fetched.slice(before).some((path) => path.endsWith('.js')), `${link}: its page's module was fetched on the way (${fetched.slice(before).join(', ')})`);
+    const shown = await shownTexts();
+    assert.ok(!shown.includes('Loading…'), `${link} showed the loading fallback on the way: ${JSON.stringify(shown)}`);
+  }
+  // Back to a page already in: at once, as before.
+  await nav.getByRole('link', { name: 'Sign in' }).click();
+  await fresh.getByRole('heading', { name: 'Sign in', level: 1 }).waitFor();
+  assert.deepEqual((await shownTexts()).filter((text) => text === 'Loading…'), []);
+});
+
 test('nothing the page requested left the machine, and the page threw nothing', () => {
   assert.deepEqual(record.pageErrors, []);
   assert.deepEqual(requestsOffMachine(record.requested), []);

@@ -1,4 +1,5 @@
 import { lazy, type ComponentType } from 'react';
+import { secondFactorPath } from './second-factor/resolver';
 
 /**
  * Pages loaded on demand, so the first visit downloads only the shell, the Auth SDK and the home
@@ -46,29 +47,58 @@ function page(from: Source, name: string) {
 
 const account = source(() => import('./pages/Account'));
 const actionPage = source(() => import('./action/ActionPage'));
+const emailLink = source(() => import('./pages/EmailLink'));
+const forgotPassword = source(() => import('./pages/ForgotPassword'));
 const notes = source(() => import('./notes/Notes'));
+const phoneSignIn = source(() => import('./pages/PhoneSignIn'));
+const secondFactor = source(() => import('./second-factor/SecondFactor'));
+const signIn = source(() => import('./pages/SignIn'));
+const signUp = source(() => import('./pages/SignUp'));
 // The operator console is its own bundle: end users never download it.
 const consoleApp = source(() => import('./console/ConsoleApp'));
 
+const sourcesByPath = new Map<string, Source>([
+  ['/account', account],
+  ['/__/auth/action', actionPage],
+  ['/email-link', emailLink],
+  ['/forgot-password', forgotPassword],
+  ['/notes', notes],
+  ['/signin/phone', phoneSignIn],
+  [secondFactorPath, secondFactor],
+  ['/signin', signIn],
+  ['/signup', signUp],
+]);
+
+/** The module a path's page comes from; none for the pages in the shell (home, not found). */
+function sourceFor(pathname: string): Source | undefined {
+  if (pathname === '/console' || pathname.startsWith('/console/')) return consoleApp;
+  return sourcesByPath.get(pathname);
+}
+
 /**
- * Fetches the page a direct visit lands on while the app is still starting (settings, saved
- * session), rather than after: on a slow connection the two waits then overlap. main.tsx renders
- * once it is in, so the page shows in the first render, with no "Loading" step. Resolves either
- * way (a failed load shows the page's own error when it is rendered).
+ * Fetches a path's page. main.tsx waits for the page a direct visit lands on while the app is still
+ * starting (settings, saved session), so the two waits overlap and the page shows in the first
+ * render, with no "Loading" step; App.tsx keeps the current page up while the next one's module
+ * comes. Resolves either way (a failed load shows the page's own error when it is rendered).
  */
 export function preloadPageFor(pathname: string): Promise<void> {
-  const landing =
-    pathname === '/notes' ? notes : pathname === '/account' ? account : pathname === '/__/auth/action' ? actionPage : pathname === '/console' || pathname.startsWith('/console/') ? consoleApp : null;
-  return landing ? landing.load().then(() => undefined, () => undefined) : Promise.resolve();
+  const from = sourceFor(pathname);
+  return from ? from.load().then(() => undefined, () => undefined) : Promise.resolve();
+}
+
+/** Whether a path's page renders without suspending: in the shell, or its module is in. */
+export function pageReady(pathname: string): boolean {
+  const from = sourceFor(pathname);
+  return !from || from.loaded() !== undefined;
 }
 
 export const Account = page(account, 'Account');
 export const ActionPage = page(actionPage, 'ActionPage');
 export const Console = page(consoleApp, 'default');
-export const EmailLink = page(source(() => import('./pages/EmailLink')), 'EmailLink');
-export const ForgotPassword = page(source(() => import('./pages/ForgotPassword')), 'ForgotPassword');
+export const EmailLink = page(emailLink, 'EmailLink');
+export const ForgotPassword = page(forgotPassword, 'ForgotPassword');
 export const Notes = page(notes, 'Notes');
-export const PhoneSignIn = page(source(() => import('./pages/PhoneSignIn')), 'PhoneSignIn');
-export const SecondFactor = page(source(() => import('./second-factor/SecondFactor')), 'SecondFactor');
-export const SignIn = page(source(() => import('./pages/SignIn')), 'SignIn');
-export const SignUp = page(source(() => import('./pages/SignUp')), 'SignUp');
+export const PhoneSignIn = page(phoneSignIn, 'PhoneSignIn');
+export const SecondFactor = page(secondFactor, 'SecondFactor');
+export const SignIn = page(signIn, 'SignIn');
+export const SignUp = page(signUp, 'SignUp');
