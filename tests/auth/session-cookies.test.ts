@@ -136,6 +136,8 @@ describe('accounts:query', () => {
     assert.deepEqual(byEmail.body.userInfo.map((u: { localId: string }) => u.localId), [`${tag}-2`]);
     const byUid = await query({ expression: [{ userId: `${tag}-3` }], returnUserInfo: false });
     assert.deepEqual(byUid.body, { recordsCount: '1' });
+    const counted = await query({ returnUserInfo: false });
+    assert.deepEqual(counted.body, { recordsCount: '4' });
     const none = await query({ expression: [{ email: 'nobody@example.com' }] });
     assert.deepEqual(none.body, { recordsCount: '0' });
     const byCreation = await query({ sortBy: 'CREATED_AT', order: 'ASC' });

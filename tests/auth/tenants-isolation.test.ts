@@ -211,6 +211,9 @@ describe('admin calls', () => {
     assert.deepEqual(lookupInA.body.users.map((u: { localId: string }) => u.localId), [alice.localId]);
     const queried = await call(server, 'POST', `${v1()}/tenants/${b.tenantId}/accounts:query`, { expression: [{ userId: alice.localId }] });
     assert.equal(queried.body.recordsCount, '0');
+    // A bare count is the tenant's own accounts, as its list is.
+    const counted = await call(server, 'POST', `${v1()}/tenants/${a.tenantId}/accounts:query`, { returnUserInfo: false });
+    assert.deepEqual(counted.body, { recordsCount: String((await listed(a.tenantId)).length) });
 
     const changed = await call(server, 'POST', `${v1()}/tenants/${a.tenantId}/accounts:update`, { localId: bob.localId, displayName: 'Mallory' });
     assert.equal(errorCode(changed), 'USER_NOT_FOUND');

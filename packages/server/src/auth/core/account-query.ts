@@ -1,4 +1,5 @@
 import { requestErrors } from '../../http/api-error.js';
+import type { OverviewCounts } from '../../storage/overview-counts.js';
 import type { Store, UserRecord } from '../../storage/store.js';
 import { phoneLookupKey } from '../phone/numbers.js';
 import { requireAdmin } from './auth-context.js';
@@ -30,13 +31,19 @@ const scanPage = 1000;
  * the project's accounts in pages, and an exact email, uid or phone number by its index.
  */
 export class AccountQuery {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly counts: OverviewCounts,
+  ) {}
 
   async query(caller: Caller, request: QueryAccountsRequest): Promise<QueryAccountsResult> {
     requireAdmin(caller);
     const limit = integer(request.limit, maxLimit, 'limit');
     const offset = integer(request.offset, 0, 'offset');
     if (limit < 1 || limit > maxLimit) throw requestErrors.invalidArgument(`limit must be between 1 and ${maxLimit}.`);
+    // Only how many: one indexed count, not every account read, decoded and sorted (about a second
+    // of the server's time at 100k accounts, during which it answered nothing else).
+    if (request.returnUserInfo === false && !request.expression?.[0]) return { recordsCount: await this.counts.userTotal(caller.realm) };
     const matches = await this.matching(caller.realm, request.expression?.[0]);
     const sortBy = request.sortBy && request.sortBy !== 'SORT_BY_FIELD_UNSPECIFIED' ? request.sortBy : 'USER_ID';
     const descending = request.order === 'DESC';

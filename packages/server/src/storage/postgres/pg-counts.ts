@@ -11,6 +11,10 @@ export function pgCounts(pool: PgPool): OverviewCounts {
       ]);
       return { total: Number(total.rows[0]!.n), createdSince: Number(recent.rows[0]!.n) };
     },
+    async userTotal(projectId) {
+      const { rows } = await pool.query<{ n: string }>('SELECT COUNT(*) AS n FROM users WHERE project_id = $1', [projectId]);
+      return Number(rows[0]!.n);
+    },
     async documents(dbKey) {
       // One statement, one snapshot: the count holds exactly the commits up to last_commit_time.
       const { rows } = await pool.query<{ total: string; as_of: string | null }>(

@@ -14,6 +14,9 @@ export function sqliteCounts(db: Database.Database): OverviewCounts {
     async users(projectId, createdSince) {
       return { total: total.get(projectId)!.n, createdSince: recent.get(projectId, createdSince)!.n };
     },
+    async userTotal(projectId) {
+      return total.get(projectId)!.n;
+    },
     async documents(dbKey) {
       const row = documents.get(dbKey, dbKey)!;
       return { total: row.total, asOf: row.as_of ?? 0 };
