@@ -5,6 +5,8 @@
  * it signed the user out; after deleting the account the home page says so. A success or an error
  * clears when the next action starts on any card; password rules show before typing on sign-up
  * and change-password, as the server enforces them (its floor, or the enforced project policy).
+ * Going to a page whose code is not in yet keeps the current page up (with a loading bar when it
+ * takes a while), never a "Loading" fallback.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -164,6 +166,28 @@ test('going to a page not loaded yet keeps the current page up until it comes, n
   await nav.getByRole('link', { name: 'Sign in' }).click();
   await fresh.getByRole('heading', { name: 'Sign in', level: 1 }).waitFor();
   assert.deepEqual((await shownTexts()).filter((text) => text === 'Loading…'), []);
+});
+
+test('on a slow connection the current page stays up with a loading bar until the next one comes', stepTimeout, async () => {
+  const slow = await record.newPage(await record.newContext(browser!, waitMs));
+  await slow.goto(url('/'));
+  const nav = slow.getByRole('navigation', { name: 'Main' });
+  await nav.getByRole('link', { name: 'Sign in' }).waitFor();
+  // From here every script arrives 1.5 s late: the sign-in page's module among them.
+  await slow.route('**/*.js', async (route) => {
+    await new Promise((wait) => setTimeout(wait, 1_500));
+    await route.continue();
+  });
+  await nav.getByRole('link', { name: 'Sign in' }).click();
+  const bar = slow.getByRole('progressbar', { name: 'Loading the page' });
+  await bar.waitFor();
+  assert.equal(await slow.getByRole('heading', { name: 'Welcome to Hearth', level: 1 }).isVisible(), true, 'the home page is still up');
+  // It fades in only once the wait is long (no flash on a fast connection).
+  await slow.waitForFunction(() => getComputedStyle(document.querySelector('[role="progressbar"]')!).opacity === '1');
+  assert.equal(await slow.getByRole('heading', { name: 'Welcome to Hearth', level: 1 }).isVisible(), true, 'the home page is still up under the bar');
+  await slow.getByRole('heading', { name: 'Sign in', level: 1 }).waitFor();
+  assert.equal(await bar.count(), 0);
+  await slow.context().close();
 });
 
 test('nothing the page requested left the machine, and the page threw nothing', () => {

@@ -33,7 +33,7 @@ export function App({ auth, providers, redirect }: AppProps) {
  * React holds the page back a further 300 ms). A page already loaded, and the shell's own pages,
  * show at once, in the same render as the navigation (sign-out relies on that order).
  */
-function useShownLocation(): Location {
+function useShownLocation(): { location: Location; pending: boolean } {
   const location = useLocation();
   const [shown, setShown] = useState(location);
   const [settled, setSettled] = useState<string | null>(null);
@@ -48,33 +48,37 @@ function useShownLocation(): Location {
       current = false;
     };
   }, [location, ready]);
-  return ready ? location : shown;
+  return ready ? { location, pending: false } : { location: shown, pending: true };
 }
 
 function ShownPage() {
-  const location = useShownLocation();
+  const { location, pending } = useShownLocation();
   return (
-    <Routes location={location}>
-      <Route
-        path="/console/*"
-        element={
-          <Suspense fallback={<p className="loading">Loading the console…</p>}>
-            <Console />
-          </Suspense>
-        }
-      />
-      <Route
-        path="*"
-        element={
-          <>
-            <Header />
-            <main>
-              <Pages />
-            </main>
-          </>
-        }
-      />
-    </Routes>
+    <>
+      {/* Shown only past 200 ms (styles.css): on a slow connection the click still answers. */}
+      {pending && <div className="page-pending" role="progressbar" aria-label="Loading the page" />}
+      <Routes location={location}>
+        <Route
+          path="/console/*"
+          element={
+            <Suspense fallback={<p className="loading">Loading the console…</p>}>
+              <Console />
+            </Suspense>
+          }
+        />
+        <Route
+          path="*"
+          element={
+            <>
+              <Header />
+              <main>
+                <Pages />
+              </main>
+            </>
+          }
+        />
+      </Routes>
+    </>
   );
 }
 
