@@ -138,6 +138,15 @@ describe('accounts:query', () => {
     assert.deepEqual(byUid.body, { recordsCount: '1' });
     const counted = await query({ returnUserInfo: false });
     assert.deepEqual(counted.body, { recordsCount: '4' });
+    const countedByName = await query({ returnUserInfo: false, sortBy: 'NAME' });
+    assert.deepEqual(countedByName.body, { recordsCount: '4' });
+    // By uid (the default sort): a window of the store's key, in either order.
+    const uids = (answer: { body: { userInfo?: Array<{ localId: string }> } }) => (answer.body.userInfo ?? []).map((u) => u.localId);
+    const pageByUid = await query({ limit: '2', offset: '1' });
+    assert.equal(pageByUid.body.recordsCount, '4');
+    assert.deepEqual(uids(pageByUid), [`${tag}-1`, `${tag}-2`]);
+    assert.deepEqual(uids(await query({ sortBy: 'USER_ID', order: 'DESC', limit: '3' })), [`${tag}-3`, `${tag}-2`, `${tag}-1`]);
+    assert.deepEqual((await query({ offset: '10' })).body, { recordsCount: '4' });
     const none = await query({ expression: [{ email: 'nobody@example.com' }] });
     assert.deepEqual(none.body, { recordsCount: '0' });
     const byCreation = await query({ sortBy: 'CREATED_AT', order: 'ASC' });

@@ -144,6 +144,22 @@ test('the console works at 390 px wide', stepTimeout, async () => {
   await keepScreenshot(page, 'users-1440px');
 });
 
+test('search by provider lists every account linked to it, by uid, and no other', stepTimeout, async () => {
+  const linked = ['prov-c', 'prov-a', 'prov-b'].map((localId) => ({ localId, email: `${localId}@partner.example`, providerUserInfo: [{ providerId: 'oidc.partner', rawId: `raw-${localId}`, email: `${localId}@partner.example` }] }));
+  const others = [{ localId: 'prov-0', email: 'prov-0@example.com', providerUserInfo: [{ providerId: 'oidc.other', rawId: 'raw-0' }] }, { localId: 'prov-d', email: 'prov-d@example.com' }];
+  const created = await adminPost(server!, '/accounts:batchCreate', { users: [...linked, ...others] });
+  assert.equal(created.status, 200, JSON.stringify(created.body));
+  assert.equal(created.body.error, undefined, JSON.stringify(created.body));
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Users' }).click();
+  await page.getByTestId('users-table').waitFor();
+  await page.getByLabel('Search by').selectOption('provider');
+  await page.getByLabel('Search users').fill('oidc.partner');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.getByRole('link', { name: 'prov-a@partner.example' }).waitFor();
+  const shown = await page.getByTestId('users-table').locator('tbody tr td:first-child').allInnerTexts();
+  assert.deepEqual(shown.map((text) => text.trim()), ['prov-a@partner.example', 'prov-b@partner.example', 'prov-c@partner.example']);
+});
+
 test('the audit log page lists the disable, the enable and the claims change, and exports them', stepTimeout, async () => {
   await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Audit log' }).click();
   await page.getByTestId('audit-table').waitFor();

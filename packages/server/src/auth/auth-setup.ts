@@ -235,7 +235,7 @@ export async function assembleAuth(options: AuthOptions, storage: IdentityStorag
       registerTenantRoutes(app, new TenantAdmin(projects), callers);
       registerMfaRoutes(app, { enrollment: mfa.enrollment, signIn: mfa.signIn, callers, recoveryCodes: mfa.recoveryCodes });
       registerPasskeyRoutes(app, passkeys, callers);
-      registerAdminRoutes(app, { sessions, accounts, admin, projects, callers, imports: new UserImportService(store), sessionCookies: new SessionCookies(deps, sessionCookieKeys, options.dev), accountQuery: new AccountQuery(store, storage.counts), dev: options.dev });
+      registerAdminRoutes(app, { sessions, accounts, admin, projects, callers, imports: new UserImportService(store), sessionCookies: new SessionCookies(deps, sessionCookieKeys, options.dev), accountQuery: new AccountQuery(store, storage.userListing), dev: options.dev });
       registerTokenRoutes(app, sessions, callers, keys);
     },
     async started(startOptions) {

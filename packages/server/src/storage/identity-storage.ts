@@ -12,6 +12,7 @@ import type { FilesStore } from './files-store.js';
 import type { PgPool } from './postgres/pg-connection.js';
 import { pgCounts } from './postgres/pg-counts.js';
 import type { OverviewCounts } from './overview-counts.js';
+import type { UserListing } from './user-listing.js';
 import { openPgDocumentStore } from './postgres/pg-document-store.js';
 import { PgKeyRing, PgSharedSecrets } from './postgres/pg-shared-keys.js';
 import { PgRulesStore } from './postgres/pg-rules-store.js';
@@ -48,6 +49,8 @@ export interface IdentityStorage {
   sizeBytes: () => number;
   /** Users and documents counted, for the console's overview. */
   counts: OverviewCounts;
+  /** Accounts by uid, counted and windowed in the store (accounts:query). */
+  userListing: UserListing;
   /** Closes what was opened here (the pool is the caller's). */
   close(): Promise<void>;
 }
@@ -55,6 +58,7 @@ export interface IdentityStorage {
 export async function openStorage(dataDir: string, pgPool: PgPool | undefined, writerLatch?: Int32Array): Promise<IdentityStorage> {
   if (!pgPool) {
     const sqlite = new SqliteStore(join(dataDir, 'hearth.sqlite'), writerLatch ? { writerLatch } : {});
+    const counts = sqlite.counts();
     return {
       store: sqlite,
       rules: sqlite.rules(),
@@ -66,13 +70,15 @@ export async function openStorage(dataDir: string, pgPool: PgPool | undefined, w
       files: sqlite.files(),
       triggerEvents: sqlite.triggerEvents(),
       sizeBytes: () => sqliteFileBytes(dataDir),
-      counts: sqlite.counts(),
+      counts,
+      userListing: counts,
       close: () => sqlite.close(),
     };
   }
   const store = await PgStore.open(pgPool);
   const documents = await openPgDocumentStore(pgPool);
   const databaseSize = await followDatabaseSize(pgPool);
+  const counts = pgCounts(pgPool);
   const secrets = new PgSharedSecrets(pgPool);
   const newKey = () => randomBytes(32).toString('base64url');
   return {
@@ -88,7 +94,8 @@ export async function openStorage(dataDir: string, pgPool: PgPool | undefined, w
     files: await PgFilesStore.open(pgPool),
     triggerEvents: new PgTriggerEvents(pgPool),
     sizeBytes: () => databaseSize.bytes,
-    counts: pgCounts(pgPool),
+    counts,
+    userListing: counts,
     close: async () => {
       clearInterval(databaseSize.timer);
       await store.close();

@@ -1,5 +1,5 @@
 /**
- * Counts for the console's overview (and accounts:query's bare count), each one indexed query (users and documents, not scanned in
+ * Counts for the console's overview, each one indexed query (users and documents, not scanned in
  * code). The documents are counted once per database and then kept by the change feed
  * (console/document-counter.ts); users are counted on every load (the primary key and the
  * users_created index: some ms at 100k accounts, and every instance sees every other's accounts).
@@ -7,8 +7,6 @@
 export interface OverviewCounts {
   /** Accounts of a realm, and how many were created at or after `createdSince` (ms). */
   users(projectId: string, createdSince: number): Promise<{ total: number; createdSince: number }>;
-  /** Accounts of a realm (accounts:query asked only for recordsCount). */
-  userTotal(projectId: string): Promise<number>;
   /** Documents of a database (its store key, DocumentDatabase.dbKey), with its last commit time in the same snapshot. */
   documents(dbKey: string): Promise<CountedDocuments>;
   /**

@@ -1,6 +1,6 @@
 import { requestErrors } from '../../http/api-error.js';
-import type { OverviewCounts } from '../../storage/overview-counts.js';
 import type { Store, UserRecord } from '../../storage/store.js';
+import type { UserListing } from '../../storage/user-listing.js';
 import { phoneLookupKey } from '../phone/numbers.js';
 import { requireAdmin } from './auth-context.js';
 import { normalizeEmail } from './validation.js';
@@ -33,7 +33,7 @@ const scanPage = 1000;
 export class AccountQuery {
   constructor(
     private readonly store: Store,
-    private readonly counts: OverviewCounts,
+    private readonly listing: UserListing,
   ) {}
 
   async query(caller: Caller, request: QueryAccountsRequest): Promise<QueryAccountsResult> {
@@ -41,12 +41,18 @@ export class AccountQuery {
     const limit = integer(request.limit, maxLimit, 'limit');
     const offset = integer(request.offset, 0, 'offset');
     if (limit < 1 || limit > maxLimit) throw requestErrors.invalidArgument(`limit must be between 1 and ${maxLimit}.`);
-    // Only how many: one indexed count, not every account read, decoded and sorted (about a second
-    // of the server's time at 100k accounts, during which it answered nothing else).
-    if (request.returnUserInfo === false && !request.expression?.[0]) return { recordsCount: await this.counts.userTotal(caller.realm) };
-    const matches = await this.matching(caller.realm, request.expression?.[0]);
+    const filter = request.expression?.[0];
     const sortBy = request.sortBy && request.sortBy !== 'SORT_BY_FIELD_UNSPECIFIED' ? request.sortBy : 'USER_ID';
     const descending = request.order === 'DESC';
+    const unfiltered = filter?.email === undefined && filter?.userId === undefined && filter?.phoneNumber === undefined;
+    if (unfiltered && (request.returnUserInfo === false || sortBy === 'USER_ID')) {
+      // Every account, by uid or only counted: by the store's key, not every account read, decoded
+      // and sorted for each page (about 200 ms of the server's main thread at 100k accounts).
+      const recordsCount = await this.listing.userTotal(caller.realm);
+      if (request.returnUserInfo === false) return { recordsCount };
+      return { recordsCount, users: await this.listing.usersByUid(caller.realm, offset, limit, descending) };
+    }
+    const matches = await this.matching(caller.realm, filter);
     matches.sort((a, b) => {
       const order = compare(sortKey(a, sortBy), sortKey(b, sortBy)) || compare(a.localId, b.localId);
       return descending ? -order : order;

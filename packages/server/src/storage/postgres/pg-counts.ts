@@ -1,7 +1,10 @@
 import type { OverviewCounts } from '../overview-counts.js';
+import type { UserRecord } from '../store.js';
+import type { UserListing } from '../user-listing.js';
 import type { PgPool } from './pg-connection.js';
 
-export function pgCounts(pool: PgPool): OverviewCounts {
+/** The overview's counts, and accounts by uid (the same users table, its primary key; local_id is COLLATE "C": byte order). */
+export function pgCounts(pool: PgPool): OverviewCounts & UserListing {
   return {
     async users(projectId, createdSince) {
       // The second reads the users_created index (the expression must be written as the index has it).
@@ -14,6 +17,13 @@ export function pgCounts(pool: PgPool): OverviewCounts {
     async userTotal(projectId) {
       const { rows } = await pool.query<{ n: string }>('SELECT COUNT(*) AS n FROM users WHERE project_id = $1', [projectId]);
       return Number(rows[0]!.n);
+    },
+    async usersByUid(projectId, offset, limit, descending) {
+      const { rows } = await pool.query<{ record: string }>(
+        `SELECT record FROM users WHERE project_id = $1 ORDER BY local_id ${descending ? 'DESC' : 'ASC'} LIMIT $2 OFFSET $3`,
+        [projectId, limit, offset],
+      );
+      return rows.map((row) => JSON.parse(row.record) as UserRecord);
     },
     async documents(dbKey) {
       // One statement, one snapshot: the count holds exactly the commits up to last_commit_time.

@@ -29,6 +29,7 @@ import { isErasureMutation } from '../erasure-mutation.js';
 import { SqliteErasureRows } from './sqlite-erasure-rows.js';
 import { sqliteCounts } from './sqlite-counts.js';
 import type { OverviewCounts } from '../overview-counts.js';
+import type { UserListing } from '../user-listing.js';
 import { SqliteOutboxRows } from './sqlite-outbox-rows.js';
 import { SqliteFilesStore } from './sqlite-files-store.js';
 import { SqliteAuditLog } from './sqlite-audit-log.js';
@@ -214,7 +215,7 @@ export class SqliteStore implements Store {
     return this.phone.listSmsOutbox(projectId, limit);
   }
 
-  counts(): OverviewCounts {
+  counts(): OverviewCounts & UserListing {
     return sqliteCounts(this.db);
   }
 

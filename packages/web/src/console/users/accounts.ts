@@ -69,7 +69,9 @@ export async function queryAccounts(projectId: string, field: SearchField, value
     const batch = 500;
     for (;;) {
       const page = await consoleRequest<{ recordsCount: string; userInfo?: Account[] }>(identityPath(projectId, 'accounts:query'), {
-        body: { returnUserInfo: true, limit: batch, offset: scan, sortBy: 'CREATED_AT', order: 'DESC' },
+        // By uid, as the plain list: the server pages that by its key (sorted by another field, every
+        // page of the scan would sort all the accounts again).
+        body: { returnUserInfo: true, limit: batch, offset: scan, sortBy: 'USER_ID', order: 'ASC' },
       });
       const found = page.userInfo ?? [];
       for (let i = 0; i < found.length; i += 1) {
