@@ -190,6 +190,32 @@ test('on a slow connection the current page stays up with a loading bar until th
   await slow.context().close();
 });
 
+test('a page that redirects while its target’s code comes ends on the target, navigating once', stepTimeout, async () => {
+  // Notes sends a signed-out visitor to sign-in with <Navigate state={...}>, which navigates again
+  // at every render: a page kept up while its target loads must not be rendered again meanwhile
+  // (it was, and the tab froze in a navigation loop).
+  const redirected = await record.newPage(await record.newContext(browser!, waitMs));
+  await redirected.addInitScript(() => {
+    const counted = window as unknown as { replaces: number };
+    counted.replaces = 0;
+    const replace = history.replaceState.bind(history);
+    history.replaceState = (...args: Parameters<History['replaceState']>) => {
+      counted.replaces += 1;
+      replace(...args);
+    };
+  });
+  await redirected.route('**/assets/SignIn-*.js', async (route) => {
+    await new Promise((wait) => setTimeout(wait, 1_500));
+    await route.continue();
+  });
+  await redirected.goto(url('/notes'));
+  await redirected.getByRole('heading', { name: 'Sign in', level: 1 }).waitFor();
+  assert.equal(new URL(redirected.url()).pathname, '/signin');
+  const replaces = await redirected.evaluate(() => (window as unknown as { replaces: number }).replaces);
+  assert.ok(replaces <= 3, `the redirect replaced the history entry ${replaces} times`);
+  await redirected.context().close();
+});
+
 test('nothing the page requested left the machine, and the page threw nothing', () => {
   assert.deepEqual(record.pageErrors, []);
   assert.deepEqual(requestsOffMachine(record.requested), []);

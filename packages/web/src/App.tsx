@@ -1,14 +1,15 @@
 import type { Auth } from 'firebase/auth';
 import { signOut } from 'firebase/auth';
-import { Suspense, useEffect, useState } from 'react';
-import { BrowserRouter, Link, NavLink, Route, Routes, useLocation, useNavigate, type Location } from 'react-router';
+import { Suspense, useState } from 'react';
+import { Link, NavLink, Route, Routes, useNavigate } from 'react-router';
 import { AuthProvider, useAuthState } from './auth-context';
 import type { ProviderInfo } from './firebase';
 import type { RedirectOutcome } from './redirect';
 import { ErrorAlert } from './components/ErrorAlert';
 import { Home } from './pages/Home';
-import { Account, ActionPage, Console, EmailLink, ForgotPassword, Notes, PhoneSignIn, SecondFactor, SignIn, SignUp, pageReady, preloadPageFor } from './lazy-pages';
+import { Account, ActionPage, Console, EmailLink, ForgotPassword, Notes, PhoneSignIn, SecondFactor, SignIn, SignUp } from './lazy-pages';
 import { secondFactorPath } from './second-factor/resolver';
+import { PageRouter } from './page-router';
 
 export interface AppProps {
   auth: Auth;
@@ -19,66 +20,32 @@ export interface AppProps {
 export function App({ auth, providers, redirect }: AppProps) {
   return (
     <AuthProvider auth={auth} providers={providers} redirect={redirect}>
-      {/* Plain (non-transition) navigation, so leaving a page and signing out land in one predictable order. */}
-      <BrowserRouter useTransitions={false}>
-        <ShownPage />
-      </BrowserRouter>
+      {/* Plain (non-transition) navigation, so leaving a page and signing out land in one predictable
+          order; a page whose code is still coming is waited for on the current one (page-router.tsx). */}
+      <PageRouter>
+        <Routes>
+          <Route
+            path="/console/*"
+            element={
+              <Suspense fallback={<p className="loading">Loading the console…</p>}>
+                <Console />
+              </Suspense>
+            }
+          />
+          <Route
+            path="*"
+            element={
+              <>
+                <Header />
+                <main>
+                  <Pages />
+                </main>
+              </>
+            }
+          />
+        </Routes>
+      </PageRouter>
     </AuthProvider>
-  );
-}
-
-/**
- * The page of the location whose module is in: navigating to a page not loaded yet keeps the
- * current one up until its module comes, rather than showing the Suspense fallback (after which
- * React holds the page back a further 300 ms). A page already loaded, and the shell's own pages,
- * show at once, in the same render as the navigation (sign-out relies on that order).
- */
-function useShownLocation(): { location: Location; pending: boolean } {
-  const location = useLocation();
-  const [shown, setShown] = useState(location);
-  const [settled, setSettled] = useState<string | null>(null);
-  const ready = pageReady(location.pathname) || settled === location.key;
-  if (ready && shown !== location) setShown(location);
-  useEffect(() => {
-    if (ready) return;
-    let current = true;
-    // Settled either way: a module that failed to load is rendered, and shows its own error.
-    void preloadPageFor(location.pathname).then(() => current && setSettled(location.key));
-    return () => {
-      current = false;
-    };
-  }, [location, ready]);
-  return ready ? { location, pending: false } : { location: shown, pending: true };
-}
-
-function ShownPage() {
-  const { location, pending } = useShownLocation();
-  return (
-    <>
-      {/* Shown only past 200 ms (styles.css): on a slow connection the click still answers. */}
-      {pending && <div className="page-pending" role="progressbar" aria-label="Loading the page" />}
-      <Routes location={location}>
-        <Route
-          path="/console/*"
-          element={
-            <Suspense fallback={<p className="loading">Loading the console…</p>}>
-              <Console />
-            </Suspense>
-          }
-        />
-        <Route
-          path="*"
-          element={
-            <>
-              <Header />
-              <main>
-                <Pages />
-              </main>
-            </>
-          }
-        />
-      </Routes>
-    </>
   );
 }
 

@@ -78,8 +78,8 @@ function sourceFor(pathname: string): Source | undefined {
 /**
  * Fetches a path's page. main.tsx waits for the page a direct visit lands on while the app is still
  * starting (settings, saved session), so the two waits overlap and the page shows in the first
- * render, with no "Loading" step; App.tsx keeps the current page up while the next one's module
- * comes. Resolves either way (a failed load shows the page's own error when it is rendered).
+ * render, with no "Loading" step; page-router.tsx keeps the current page up while the next
+ * one's module comes. Resolves either way (a failed load shows the page's own error when it is rendered).
  */
 export function preloadPageFor(pathname: string): Promise<void> {
   const from = sourceFor(pathname);
