@@ -5,6 +5,7 @@
  * another site, without the header, or once the session has expired. Raw HTTP, outside --dev.
  */
 import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { adminPost, uniqueEmail } from '../helpers/admin-http.js';
 import { postJson, startHearth, type TestHearth } from '../helpers/hearth.js';
@@ -247,6 +248,22 @@ describe('console session: expiry and floods', () => {
       assert.ok(concurrent.every((answer) => answer.status === 429));
     } finally {
       await flood.close();
+    }
+  });
+
+  test('the failures are counted in the store: a restart does not forgive them', async () => {
+    const first = await startHearth({ dev: false });
+    const dataDir = first.dataDir;
+    const attempt = (url: string, adminKey: string) => postJson(`${url}/hearth/v1/console/session`, { adminKey });
+    for (let i = 0; i < 10; i++) assert.equal((await attempt(first.url, `wrong-${i}`.padEnd(43, 'x'))).status, 401);
+    await first.hearth.close(); // keeps the data folder (and its database)
+    const restarted = await startHearth({ dev: false, dataDir });
+    try {
+      assert.equal(restarted.adminKey, first.adminKey);
+      assert.equal((await attempt(restarted.url, restarted.adminKey)).status, 429);
+    } finally {
+      await restarted.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

@@ -8,7 +8,7 @@ import { assembleAuth } from './auth/auth-setup.js';
 import type { HumanChecks } from './auth/captcha/human-check.js';
 import type { SmsDeliveryMode } from './auth/phone/sms-delivery.js';
 import type { HearthOptions } from './config.js';
-import { registerConsoleTools, setUpConsole } from './console/console-setup.js';
+import { openConsoleSignInThrottle, registerConsoleTools, setUpConsole } from './console/console-setup.js';
 import { DocumentCounter } from './console/document-counter.js';
 import { registerConsoleFunctionsRoutes } from './console/functions-routes.js';
 import { registerOverviewRoutes } from './console/overview-routes.js';
@@ -114,6 +114,7 @@ async function assemble(options: HearthOptions, logger: Logger, storage: Identit
     publicUrl: urls.publicUrl,
     storeBytes: storage.sizeBytes,
     metricsIntervalMs: options.metricsIntervalMs ?? 5000,
+    signInFailures: await openConsoleSignInThrottle(storage.store),
   });
   await auth.register(app);
   const firestore = await assembleFirestore(options, storage, logger, {

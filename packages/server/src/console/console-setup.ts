@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { FailureThrottle } from '../auth/core/throttle.js';
 import { countRequests, countStoreBytes } from '../http/metrics.js';
 import type { AuditLog } from '../storage/audit-log.js';
+import type { Store } from '../storage/store.js';
 import { auditConsoleChanges, registerAuditRoutes } from './audit.js';
 import { consoleChannel, consoleChannelPrefix, consoleTokenOf, markConsoleRequests } from './console-access.js';
 import { matchesSecret } from './console-gate.js';
@@ -34,6 +35,16 @@ export interface ConsoleSetup {
   /** The store's size in bytes now (the SQLite file and its log, or the PostgreSQL database). */
   storeBytes: () => number;
   metricsIntervalMs: number;
+  /** Failed console sign-ins per address (openConsoleSignInThrottle). */
+  signInFailures: FailureThrottle;
+}
+
+/**
+ * Failed console sign-ins, counted per address in the store: a restart does not forgive them, and
+ * workers and instances sharing PostgreSQL add up each other's counts before deciding.
+ */
+export function openConsoleSignInThrottle(store: Store): Promise<FailureThrottle> {
+  return FailureThrottle.open(store, 'console-sign-in', { maxFailures: 10, windowMs: 15 * 60_000 });
 }
 
 export interface ConsoleServer {
@@ -64,7 +75,7 @@ export function setUpConsole(app: FastifyInstance, setup: ConsoleSetup): Console
     sessions,
     isAdminKey: (presented) => matchesSecret(presented, setup.adminKey),
     operatorOfIdToken: (idToken) => operatorOfIdToken(setup.accounts, idToken),
-    failures: new FailureThrottle({ maxFailures: 10, windowMs: 15 * 60_000 }),
+    failures: setup.signInFailures,
     secure: () => setup.publicUrl().startsWith('https:'),
   });
   const audit = { log: setup.auditLog, logger: setup.logger, isOwnerCredential: setup.isOwnerCredential, clock: setup.clock };

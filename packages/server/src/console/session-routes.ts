@@ -36,6 +36,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: SessionRouteDe
     const body = request.body as { adminKey?: string; idToken?: string };
     if ((body.adminKey === undefined) === (body.idToken === undefined)) throw consoleErrors.wrongCredentialShape();
     const address = clientAddressOf(request);
+    await deps.failures.refresh([address]);
     if (deps.failures.isBlocked(address)) throw consoleErrors.tooManyAttempts();
     const operator = body.adminKey !== undefined ? (deps.isAdminKey(body.adminKey) ? 'admin' : undefined) : await deps.operatorOfIdToken(body.idToken!);
     if (operator === undefined) {
