@@ -110,6 +110,15 @@ describe('firebase-admin over gRPC', () => {
     await within(parent.collection('sub2').doc('y').set({}), 'seed sub2');
     await within(c.doc('plain').set({ n: 1, other: 'o' }), 'seed plain');
     assert.deepEqual((await within(parent.listCollections(), 'parent.listCollections')).map((r) => r.id).sort(), ['sub1', 'sub2']);
+    // Ids that sort between a collection and its documents' subcollections ('-' and '.' come before
+    // '/'), after them ('0'), beyond ASCII, and one whose documents exist only in subcollections.
+    const tricky = coll('listing-ids').doc('holder');
+    const ids = ['a', 'a-x', 'a.b', 'a0', 'b', 'ä', '日本'];
+    for (const id of ids) await within(tricky.collection(id).doc('d').set({}), `seed ${id}`);
+    await within(tricky.collection('a').doc('d').collection('deep').doc('e').set({}), 'seed a/d/deep');
+    await within(tricky.collection('a-x').doc('d').collection('deep').doc('e').set({}), 'seed a-x/d/deep');
+    await within(tricky.collection('ghost').doc('g').collection('deep').doc('e').set({}), 'seed ghost/g/deep');
+    assert.deepEqual((await within(tricky.listCollections(), 'tricky.listCollections')).map((r) => r.id).sort(), [...ids, 'ghost'].sort());
     const root = (await within(admin.listCollections(), 'listCollections')).map((r) => r.id);
     assert.ok(root.includes(c.id), `${c.id} among ${root.join(', ')}`);
     // listDocuments also names documents that only have subcollections (showMissing).

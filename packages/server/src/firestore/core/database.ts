@@ -333,6 +333,7 @@ export class DocumentDatabase {
   async listCollectionIds(db: DatabaseId, parent: string, readTime?: number): Promise<string[]> {
     const dbKey = await this.ready(db);
     if (parent !== '') documentKey(parent);
+    if (readTime === undefined && this.store.collectionIds) return (await this.store.collectionIds(dbKey, parent)).sort();
     const paths = await this.store.collectionPaths(dbKey, parent, readTime);
     const depth = parent === '' ? 0 : parent.split('/').length;
     const ids = new Set<string>();

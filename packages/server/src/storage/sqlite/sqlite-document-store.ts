@@ -11,6 +11,7 @@ import { SqliteWriter } from './sqlite-writer.js';
 import { loadSqliteDocuments } from './sqlite-document-load.js';
 import { SqliteDocumentHistory, type VersionShape } from './sqlite-document-history.js';
 import { documentScanOrder, documentScanWhere } from './sqlite-document-scan.js';
+import { SqliteCollectionIds } from './sqlite-collection-ids.js';
 
 /** A row as SELECTed: the columns of fs_documents and fs_versions alike. */
 type RowShape = VersionShape;
@@ -42,6 +43,7 @@ export class SqliteDocumentStore implements DocumentStore {
   private readonly pendingFirst = new Map<string, number>();
   private readonly history: SqliteDocumentHistory;
   private readonly vectors: SqliteVectorRows;
+  private readonly childIds: SqliteCollectionIds;
   private readonly writer: SqliteWriter;
   private readonly groups: CommitGroups;
   /** Databases written by the group being made. */
@@ -60,6 +62,7 @@ export class SqliteDocumentStore implements DocumentStore {
   ) {
     this.history = new SqliteDocumentHistory(db);
     this.vectors = new SqliteVectorRows(db);
+    this.childIds = new SqliteCollectionIds(db);
     this.writer = new SqliteWriter(options.file, options.writerLatch);
     this.groups = new CommitGroups(this.writer, {
       start: () => this.overlay.clear(),
@@ -194,6 +197,10 @@ export class SqliteDocumentStore implements DocumentStore {
     const upper = prefix === '' ? '\u{10FFFF}' : `${prefix}0`;
     if (readTime !== undefined) return this.history.collectionPathsAt(db, lower, upper, readTime);
     return this.statements.collectionPaths.all(db, lower, upper).map((row) => row.parent);
+  }
+
+  async collectionIds(db: string, prefix: string): Promise<string[]> {
+    return this.childIds.under(db, prefix);
   }
 
   async lastCommitTime(db: string): Promise<number> {
