@@ -90,8 +90,8 @@ export function registerOverviewRoutes(app: FastifyInstance, deps: OverviewDeps)
     if (!projects.some((project) => project.projectId === projectId) && users.total === 0 && documents === 0) {
       overview.warnings.unshift(`There is no project "${projectId}" on this server yet: nothing is stored under it. Check the Project box for a typo.`);
     }
-    if (!deps.mailSent) overview.warnings.push('No SMTP server: mails (verifications, password resets, sign-in links) are kept in the Outbox and nobody receives them. Start Hearth with --smtp-url.');
-    if (deps.smsDelivery === 'none') overview.warnings.push('No SMS provider: phone sign-in and codes by text message are refused.');
+    // Where mails and texts go (no SMTP server, no SMS provider) is `mail.delivery` and
+    // `sms.delivery`, which the page words itself beside these: not repeated as warnings.
     if (!hasRules) overview.warnings.push(deps.dev ? 'No security rules released: the document database is open to every caller (dev mode).' : 'No security rules released: the document database is closed to all but the admin.');
     if (overview.mail.failed > 0) overview.warnings.push(`${overview.mail.failed} mail${overview.mail.failed === 1 ? '' : 's'} could not be delivered.`);
     if (sample && sample.errorsPerSec > 0) overview.warnings.push(`Requests are failing right now: ${sample.errorsPerSec} errors a second.`);

@@ -111,6 +111,7 @@ export function Overview({ sections }: { sections: ReadonlyArray<{ to: string; l
               </Link>
             </li>
           </ul>
+          <Delivery mail={data.mail.delivery} texts={data.sms.delivery} />
           <h2>Sign-ins by method</h2>
           <p className="console-hint">Successful sign-ins and sign-ups since the server started.</p>
           {methods.length === 0 ? (
@@ -141,7 +142,6 @@ export function Overview({ sections }: { sections: ReadonlyArray<{ to: string; l
           )}
         </>
       )}
-      <Delivery />
       <h2>Sections</h2>
       <ul className="console-cards">
         {sections.map((section) => (
