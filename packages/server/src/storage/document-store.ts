@@ -128,7 +128,11 @@ export interface DocumentStore {
   scanDocuments(db: string, scan: DocumentScan): Promise<DocumentRow[]>;
   /** Collection paths at or under `prefix` (every collection holding a document), now or at `readTime` (µs). */
   collectionPaths(db: string, prefix: string, readTime?: number): Promise<string[]>;
-  /** The collection ids directly under `prefix` (a document, or '' for the root), now; unordered. Where absent, from collectionPaths. */
+  /**
+   * The ids one level below `prefix`, now, unordered: under a document (or '' for the root) its
+   * collections; under a collection, its documents that have subcollections. Where absent, callers
+   * take them from collectionPaths.
+   */
   collectionIds?(db: string, prefix: string): Promise<string[]>;
   /** The latest acknowledged commit time of a database (µs), 0 if none. */
   lastCommitTime(db: string): Promise<number>;

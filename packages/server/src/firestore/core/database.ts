@@ -347,7 +347,8 @@ export class DocumentDatabase {
     const dbKey = await this.ready(db);
     const depth = collection.split('/').length;
     const ids = new Set<string>();
-    for (const path of await this.store.collectionPaths(dbKey, collection, readTime)) ids.add(path.split('/')[depth]!);
+    if (readTime === undefined && this.store.collectionIds) for (const id of await this.store.collectionIds(dbKey, collection)) ids.add(id);
+    else for (const path of await this.store.collectionPaths(dbKey, collection, readTime)) ids.add(path.split('/')[depth]!);
     const paths = [...ids].map((id) => `${collection}/${id}`);
     const existing = readTime === undefined ? await this.store.getDocuments(dbKey, paths) : await this.store.getDocumentsAt(dbKey, paths, readTime);
     return [...ids].filter((id) => !existing.has(`${collection}/${id}`));

@@ -9,6 +9,7 @@ import { changeChannel, notifyPayload } from './pg-change-log.js';
 import { lockMeta, PgCommitGroups, readRows, type Decide } from './pg-commit-group.js';
 import { PgDocumentHistory } from './pg-document-history.js';
 import { documentSchemaSteps } from './pg-document-schema.js';
+import { pgCollectionIds } from './pg-collection-ids.js';
 import { bytes, idBytes, indexValueKey, maxIndexValueBytes, pgDocumentScanOrder, pgDocumentScanWhere, pgRowColumns, rowFromPg, type PgRowShape } from './pg-document-scan.js';
 import { documentChangeStatements, runStatements } from './pg-document-writes.js';
 import { loadPgDocuments } from './pg-document-load.js';
@@ -100,6 +101,10 @@ export class PgDocumentStore implements DocumentStore {
     if (readTime !== undefined) return this.history.collectionPathsAt(db, lower, upper, readTime);
     const { rows } = await this.reader.query<{ parent: Buffer }>('SELECT DISTINCT parent FROM fs_documents WHERE db = $1 AND parent >= $2 AND parent < $3', [db, lower, upper]);
     return rows.map((row) => row.parent.toString('utf8'));
+  }
+
+  async collectionIds(db: string, prefix: string): Promise<string[]> {
+    return pgCollectionIds(this.reader, db, prefix);
   }
 
   async lastCommitTime(db: string): Promise<number> {
