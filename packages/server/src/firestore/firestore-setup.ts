@@ -58,7 +58,7 @@ export interface FirestoreAssembly {
   stop(): Promise<void>;
 }
 
-/** `relay`: in a worker of --workers, how requests another worker owns reach it (workers/relay.ts). */
+/** `relay`: in a worker of --workers, how requests another worker owns reach it (http/worker-relay.ts). */
 export async function assembleFirestore(options: FirestoreOptions, storage: IdentityStorage, logger: Logger, identity: FirestoreIdentity, relay?: WorkerRelay): Promise<FirestoreAssembly> {
   const compositeIndexes = options.indexesFile ? loadIndexFile(options.indexesFile) : [];
   const vectorIndexes = options.indexesFile ? loadVectorIndexFile(options.indexesFile) : [];

@@ -34,7 +34,7 @@ export type PrimaryMessage = { type: 'connection' };
 /** Set in a worker's environment: its place among the workers (0-based) and the address it serves. */
 export const workerIndexVariable = 'HEARTH_WORKER_INDEX';
 export const workerUrlVariable = 'HEARTH_WORKER_URL';
-/** The primary's private folder of the workers' relay sockets (workers/relay.ts). */
+/** The primary's private folder of the workers' relay sockets (http/worker-relay.ts). */
 export const workerRelayDirVariable = 'HEARTH_WORKER_RELAY_DIR';
 
 export function isWorkerMessage(value: unknown): value is WorkerMessage {
