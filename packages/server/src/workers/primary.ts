@@ -16,8 +16,8 @@ import { hostPort } from '../http/host-port.js';
  * worker keeps in memory for a client (WebChannel sessions, server transactions, in-flight limits
  * per address) is where its next connection arrives. A trusted reverse proxy's connections carry
  * many clients: they are spread over the workers in turn, and a request that belongs to another
- * worker is relayed to it (http/worker-relay.ts). The primary opens no storage and runs no request: a worker
- * that dies takes only its connections with it, and is started again.
+ * worker is relayed to it (http/worker-relay.ts). The primary opens no storage and runs no
+ * request: a worker that dies takes only its connections with it, and is started again.
  */
 
 export interface PrimaryOptions {
