@@ -1,7 +1,7 @@
 /**
  * How many processes `hearth start` runs (workers/worker-count.ts), on its own: one unless asked;
  * several refused where one process must hold the data (SQLite, --demo-idp) and past what a
- * transaction id can name; and the worker each client address is served by.
+ * transaction id can name; and the worker each client address (an IPv6 client: its /64) is served by.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -44,4 +44,11 @@ test('every connection of one address goes to one worker, IPv4 written as IPv6 i
   }
   // Spread over all three (not a bound on fairness: each gets a share).
   assert.ok(counts.every((n) => n > 30), `shares ${counts.join(', ')}`);
+});
+
+test('an IPv6 client is its /64, as the per-address limits count it: every address of it goes to one worker', () => {
+  const host = stickyWorker('2001:db8:1:2::1', 7);
+  for (const address of ['2001:db8:1:2::2', '2001:db8:1:2:ffff:ffff:ffff:ffff', '2001:0db8:0001:0002:0:0:0:9']) assert.equal(stickyWorker(address, 7), host, address);
+  const others = Array.from({ length: 50 }, (_, i) => stickyWorker(`2001:db8:1:${(i + 3).toString(16)}::1`, 7));
+  assert.ok(new Set(others).size > 1, 'other /64s spread over the workers');
 });

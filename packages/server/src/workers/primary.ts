@@ -82,8 +82,9 @@ export async function startPrimary(options: PrimaryOptions): Promise<Primary> {
       socket.destroy();
       return;
     }
+    // proxy-addr takes an IPv4 address written as IPv6 (::ffff:a.b.c.d) as the IPv4 address.
     const address = socket.remoteAddress ?? '';
-    const preferred = isProxy(address.startsWith('::ffff:') ? address.slice(7) : address, 0) ? nextForProxy++ % slots.length : stickyWorker(address, slots.length);
+    const preferred = isProxy(address, 0) ? nextForProxy++ % slots.length : stickyWorker(address, slots.length);
     // The client's own worker, or while it is being started again the next one that serves.
     for (let step = 0; step < slots.length; step++) {
       const slot = slots[(preferred + step) % slots.length]!;

@@ -1,5 +1,6 @@
 /** How many processes `hearth start` runs, and which one a client address is served by. */
 
+import { addressKey } from '../http/address-key.js';
 import { maxWorkers } from '../http/worker-relay.js';
 
 export interface WorkerChoice {
@@ -28,12 +29,13 @@ export function workerCount(choice: WorkerChoice): WorkerCount {
 }
 
 /**
- * The worker (0-based) a client address is served by: FNV-1a of the address, so every connection
- * from one address reaches the same worker. IPv4 addresses written as IPv6 (::ffff:a.b.c.d) count
- * as the IPv4 address they are.
+ * The worker (0-based) a client address is served by: FNV-1a of the address as the per-address
+ * limits count it (http/address-key.ts: IPv4 written as IPv6 is the IPv4 address, an IPv6 address
+ * its /64), so every connection of one client reaches the same worker, and what a worker counts in
+ * memory per address (WebChannel sessions, transfers in flight) is the client's whole count.
  */
 export function stickyWorker(address: string, workers: number): number {
-  const key = address.startsWith('::ffff:') ? address.slice(7) : address;
+  const key = addressKey(address);
   let hash = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) {
     hash ^= key.charCodeAt(i);
