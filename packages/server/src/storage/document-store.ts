@@ -130,10 +130,10 @@ export interface DocumentStore {
   collectionPaths(db: string, prefix: string, readTime?: number): Promise<string[]>;
   /**
    * The ids one level below `prefix`, now, unordered: under a document (or '' for the root) its
-   * collections; under a collection, its documents that have subcollections. Where absent, callers
-   * take them from collectionPaths.
+   * collections; under a collection, its documents that have subcollections. By a walk of the
+   * parents' index, one id to the next, not reading every parent as collectionPaths does.
    */
-  collectionIds?(db: string, prefix: string): Promise<string[]>;
+  collectionIds(db: string, prefix: string): Promise<string[]>;
   /** The latest acknowledged commit time of a database (µs), 0 if none. */
   lastCommitTime(db: string): Promise<number>;
   /**

@@ -333,7 +333,7 @@ export class DocumentDatabase {
   async listCollectionIds(db: DatabaseId, parent: string, readTime?: number): Promise<string[]> {
     const dbKey = await this.ready(db);
     if (parent !== '') documentKey(parent);
-    if (readTime === undefined && this.store.collectionIds) return (await this.store.collectionIds(dbKey, parent)).sort();
+    if (readTime === undefined) return (await this.store.collectionIds(dbKey, parent)).sort();
     const paths = await this.store.collectionPaths(dbKey, parent, readTime);
     const depth = parent === '' ? 0 : parent.split('/').length;
     const ids = new Set<string>();
@@ -347,7 +347,7 @@ export class DocumentDatabase {
     const dbKey = await this.ready(db);
     const depth = collection.split('/').length;
     const ids = new Set<string>();
-    if (readTime === undefined && this.store.collectionIds) for (const id of await this.store.collectionIds(dbKey, collection)) ids.add(id);
+    if (readTime === undefined) for (const id of await this.store.collectionIds(dbKey, collection)) ids.add(id);
     else for (const path of await this.store.collectionPaths(dbKey, collection, readTime)) ids.add(path.split('/')[depth]!);
     const paths = [...ids].map((id) => `${collection}/${id}`);
     const existing = readTime === undefined ? await this.store.getDocuments(dbKey, paths) : await this.store.getDocumentsAt(dbKey, paths, readTime);

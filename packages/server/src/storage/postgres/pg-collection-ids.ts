@@ -1,4 +1,5 @@
 import type { PgQueryable } from './pg-rows.js';
+import { firstSegment, parentRange } from '../parent-range.js';
 import { bytes } from './pg-document-scan.js';
 
 /**
@@ -25,14 +26,8 @@ const walk = `
 
 /** Unordered, each once. */
 export async function pgCollectionIds(reader: PgQueryable, db: string, prefix: string): Promise<string[]> {
-  const lower = bytes(prefix === '' ? '' : `${prefix}/`);
-  const upper = bytes(prefix === '' ? '\u{10FFFF}' : `${prefix}0`);
-  const { rows } = await reader.query<{ parent: Buffer }>(walk, [db, lower, upper, lower.length]);
-  const ids = new Set<string>();
-  for (const { parent } of rows) {
-    const rest = parent.subarray(lower.length).toString('utf8');
-    const slash = rest.indexOf('/');
-    ids.add(slash < 0 ? rest : rest.slice(0, slash));
-  }
-  return [...ids];
+  const range = parentRange(prefix);
+  const lower = bytes(range.lower);
+  const { rows } = await reader.query<{ parent: Buffer }>(walk, [db, lower, bytes(range.upper), lower.length]);
+  return [...new Set(rows.map(({ parent }) => firstSegment(parent.subarray(lower.length).toString('utf8'))))];
 }

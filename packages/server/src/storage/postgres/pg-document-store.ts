@@ -10,6 +10,7 @@ import { lockMeta, PgCommitGroups, readRows, type Decide } from './pg-commit-gro
 import { PgDocumentHistory } from './pg-document-history.js';
 import { documentSchemaSteps } from './pg-document-schema.js';
 import { pgCollectionIds } from './pg-collection-ids.js';
+import { parentRange } from '../parent-range.js';
 import { bytes, idBytes, indexValueKey, maxIndexValueBytes, pgDocumentScanOrder, pgDocumentScanWhere, pgRowColumns, rowFromPg, type PgRowShape } from './pg-document-scan.js';
 import { documentChangeStatements, runStatements } from './pg-document-writes.js';
 import { loadPgDocuments } from './pg-document-load.js';
@@ -95,9 +96,8 @@ export class PgDocumentStore implements DocumentStore {
   }
 
   async collectionPaths(db: string, prefix: string, readTime?: number): Promise<string[]> {
-    // Parents sharing the prefix sort together; '0' is the character after '/'.
-    const lower = bytes(prefix === '' ? '' : `${prefix}/`);
-    const upper = bytes(prefix === '' ? '\u{10FFFF}' : `${prefix}0`);
+    const range = parentRange(prefix);
+    const [lower, upper] = [bytes(range.lower), bytes(range.upper)];
     if (readTime !== undefined) return this.history.collectionPathsAt(db, lower, upper, readTime);
     const { rows } = await this.reader.query<{ parent: Buffer }>('SELECT DISTINCT parent FROM fs_documents WHERE db = $1 AND parent >= $2 AND parent < $3', [db, lower, upper]);
     return rows.map((row) => row.parent.toString('utf8'));

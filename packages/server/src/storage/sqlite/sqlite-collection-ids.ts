@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { firstSegment, parentRange } from '../parent-range.js';
 
 /**
  * The ids one level below a prefix (the collections under a document, or at the root) by seeking
@@ -16,19 +17,16 @@ export class SqliteCollectionIds {
 
   /** Unordered, each once. */
   under(dbKey: string, prefix: string): string[] {
-    // Parents sharing the prefix sort together; '0' is the character after '/'.
-    const lower = prefix === '' ? '' : `${prefix}/`;
-    const upper = prefix === '' ? '\u{10FFFF}' : `${prefix}0`;
+    const { lower, upper } = parentRange(prefix);
     const ids = new Set<string>();
     let row = this.from.get(dbKey, lower, upper);
     while (row) {
       const rest = row.parent.slice(lower.length);
-      const slash = rest.indexOf('/');
-      const id = slash < 0 ? rest : rest.slice(0, slash);
+      const id = firstSegment(rest);
       ids.add(id);
       // The collection `id` itself, then `id/...` (its documents' subcollections): all sort before
       // `id0`. Other ids between `id` and `id/` (`id-x`: '-' sorts before '/') are found by `after`.
-      row = slash < 0 ? this.after.get(dbKey, row.parent, upper) : this.from.get(dbKey, `${lower}${id}0`, upper);
+      row = id === rest ? this.after.get(dbKey, row.parent, upper) : this.from.get(dbKey, `${lower}${id}0`, upper);
     }
     return [...ids];
   }

@@ -12,6 +12,7 @@ import { loadSqliteDocuments } from './sqlite-document-load.js';
 import { SqliteDocumentHistory, type VersionShape } from './sqlite-document-history.js';
 import { documentScanOrder, documentScanWhere } from './sqlite-document-scan.js';
 import { SqliteCollectionIds } from './sqlite-collection-ids.js';
+import { parentRange } from '../parent-range.js';
 
 /** A row as SELECTed: the columns of fs_documents and fs_versions alike. */
 type RowShape = VersionShape;
@@ -192,9 +193,7 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   async collectionPaths(db: string, prefix: string, readTime?: number): Promise<string[]> {
-    // Parents sharing the prefix sort together; '0' is the character after '/'.
-    const lower = prefix === '' ? '' : `${prefix}/`;
-    const upper = prefix === '' ? '\u{10FFFF}' : `${prefix}0`;
+    const { lower, upper } = parentRange(prefix);
     if (readTime !== undefined) return this.history.collectionPathsAt(db, lower, upper, readTime);
     return this.statements.collectionPaths.all(db, lower, upper).map((row) => row.parent);
   }
