@@ -5,19 +5,20 @@ import type { PgPool } from './pg-connection.js';
 
 /** The overview's counts, and accounts by uid (the same users table, its primary key; local_id is COLLATE "C": byte order). */
 export function pgCounts(pool: PgPool): OverviewCounts & UserListing {
+  const userTotal = async (projectId: string) => {
+    const { rows } = await pool.query<{ n: string }>('SELECT COUNT(*) AS n FROM users WHERE project_id = $1', [projectId]);
+    return Number(rows[0]!.n);
+  };
   return {
     async users(projectId, createdSince) {
       // The second reads the users_created index (the expression must be written as the index has it).
       const [total, recent] = await Promise.all([
-        pool.query<{ n: string }>('SELECT COUNT(*) AS n FROM users WHERE project_id = $1', [projectId]),
+        userTotal(projectId),
         pool.query<{ n: string }>("SELECT COUNT(*) AS n FROM users WHERE project_id = $1 AND ((record::jsonb ->> 'createdAt')::bigint) >= $2", [projectId, createdSince]),
       ]);
-      return { total: Number(total.rows[0]!.n), createdSince: Number(recent.rows[0]!.n) };
+      return { total, createdSince: Number(recent.rows[0]!.n) };
     },
-    async userTotal(projectId) {
-      const { rows } = await pool.query<{ n: string }>('SELECT COUNT(*) AS n FROM users WHERE project_id = $1', [projectId]);
-      return Number(rows[0]!.n);
-    },
+    userTotal,
     async usersByUid(projectId, offset, limit, descending) {
       const { rows } = await pool.query<{ record: string }>(
         `SELECT record FROM users WHERE project_id = $1 ORDER BY local_id ${descending ? 'DESC' : 'ASC'} LIMIT $2 OFFSET $3`,
