@@ -118,6 +118,8 @@ test('password reset: forgot-password page, mail over SMTP, new password on the 
 
   await page.goto(url('/signin'));
   await page.getByRole('link', { name: 'Forgot password?' }).click();
+  // The sign-in page, with its own Email box, stays up until the next page's code is in.
+  await page.getByRole('heading', { name: 'Forgot your password?', level: 1 }).waitFor();
   await page.getByLabel('Email', { exact: true }).fill(email);
   await page.getByRole('button', { name: 'Send reset link' }).click();
   await status('If an account exists for that address, we sent a link.');
@@ -228,6 +230,8 @@ test('email-link sign-in: the link opened in the same browser signs in and lands
   const email = uniqueEmail('link');
   await page.goto(url('/signin'));
   await page.getByRole('link', { name: 'Get a sign-in link by email' }).click();
+  // The sign-in page, with its own Email box, stays up until the next page's code is in.
+  await page.getByRole('heading', { name: 'Sign in with a link', level: 1 }).waitFor();
   await page.getByLabel('Email', { exact: true }).fill(email);
   await page.getByRole('button', { name: 'Send sign-in link' }).click();
   await status(`Check ${email} for a sign-in link`);
