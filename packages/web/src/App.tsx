@@ -7,8 +7,7 @@ import type { ProviderInfo } from './firebase';
 import type { RedirectOutcome } from './redirect';
 import { ErrorAlert } from './components/ErrorAlert';
 import { Home } from './pages/Home';
-import { Account, ActionPage, Console, EmailLink, ForgotPassword, Notes, PhoneSignIn, SecondFactor, SignIn, SignUp } from './lazy-pages';
-import { secondFactorPath } from './second-factor/resolver';
+import { Console, lazyPages } from './lazy-pages';
 import { PageRouter } from './page-router';
 
 export interface AppProps {
@@ -56,15 +55,9 @@ function Pages() {
     <Suspense fallback={<p className="loading">Loading…</p>}>
       <Routes>
         <Route path="/" element={<Home />} />
-        <Route path="/signup" element={<SignUp />} />
-        <Route path="/signin" element={<SignIn />} />
-        <Route path="/signin/phone" element={<PhoneSignIn />} />
-        <Route path={secondFactorPath} element={<SecondFactor />} />
-        <Route path="/account" element={<Account />} />
-        <Route path="/notes" element={<Notes />} />
-        <Route path="/forgot-password" element={<ForgotPassword />} />
-        <Route path="/email-link" element={<EmailLink />} />
-        <Route path="/__/auth/action" element={<ActionPage />} />
+        {lazyPages.map(({ path, Page }) => (
+          <Route key={path} path={path} element={<Page />} />
+        ))}
         <Route path="*" element={<NotFound />} />
       </Routes>
     </Suspense>

@@ -45,29 +45,35 @@ function page(from: Source, name: string) {
   });
 }
 
-const account = source(() => import('./pages/Account'));
-const actionPage = source(() => import('./action/ActionPage'));
-const emailLink = source(() => import('./pages/EmailLink'));
-const forgotPassword = source(() => import('./pages/ForgotPassword'));
-const notes = source(() => import('./notes/Notes'));
-const phoneSignIn = source(() => import('./pages/PhoneSignIn'));
-const secondFactor = source(() => import('./second-factor/SecondFactor'));
-const signIn = source(() => import('./pages/SignIn'));
-const signUp = source(() => import('./pages/SignUp'));
+/** A page of the app's own routes whose code loads on demand: its path, where it comes from, what renders it. */
+interface LazyPage {
+  path: string;
+  from: Source;
+  Page: ComponentType;
+}
+
+function lazyPage(path: string, fetchModule: () => Promise<Module>, name: string): LazyPage {
+  const from = source(fetchModule);
+  return { path, from, Page: page(from, name) };
+}
+
+/** App.tsx routes each of these; the same table says which module a path waits for. */
+export const lazyPages: readonly LazyPage[] = [
+  lazyPage('/signup', () => import('./pages/SignUp'), 'SignUp'),
+  lazyPage('/signin', () => import('./pages/SignIn'), 'SignIn'),
+  lazyPage('/signin/phone', () => import('./pages/PhoneSignIn'), 'PhoneSignIn'),
+  lazyPage(secondFactorPath, () => import('./second-factor/SecondFactor'), 'SecondFactor'),
+  lazyPage('/account', () => import('./pages/Account'), 'Account'),
+  lazyPage('/notes', () => import('./notes/Notes'), 'Notes'),
+  lazyPage('/forgot-password', () => import('./pages/ForgotPassword'), 'ForgotPassword'),
+  lazyPage('/email-link', () => import('./pages/EmailLink'), 'EmailLink'),
+  lazyPage('/__/auth/action', () => import('./action/ActionPage'), 'ActionPage'),
+];
+const sourcesByPath = new Map(lazyPages.map(({ path, from }) => [path, from]));
+
 // The operator console is its own bundle: end users never download it.
 const consoleApp = source(() => import('./console/ConsoleApp'));
-
-const sourcesByPath = new Map<string, Source>([
-  ['/account', account],
-  ['/__/auth/action', actionPage],
-  ['/email-link', emailLink],
-  ['/forgot-password', forgotPassword],
-  ['/notes', notes],
-  ['/signin/phone', phoneSignIn],
-  [secondFactorPath, secondFactor],
-  ['/signin', signIn],
-  ['/signup', signUp],
-]);
+export const Console = page(consoleApp, 'default');
 
 /** The module a path's page comes from; none for the pages in the shell (home, not found). */
 function sourceFor(pathname: string): Source | undefined {
@@ -91,14 +97,3 @@ export function pageReady(pathname: string): boolean {
   const from = sourceFor(pathname);
   return !from || from.loaded() !== undefined;
 }
-
-export const Account = page(account, 'Account');
-export const ActionPage = page(actionPage, 'ActionPage');
-export const Console = page(consoleApp, 'default');
-export const EmailLink = page(emailLink, 'EmailLink');
-export const ForgotPassword = page(forgotPassword, 'ForgotPassword');
-export const Notes = page(notes, 'Notes');
-export const PhoneSignIn = page(phoneSignIn, 'PhoneSignIn');
-export const SecondFactor = page(secondFactor, 'SecondFactor');
-export const SignIn = page(signIn, 'SignIn');
-export const SignUp = page(signUp, 'SignUp');
