@@ -59,3 +59,17 @@ export class BrowserRecord {
     return page;
   }
 }
+
+/**
+ * Records every text the app's Suspense fallback (`p.loading`, its own; the console's loading
+ * states are `.console-loading`) shows, from each page load's first byte: set before navigating.
+ * The function returned gives what was seen since it was last called (or since the load).
+ */
+export async function recordFallbackTexts(page: Page): Promise<() => Promise<string[]>> {
+  await page.addInitScript(() => {
+    const seen: string[] = [];
+    (window as unknown as { fallbackTexts: string[] }).fallbackTexts = seen;
+    new MutationObserver(() => seen.push(document.querySelector('p.loading')?.textContent ?? '')).observe(document, { subtree: true, childList: true, characterData: true });
+  });
+  return () => page.evaluate(() => (window as unknown as { fallbackTexts: string[] }).fallbackTexts.splice(0));
+}

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { adminPost, uniqueEmail } from '../helpers/admin-http.js';
-import { BrowserRecord, assertBrowserReady, launchChromium, requestsOffMachine, webRoot } from '../helpers/browser.js';
+import { BrowserRecord, assertBrowserReady, launchChromium, recordFallbackTexts, requestsOffMachine, webRoot } from '../helpers/browser.js';
 import { keepScreenshot, signInWithAdminKey } from '../helpers/console-page.js';
 import { postJson, startHearth, type TestHearth } from '../helpers/hearth.js';
 
@@ -107,16 +107,11 @@ test('a direct visit to a console page shows the page without a "Loading the con
   await signInWithAdminKey(page, server!.url, server!.adminKey);
   // Every text the page shows on its way, from its first byte: React holds content back for 300 ms
   // after a Suspense fallback was shown, so the console's bundle is fetched before the app renders.
-  await page.addInitScript(() => {
-    const seen: string[] = [];
-    (window as unknown as { shownTexts: string[] }).shownTexts = seen;
-    // The Suspense fallback is the app's own `p.loading` (the console's loading states are `.console-loading`).
-    new MutationObserver(() => seen.push(document.querySelector('p.loading')?.textContent ?? '')).observe(document, { subtree: true, childList: true, characterData: true });
-  });
+  const fallbackTexts = await recordFallbackTexts(page);
   for (const path of ['/console', '/console/audit', '/console/users']) {
     await page.goto(`${server!.url}${path}`);
     await page.getByTestId('console-operator').waitFor();
-    const shown = await page.evaluate(() => (window as unknown as { shownTexts: string[] }).shownTexts);
+    const shown = await fallbackTexts();
     assert.ok(shown.includes('Loading…'), `the page was observed from its start (${JSON.stringify([...new Set(shown)])})`);
     assert.ok(!shown.some((text) => text.includes("Loading the console")), `${path} showed the console's loading fallback first: ${JSON.stringify(shown)}`);
   }

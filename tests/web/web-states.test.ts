@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { patchProjectConfig, uniqueEmail } from '../helpers/admin-http.js';
-import { BrowserRecord, assertBrowserReady, launchChromium, requestsOffMachine, webRoot } from '../helpers/browser.js';
+import { BrowserRecord, assertBrowserReady, launchChromium, recordFallbackTexts, requestsOffMachine, webRoot } from '../helpers/browser.js';
 import { repoRoot, startHearth, type TestHearth } from '../helpers/hearth.js';
 import { waitForMail } from '../helpers/outbox.js';
 
@@ -141,18 +141,12 @@ test('confirming an email change in the same browser says why it signed the user
 test('going to a page not loaded yet keeps the current page up until it comes, never a "Loading" step', stepTimeout, async () => {
   // Its own page, signed out: home is in the shell; sign-in and create-account are fetched on the way.
   const fresh = await record.newPage(await record.newContext(browser!, waitMs));
-  await fresh.addInitScript(() => {
-    const seen: string[] = [];
-    (window as unknown as { shownTexts: string[] }).shownTexts = seen;
-    // The Suspense fallback is the app's own `p.loading`.
-    new MutationObserver(() => seen.push(document.querySelector('p.loading')?.textContent ?? '')).observe(document, { subtree: true, childList: true, characterData: true });
-  });
+  const shownTexts = await recordFallbackTexts(fresh);
   const fetched: string[] = [];
   fresh.on('request', (request) => fetched.push(new URL(request.url()).pathname));
   await fresh.goto(url('/'));
   const nav = fresh.getByRole('navigation', { name: 'Main' });
   await nav.getByRole('link', { name: 'Sign in' }).waitFor();
-  const shownTexts = () => fresh.evaluate(() => (window as unknown as { shownTexts: string[] }).shownTexts.splice(0));
   assert.ok((await shownTexts()).includes('Loading…'), 'the page is observed from its start');
   for (const [link, heading] of [['Sign in', 'Sign in'], ['Create account', 'Create an account']] as const) {
     const before = fetched.length;
