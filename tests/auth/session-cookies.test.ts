@@ -147,6 +147,11 @@ describe('accounts:query', () => {
     assert.deepEqual(uids(pageByUid), [`${tag}-1`, `${tag}-2`]);
     assert.deepEqual(uids(await query({ sortBy: 'USER_ID', order: 'DESC', limit: '3' })), [`${tag}-3`, `${tag}-2`, `${tag}-1`]);
     assert.deepEqual((await query({ offset: '10' })).body, { recordsCount: '4' });
+    // The largest offset there is reaches the store's OFFSET as it is: an empty page, not a 500.
+    assert.deepEqual((await query({ offset: String(Number.MAX_SAFE_INTEGER) })).body, { recordsCount: '4' });
+    const pastInt = await query({ offset: '9007199254740992' });
+    assert.equal(pastInt.status, 400);
+    assert.equal(pastInt.body.error.status, 'INVALID_ARGUMENT');
     const none = await query({ expression: [{ email: 'nobody@example.com' }] });
     assert.deepEqual(none.body, { recordsCount: '0' });
     const byCreation = await query({ sortBy: 'CREATED_AT', order: 'ASC' });
