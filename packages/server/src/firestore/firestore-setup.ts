@@ -58,6 +58,9 @@ export interface FirestoreAssembly {
   stop(): Promise<void>;
 }
 
+/** How often a process sharing its store reads the rules releases again. */
+const sharedRulesReloadMs = 1_000;
+
 /** `relay`: in a worker of --workers, how requests another worker owns reach it (http/worker-relay.ts). */
 export async function assembleFirestore(options: FirestoreOptions, storage: IdentityStorage, logger: Logger, identity: FirestoreIdentity, relay?: WorkerRelay): Promise<FirestoreAssembly> {
   const compositeIndexes = options.indexesFile ? loadIndexFile(options.indexesFile) : [];
@@ -76,7 +79,8 @@ export async function assembleFirestore(options: FirestoreOptions, storage: Iden
   let pruningStopped = false;
   const pruning = setInterval(() => void database.pruneHistory(() => pruningStopped).catch((err: unknown) => logger.error({ err }, 'pruning document versions failed')), 60_000);
   pruning.unref();
-  const rulesRegistry = new RulesRegistry(storage.rules, logger);
+  // Where other processes share the store, rules they release are taken up within a second.
+  const rulesRegistry = new RulesRegistry(storage.rules, logger, storage.changeFeed ? sharedRulesReloadMs : undefined);
   const rulesSummary = await prepareRules(rulesRegistry, options, logger);
   const stopFollowingRules = options.rulesFile ? await followRulesFile(rulesRegistry, options.defaultProjectId, options.rulesFile, logger) : () => undefined;
   const guard = new FirestoreGuard(rulesRegistry, database, { dev: options.dev, logger });
@@ -111,6 +115,7 @@ export async function assembleFirestore(options: FirestoreOptions, storage: Iden
       pruningStopped = true;
       clearInterval(pruning);
       stopFollowingRules();
+      rulesRegistry.close();
       sharedPort?.close();
       await grpc?.close();
       streams.close();

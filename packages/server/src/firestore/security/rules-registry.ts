@@ -40,11 +40,28 @@ export class RulesRegistry {
   private readonly releases = new Map<string, Promise<Map<string, ReleaseRecord>>>();
   /** Grows whenever this process releases rules or deletes a release: what was judged before may no longer hold. */
   private releasedGeneration = 0;
+  private readonly reload: NodeJS.Timeout | undefined;
 
+  /**
+   * `reloadMs`: other processes release rules to the same store (instances on PostgreSQL, the
+   * workers of --workers): the releases held are read again that often, and a change there counts
+   * as a release here (Google's own releases take up to a minute to reach every server).
+   */
   constructor(
     readonly store: RulesStore,
     private readonly logger: Logger,
-  ) {}
+    reloadMs?: number,
+  ) {
+    if (reloadMs !== undefined) {
+      this.reload = setInterval(() => void this.reloadReleases(), reloadMs);
+      this.reload.unref();
+    }
+  }
+
+  /** Stops reading the releases again (see the constructor). */
+  close(): void {
+    clearInterval(this.reload);
+  }
 
   /**
    * The rules for a database: its own release, else the project's `cloud.firestore` (what the
@@ -134,6 +151,23 @@ export class RulesRegistry {
     const ruleset = await this.createRuleset(projectId, files);
     await this.release(projectId, name, ruleset.rulesetId);
     return ruleset;
+  }
+
+  /** The releases of every project held here, as the store has them now; a change makes the rules judged again. */
+  private async reloadReleases(): Promise<void> {
+    for (const [projectId, held] of [...this.releases]) {
+      try {
+        const [before, now] = await Promise.all([held, this.store.listReleases(projectId)]);
+        if (this.releases.get(projectId) !== held) continue; // released here meanwhile: that counted already
+        const changed = now.length !== before.size || now.some((release) => before.get(release.name)?.rulesetId !== release.rulesetId);
+        if (!changed) continue;
+        this.releases.set(projectId, Promise.resolve(new Map(now.map((release) => [release.name, release]))));
+        this.releasedGeneration++;
+        this.logger.info({ projectId }, 'security rules released by another process');
+      } catch {
+        // The store is unreachable for now; the next round tries again.
+      }
+    }
   }
 
   private releasesOf(projectId: string): Promise<Map<string, ReleaseRecord>> {
