@@ -1,13 +1,14 @@
 /**
- * `npm run bench -- workers`: `hearth start --workers N` on one PostgreSQL database, for N = 1, 2
- * and the machine's cores (when more than 2): lookups, token refreshes, 20-result queries and
+ * `npm run bench -- workers`: `hearth start --workers N` on one data folder (SQLite) and on one
+ * PostgreSQL database, for N = 1, 2 and the machine's cores (when more than 2): lookups, token refreshes, 20-result queries and
  * 1-write commits per second, each as a ratio to one worker in the same run. The load client
  * connects from as many loopback addresses as it has connections, chosen so that each worker gets
  * the same number (a worker serves whole client addresses). Settings: BENCH_SECONDS (5),
  * BENCH_WARMUP_SECONDS (1), BENCH_WORKERS_CONNECTIONS (12), BENCH_WORKERS (1,2,cores),
  * BENCH_WORKERS_SAMPLES (200 commits for the commit-to-snapshot latency: REST commits one at a
- * time from a client on worker 1, a firebase SDK listener on the same worker and on another).
- * PostgreSQL and the load client share the machine's cores with the workers.
+ * time from a client on worker 1, a firebase SDK listener on the same worker and on another),
+ * BENCH_WORKERS_STORE (sqlite, postgres or both: both). The load client (and PostgreSQL) share
+ * the machine's cores with the workers.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -59,9 +60,9 @@ interface Served {
   dataDir: string;
 }
 
-async function start(workers: number, databaseUrl: string): Promise<Served> {
+async function start(workers: number, databaseUrl: string | undefined): Promise<Served> {
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-bench-workers-'));
-  const hearth = await spawnHearth(['--port', String(await freePort()), '--data', dataDir, '--dev', '--project', projectId, '--log-level', 'error', '--database-url', databaseUrl, '--workers', String(workers)]);
+  const hearth = await spawnHearth(['--port', String(await freePort()), '--data', dataDir, '--dev', '--project', projectId, '--log-level', 'error', ...(databaseUrl ? ['--database-url', databaseUrl] : []), '--workers', String(workers)]);
   // /healthz answers once the first worker serves; the banner comes when all of them do.
   const deadline = Date.now() + 60_000;
   let banner: RegExpExecArray | null;
@@ -145,11 +146,18 @@ async function crossWorkerLatency(served: Served, workers: number): Promise<stri
   }
 }
 
+type Store = 'sqlite' | 'postgres';
+
 export async function runWorkersBench(): Promise<void> {
-  console.log('hearth start --workers N on one PostgreSQL database: requests per second by number of worker processes');
+  const wanted = process.env.BENCH_WORKERS_STORE ?? 'both';
+  for (const store of ['sqlite', 'postgres'] as Store[]) if (wanted === 'both' || wanted === store) await runWorkersBenchOn(store);
+}
+
+async function runWorkersBenchOn(store: Store): Promise<void> {
+  console.log(`hearth start --workers N on ${store === 'sqlite' ? 'one data folder (SQLite)' : 'one PostgreSQL database'}: requests per second by number of worker processes`);
   console.log(machineLine());
   console.log(`load average at start: ${loadavg().map((n) => n.toFixed(2)).join(' ')} (shared machine: compare ratios, not absolutes)`);
-  console.log(`${settings.connections} connections from as many loopback addresses, as many per worker; ${settings.seconds} s runs after ${settings.warmupSeconds} s warm-up; PostgreSQL and the load client on the same cores`);
+  console.log(`${settings.connections} connections from as many loopback addresses, as many per worker; ${settings.seconds} s runs after ${settings.warmupSeconds} s warm-up; ${store === 'postgres' ? 'PostgreSQL and ' : ''}the load client on the same cores`);
   const rates = new Map<string, Map<number, Rate>>();
   const latencyLines: string[] = [];
   /** How busy the whole machine was during each run (warm-up included), by request and worker count. */
@@ -157,8 +165,8 @@ export async function runWorkersBench(): Promise<void> {
   for (const workers of workerCounts) {
     // A database of its own for each count, seeded alike: one left behind by another count's
     // 1-write commits (thousands of them) answered the same queries at half the rate.
-    const database = await createTestPgDatabase();
-    const served = await start(workers, database.url);
+    const database = store === 'postgres' ? await createTestPgDatabase() : undefined;
+    const served = await start(workers, database?.url);
     try {
       const users = await seed(served);
       progress(`${workers} worker(s) serving`);
@@ -178,7 +186,7 @@ export async function runWorkersBench(): Promise<void> {
     } finally {
       await served.hearth.stop();
       rmSync(served.dataDir, { recursive: true, force: true });
-      await database.drop();
+      await database?.drop();
     }
   }
   const header = ['request', ...workerCounts.map((n) => `${n} worker${n === 1 ? '' : 's'}`)];
@@ -193,7 +201,7 @@ export async function runWorkersBench(): Promise<void> {
     });
     console.log(`| ${name} | ${cells.join(' | ')} |`);
   }
-  console.log('Hearth: CPU of the primary and its workers per request; client: the load client\'s; machine: every core\'s busy share during the run (PostgreSQL and the client included).');
+  console.log(`Hearth: CPU of the primary and its workers per request; client: the load client's; machine: every core's busy share during the run (${store === 'postgres' ? 'PostgreSQL and ' : ''}the client included).`);
   console.log('');
   console.log(`commit-to-snapshot, ${latencySamples} REST commits one at a time from a client on worker 1, a firebase SDK listener (gRPC) on:`);
   for (const line of latencyLines) console.log(`  ${line}`);

@@ -60,7 +60,7 @@ const sqliteOnly = new Set([
   'scale-out/pg-multi-instance.test.ts',
   'scale-out/instances.test.ts',
   'scale-out/sessions.test.ts',
-  'scale-out/workers.test.ts',
+  'scale-out/sqlite-workers.test.ts',
   'storage/pg-keyed-lookups.test.ts',
 ]);
 

@@ -1,4 +1,5 @@
 import { connect, createServer, type Socket } from 'node:net';
+import { stickyWorker } from '../../packages/server/src/workers/worker-count.js';
 
 /**
  * A local port whose connections reach `targetPort` from another loopback source address
@@ -36,4 +37,14 @@ export async function forwardFrom(sourceAddress: string, targetPort: number): Pr
         server.close(() => resolve());
       }),
   };
+}
+
+/** Loopback source addresses, one per entry, each served by the worker (0-based, of `workers`) the entry names. */
+export function addressesOfWorkers(wanted: number[], workers = 2): string[] {
+  const chosen: string[] = [];
+  for (let last = 2; chosen.length < wanted.length; last++) {
+    const address = `127.0.0.${last}`;
+    if (stickyWorker(address, workers) === wanted[chosen.length]) chosen.push(address);
+  }
+  return chosen;
 }

@@ -1,6 +1,6 @@
 /**
- * The load and the checks of the scale-out tests (several Hearth instances, or one Hearth's
- * workers, on one PostgreSQL database): random writes and transactions from many clients
+ * The load and the checks of the scale-out tests (several Hearth instances on one PostgreSQL
+ * database, or one Hearth's workers on PostgreSQL or on one SQLite file): random writes and transactions from many clients
  * (firebase-admin over gRPC, REST commits) through several client groups, a firebase SDK listener
  * in each group. The database's change log (fs_changes) is the committed history; against it:
  * - every acknowledged write is in it, at the commit time its client was told (nothing lost);
@@ -15,6 +15,7 @@ import { deleteApp as deleteAdminApp, initializeApp as initializeAdminApp, type 
 import { getFirestore as getAdminFirestore, type Firestore as AdminFirestore } from 'firebase-admin/firestore';
 import { deleteApp, initializeApp, type FirebaseApp } from 'firebase/app';
 import { collection, connectFirestoreEmulator, getFirestore, onSnapshot, terminate, type Firestore } from 'firebase/firestore';
+import Database from 'better-sqlite3';
 import type pg from 'pg';
 
 /** Clients of one place (an instance's port, or a source address in front of the workers' port). */
@@ -28,8 +29,43 @@ export interface ClientGroup {
   alive: boolean;
 }
 
+/** Where the test reads the store's change log and rows itself, beside Hearth. */
+export interface StoreReader {
+  /** fs_changes of a database, in sequence order. */
+  changes(dbKey: string): Promise<Array<{ seq: number; commitTime: number; changes: string | null }>>;
+  /** The rows of the `items` collection, to explain a difference. */
+  items(dbKey: string): Promise<Array<{ updateTime: number; fields: string }>>;
+}
+
+export function pgStoreReader(pool: pg.Pool): StoreReader {
+  return {
+    async changes(dbKey) {
+      const { rows } = await pool.query<{ seq: string; commit_time: string; changes: string | null }>('SELECT seq, commit_time, changes FROM fs_changes WHERE db = $1 ORDER BY seq', [dbKey]);
+      return rows.map((row) => ({ seq: Number(row.seq), commitTime: Number(row.commit_time), changes: row.changes }));
+    },
+    async items(dbKey) {
+      const { rows } = await pool.query<{ update_time: string; fields: string }>("SELECT update_time, fields FROM fs_documents WHERE db = $1 AND collection_id = convert_to('items', 'UTF8')", [dbKey]);
+      return rows.map((row) => ({ updateTime: Number(row.update_time), fields: row.fields }));
+    },
+  };
+}
+
+/** The data folder's SQLite file, read on a connection of the test's own while the workers write it. */
+export function sqliteStoreReader(file: string): StoreReader & { close(): void } {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  return {
+    async changes(dbKey) {
+      return db.prepare<[string], { seq: number; commit_time: number; changes: string | null }>('SELECT seq, commit_time, changes FROM fs_changes WHERE db = ? ORDER BY seq').all(dbKey).map((row) => ({ seq: row.seq, commitTime: row.commit_time, changes: row.changes }));
+    },
+    async items(dbKey) {
+      return db.prepare<[string], { update_time: number; fields: string }>("SELECT update_time, fields FROM fs_documents WHERE db = ? AND collection_id = 'items'").all(dbKey).map((row) => ({ updateTime: row.update_time, fields: row.fields }));
+    },
+    close: () => db.close(),
+  };
+}
+
 export interface ScaleOutRun {
-  pool: pg.Pool;
+  store: StoreReader;
   projectId: string;
   /** `project/(default)`, as fs_changes names it. */
   dbKey: string;
@@ -165,10 +201,10 @@ interface LoggedCommit {
 }
 
 async function committedHistory(run: ScaleOutRun): Promise<LoggedCommit[]> {
-  const { rows } = await run.pool.query<{ seq: string; commit_time: string; changes: string | null }>('SELECT seq, commit_time, changes FROM fs_changes WHERE db = $1 ORDER BY seq', [run.dbKey]);
+  const rows = await run.store.changes(run.dbKey);
   return rows.map((row) => ({
-    seq: Number(row.seq),
-    commitTime: Number(row.commit_time),
+    seq: row.seq,
+    commitTime: row.commitTime,
     changes: (JSON.parse(row.changes ?? '[]') as Array<{ p: string; a: { f: string } | null }>).map((change) => {
       const fields = change.a ? (JSON.parse(change.a.f) as { v?: { stringValue: string }; n?: { integerValue: string } }) : undefined;
       return { path: change.p, v: fields?.v?.stringValue ?? null, ...(fields?.n ? { n: Number(fields.n.integerValue) } : {}) };
@@ -248,8 +284,8 @@ export async function checkHistory(run: ScaleOutRun, label: string, acknowledged
   if (differing.length) {
     // The rows as the database holds them (a stale read and a lost write look alike through the SDK).
     try {
-      const { rows } = await run.pool.query<{ update_time: string; fields: string }>("SELECT update_time, fields FROM fs_documents WHERE db = $1 AND collection_id = convert_to('items', 'UTF8')", [run.dbKey]);
-      explained.push(`in the database: ${rows.map((row) => `${(JSON.parse(row.fields) as { v?: { stringValue: string } }).v?.stringValue} at ${row.update_time}`).join(', ')}`);
+      const rows = await run.store.items(run.dbKey);
+      explained.push(`in the database: ${rows.map((row) => `${(JSON.parse(row.fields) as { v?: { stringValue: string } }).v?.stringValue} at ${row.updateTime}`).join(', ')}`);
     } catch (error) {
       explained.push(`the database could not be read: ${String(error)}`);
     }

@@ -15,7 +15,7 @@ import { setLogLevel } from 'firebase/firestore';
 import pg from 'pg';
 import { freePort, spawnHearth, type SpawnedHearth } from '../helpers/hearth.js';
 import { createTestPgDatabase, type TestPgDatabase } from '../helpers/pg-database.js';
-import { checkHistory, connectGroup, disconnectGroup, load, type Acknowledged, type ClientGroup, type ScaleOutRun } from '../helpers/scale-out-load.js';
+import { checkHistory, connectGroup, disconnectGroup, load, pgStoreReader, type Acknowledged, type ClientGroup, type ScaleOutRun } from '../helpers/scale-out-load.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 setLogLevel('silent');
@@ -48,7 +48,7 @@ describe('three Hearth instances on one PostgreSQL database', { timeout: 120_000
     pool = new pg.Pool({ connectionString: pgDatabase.url, max: 2 });
     // All at once: the schema steps run once, under the advisory lock, whoever comes first.
     instances.push(...(await Promise.all(['a', 'b', 'c'].map(startInstance))));
-    run = { pool, projectId, dbKey, instances, writeCounter: 0 };
+    run = { store: pgStoreReader(pool), projectId, dbKey, instances, writeCounter: 0 };
   });
 
   after(async () => {

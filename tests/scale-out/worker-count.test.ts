@@ -1,6 +1,6 @@
 /**
  * How many processes `hearth start` runs (workers/worker-count.ts), on its own: one unless asked;
- * several refused where one process must hold the data (SQLite, --demo-idp) and past what a
+ * several refused where one process must hold the data (--demo-idp) and past what a
  * transaction id can name; and the worker each client address (an IPv6 client: its /64) is served by.
  */
 import assert from 'node:assert/strict';
@@ -8,21 +8,19 @@ import { test } from 'node:test';
 import { WorkerRelay, maxWorkers } from '../../packages/server/src/http/worker-relay.js';
 import { stickyWorker, workerCount } from '../../packages/server/src/workers/worker-count.js';
 
-const postgres = { postgres: true, demoIdp: false, cores: 2 };
+const machine = { demoIdp: false, cores: 2 };
 
-test('one process unless asked; several only where PostgreSQL holds what they share', () => {
-  assert.deepEqual(workerCount({ ...postgres, given: undefined }), { count: 1, note: 'one process (--workers 2 for one per core)' });
-  assert.deepEqual(workerCount({ ...postgres, given: 3 }), { count: 3 });
-  const sqlite = workerCount({ ...postgres, postgres: false, given: 2 });
-  assert.ok('error' in sqlite && /the SQLite file is written by one process/.test(sqlite.error), JSON.stringify(sqlite));
-  assert.deepEqual(workerCount({ ...postgres, postgres: false, given: 1 }), { count: 1 });
-  const demo = workerCount({ ...postgres, demoIdp: true, given: 2 });
+test('one process unless asked; several refused with --demo-idp, whose sign-ins live in one process', () => {
+  assert.deepEqual(workerCount({ ...machine, given: undefined }), { count: 1, note: 'one process (--workers 2 for one per core)' });
+  assert.deepEqual(workerCount({ ...machine, given: 3 }), { count: 3 });
+  assert.deepEqual(workerCount({ ...machine, given: 1 }), { count: 1 });
+  const demo = workerCount({ ...machine, demoIdp: true, given: 2 });
   assert.ok('error' in demo && /--demo-idp/.test(demo.error), JSON.stringify(demo));
 });
 
 test('no more workers than a transaction id can name, and the last one is named exactly', () => {
-  assert.deepEqual(workerCount({ ...postgres, given: maxWorkers }), { count: maxWorkers });
-  const over = workerCount({ ...postgres, given: maxWorkers + 1 });
+  assert.deepEqual(workerCount({ ...machine, given: maxWorkers }), { count: maxWorkers });
+  const over = workerCount({ ...machine, given: maxWorkers + 1 });
   assert.ok('error' in over && over.error.includes(`at most ${maxWorkers}`), JSON.stringify(over));
   // The highest index a worker can have round-trips through its tag and its session ids.
   const last = new WorkerRelay(maxWorkers - 1, '/nonexistent');

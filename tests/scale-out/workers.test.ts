@@ -1,43 +1,44 @@
 /**
- * `hearth start --workers 2` on PostgreSQL: one port, two worker processes. Clients at different
+ * `hearth start --workers 2` on the backend of the run (the SQLite file of one data folder, or
+ * PostgreSQL in the PostgreSQL pass): one port, two worker processes. Clients at different
  * addresses (a forwarder per address in front of the port) land on different workers; the load
  * and checks of the instances test (helpers/scale-out-load.ts) hold across them: nothing
  * acknowledged lost, one commit order, the final state a serial replay, every listener in order.
  * Then a worker is killed with SIGKILL mid-load: it is started again, its clients are served
  * meanwhile by the other, nothing acknowledged is lost and every listener, its own included,
  * converges. Also: a client's connections keep reaching one worker (WebChannel sessions and
- * transactions span connections), and SQLite refuses several workers.
+ * transactions span connections), and behind a trusted proxy requests reach the worker holding them.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { setLogFunction } from 'firebase-admin/firestore';
 import { setLogLevel } from 'firebase/firestore';
 import pg from 'pg';
 import { stickyWorker } from '../../packages/server/src/workers/worker-count.js';
-import { forwardFrom, type AddressForwarder } from '../helpers/address-forwarder.js';
+import { addressesOfWorkers, forwardFrom, type AddressForwarder } from '../helpers/address-forwarder.js';
 import { handshake, payloads, type ChannelServer } from '../helpers/firestore-webchannel.js';
-import { freePort, repoRoot, spawnHearth, type SpawnedHearth } from '../helpers/hearth.js';
-import { hearthCommand } from '../helpers/hearth-command.js';
+import { freePort, spawnHearth, type SpawnedHearth } from '../helpers/hearth.js';
 import { createTestPgDatabase, type TestPgDatabase } from '../helpers/pg-database.js';
 import { processCpuSeconds } from '../helpers/proc-usage.js';
-import { checkHistory, connectGroup, disconnectGroup, load, type Acknowledged, type ScaleOutRun } from '../helpers/scale-out-load.js';
+import { checkHistory, connectGroup, disconnectGroup, load, pgStoreReader, sqliteStoreReader, type Acknowledged, type ScaleOutRun } from '../helpers/scale-out-load.js';
+import { openRules, releaseRules } from '../helpers/security-rules.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 setLogLevel('silent');
 setLogFunction(null);
 
+const onPostgres = process.env.HEARTH_TEST_BACKEND === 'postgres';
 const projectId = 'demo-workers';
 const dbKey = `${projectId}/(default)`;
 const database = `projects/${projectId}/databases/(default)`;
 
-let pgDatabase: TestPgDatabase;
-let pool: pg.Pool;
+let pgDatabase: TestPgDatabase | undefined;
+let pool: pg.Pool | undefined;
+let sqliteReader: ReturnType<typeof sqliteStoreReader> | undefined;
 let hearth: SpawnedHearth;
 let port: number;
 let dataDir: string;
@@ -55,16 +56,6 @@ function workerPids(): Map<number, number> {
     pids.set(entry.worker - 1, entry.workerPid);
   }
   return pids;
-}
-
-/** Loopback source addresses, one for each group, whose workers are the ones asked for. */
-function addressesFor(workers: number[]): string[] {
-  const chosen: string[] = [];
-  for (let last = 2; chosen.length < workers.length; last++) {
-    const address = `127.0.0.${last}`;
-    if (stickyWorker(address, 2) === workers[chosen.length]) chosen.push(address);
-  }
-  return chosen;
 }
 
 /** A POST on a connection of its own (no keep-alive): each call is a new connection to the port. */
@@ -127,16 +118,23 @@ after(() => {
   setTimeout(() => process.exit(), 3_000).unref();
 });
 
-describe('hearth start --workers 2 on one PostgreSQL database', { timeout: 180_000 }, () => {
+/** `--database-url` in the PostgreSQL pass (a database of the test's own), nothing on SQLite. */
+async function storeFlags(): Promise<{ flags: string[]; database?: TestPgDatabase }> {
+  if (!onPostgres) return { flags: [] };
+  const database = await createTestPgDatabase();
+  return { flags: ['--database-url', database.url], database };
+}
+
+describe(`hearth start --workers 2 on ${onPostgres ? 'one PostgreSQL database' : 'one SQLite file'}`, { timeout: 180_000 }, () => {
   before(async () => {
-    pgDatabase = await createTestPgDatabase();
-    pool = new pg.Pool({ connectionString: pgDatabase.url, max: 2 });
+    const store = await storeFlags();
+    pgDatabase = store.database;
     port = await freePort();
     dataDir = mkdtempSync(join(tmpdir(), 'hearth-workers-'));
-    hearth = await spawnHearth(['--port', String(port), '--data', dataDir, '--dev', '--project', projectId, '--log-level', 'info', '--database-url', pgDatabase.url, '--workers', '2']);
+    hearth = await spawnHearth(['--port', String(port), '--data', dataDir, '--dev', '--project', projectId, '--log-level', 'info', ...store.flags, '--workers', '2']);
     await waitFor('both workers serving', async () => (workerPids().size === 2 ? true : undefined), 30_000);
     // Groups a and c on one worker, b on the other.
-    const addresses = addressesFor([0, 1, 0]);
+    const addresses = addressesOfWorkers([0, 1, 0]);
     const groups = await Promise.all(
       ['a', 'b', 'c'].map(async (name, i) => {
         const forwarder = await forwardFrom(addresses[i]!, port);
@@ -145,7 +143,9 @@ describe('hearth start --workers 2 on one PostgreSQL database', { timeout: 180_0
         return connectGroup(projectId, name, forwarder.port);
       }),
     );
-    run = { pool, projectId, dbKey, instances: groups, writeCounter: 0 };
+    if (pgDatabase) pool = new pg.Pool({ connectionString: pgDatabase.url, max: 2 });
+    else sqliteReader = sqliteStoreReader(join(dataDir, 'hearth.sqlite'));
+    run = { store: pool ? pgStoreReader(pool) : sqliteReader!, projectId, dbKey, instances: groups, writeCounter: 0 };
   });
 
   after(async () => {
@@ -153,6 +153,7 @@ describe('hearth start --workers 2 on one PostgreSQL database', { timeout: 180_0
     for (const forwarder of forwarders) await forwarder.close();
     await hearth?.stop('SIGKILL');
     await pool?.end();
+    sqliteReader?.close();
     await pgDatabase?.drop();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
@@ -203,20 +204,41 @@ describe('hearth start --workers 2 on one PostgreSQL database', { timeout: 180_0
     // Every group's listener, the killed worker's included (its client reconnected and resumed).
     await checkHistory(run, 'after kill -9 of a worker', acknowledged, increments, run.instances.map((group) => group.listener), true);
   });
+
+  test('rules released through one worker guard reads through the other within seconds', async () => {
+    const [first, second] = [forwarders[0]!.port, forwarders[1]!.port];
+    assert.notEqual(groupWorker.get('a'), groupWorker.get('b'));
+    const documentUrl = (forwarderPort: number, path: string) => `http://127.0.0.1:${forwarderPort}/v1/${database}/documents/${path}`;
+    for (const path of ['closed/c1', 'open/o1']) {
+      const written = await fetch(documentUrl(first, path), { method: 'PATCH', headers: { 'content-type': 'application/json', authorization: 'Bearer owner' }, body: JSON.stringify({ fields: { v: { stringValue: path } } }) });
+      assert.equal(written.status, 200, await written.text());
+    }
+    await releaseRules(`http://127.0.0.1:${first}`, projectId, openRules);
+    // The other worker reads the releases now, and holds them.
+    assert.equal((await fetch(documentUrl(second, 'closed/c1'))).status, 200);
+    await releaseRules(`http://127.0.0.1:${first}`, projectId, "rules_version = '2';\nservice cloud.firestore {\n  match /databases/{database}/documents {\n    match /{collection}/{id} {\n      allow read, write: if collection != 'closed';\n    }\n  }\n}\n");
+    const refused = await waitFor('the other worker refusing the closed document', async () => {
+      const read = await fetch(documentUrl(second, 'closed/c1'));
+      return read.status === 403 ? read.status : undefined;
+    }, 10_000);
+    assert.equal(refused, 403);
+    assert.equal((await fetch(documentUrl(second, 'open/o1'))).status, 200, 'what the new rules allow is still served');
+  });
 });
 
 describe('hearth start --workers 2 behind a trusted reverse proxy (its connections spread over the workers)', { timeout: 120_000 }, () => {
   let proxied: SpawnedHearth;
   let proxiedPort: number;
-  let proxiedDatabase: TestPgDatabase;
+  let proxiedDatabase: TestPgDatabase | undefined;
   let proxiedData: string;
 
   before(async () => {
-    proxiedDatabase = await createTestPgDatabase();
+    const store = await storeFlags();
+    proxiedDatabase = store.database;
     proxiedPort = await freePort();
     proxiedData = mkdtempSync(join(tmpdir(), 'hearth-workers-proxied-'));
     // 127.0.0.1 plays the proxy: every connection from it may reach either worker.
-    proxied = await spawnHearth(['--port', String(proxiedPort), '--data', proxiedData, '--dev', '--project', projectId, '--log-level', 'info', '--database-url', proxiedDatabase.url, '--workers', '2', '--trust-proxy', '127.0.0.1']);
+    proxied = await spawnHearth(['--port', String(proxiedPort), '--data', proxiedData, '--dev', '--project', projectId, '--log-level', 'info', ...store.flags, '--workers', '2', '--trust-proxy', '127.0.0.1']);
     await waitFor('both workers serving', async () => ((proxied.output().match(/"worker serving"/g) ?? []).length === 2 ? true : undefined), 30_000);
   });
 
@@ -245,23 +267,6 @@ describe('hearth start --workers 2 behind a trusted reverse proxy (its connectio
       const current = await requestOnNewConnection(proxiedPort, 'GET', '/hearth/v1/console/session', { cookie, 'x-hearth-console': '1' });
       assert.equal(current.status, 200, `request ${i}: ${current.text}`);
       assert.equal((JSON.parse(current.text) as { operator: string }).operator, 'admin', `request ${i}`);
-    }
-  });
-});
-
-describe('--workers on SQLite', () => {
-  test('several workers are refused, saying why; the SQLite file has one writing process', async () => {
-    const folder = mkdtempSync(join(tmpdir(), 'hearth-workers-sqlite-'));
-    try {
-      const refused = await promisify(execFile)(process.execPath, [...hearthCommand(), 'start', '--data', folder, '--port', '0', '--workers', '2'], { cwd: repoRoot, timeout: 60_000 }).then(
-        () => undefined,
-        (error: { code?: number; stderr?: string }) => error,
-      );
-      assert.ok(refused, 'the start was refused');
-      assert.equal(refused.code, 1);
-      assert.match(refused.stderr ?? '', /--workers 2 cannot be served: the SQLite file is written by one process \(several workers need PostgreSQL: --database-url\)/);
-    } finally {
-      rmSync(folder, { recursive: true, force: true });
     }
   });
 });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { indexPrefixMigration, storedIdsMigration } from '../../packages/server/src/storage/sqlite/migrations.js';
-import { idFromStored } from '../../packages/server/src/storage/sqlite/sqlite-document-store.js';
+import { idFromStored } from '../../packages/server/src/storage/sqlite/sqlite-document-rows.js';
 import { startHearth, tempDataDir, type TestHearth } from '../helpers/hearth.js';
 
 const root = (hearth: TestHearth) => `${hearth.url}/v1/projects/${hearth.projectId}/databases/(default)/documents`;

@@ -24,7 +24,12 @@ export interface HearthOptions extends AuthOptions, FirestoreOptions {
    */
   trustProxy?: string[];
   /** Set in a worker of `--workers`: its index and the primary's folder of the workers' relay sockets (http/worker-relay.ts). */
-  worker?: { index: number; relayDir: string };
+  worker?: {
+    index: number;
+    relayDir: string;
+    /** On SQLite: tells the other workers how far a database's change log reaches after a commit here. */
+    announce: (db: string, seq: number) => void;
+  };
   /** How often the console's metrics series is sampled (5000 ms; tests shorten it). */
   metricsIntervalMs?: number;
   /** `--storage-url s3://bucket?endpoint=...` (or HEARTH_STORAGE_URL): Cloud Storage bytes in an S3 service, credentials from AWS_* variables. */

@@ -11,7 +11,7 @@ import { parseTrustedProxies } from './http/trusted-proxies.js';
 import { onStopSignal, startBanner } from './start-banner.js';
 import { workerCount } from './workers/worker-count.js';
 import { servingSummary, workerIndexVariable, workerRelayDirVariable, workerUrlVariable } from './workers/worker-messages.js';
-import { serveAsWorker } from './workers/worker-process.js';
+import { announceChangeLog, serveAsWorker } from './workers/worker-process.js';
 
 function port(value: string): number {
   const n = Number(value);
@@ -120,7 +120,7 @@ program
   .option('--recent-login <seconds>', 'how recent a sign-in must be to change email or password or delete the account', count, 300)
   .option('--captcha-work <tries>', "the reCAPTCHA stand-in's proof of work: at most this many tries of 1000 PBKDF2 iterations per check (a browser does 1000 in about 0.1 s)", count, 1000)
   .option('--trust-proxy <addresses>', 'reverse proxies whose X-Forwarded-For names the client, for every per-address limit: IP addresses or CIDR ranges, comma-separated (or HEARTH_TRUST_PROXY); unset, X-Forwarded-For is ignored')
-  .option('--workers <n>', 'processes serving the port (PostgreSQL only: the SQLite file has one writing process); a primary hands each client address to one of them', count)
+  .option('--workers <n>', 'processes serving the port, on one data folder or one PostgreSQL database; a primary hands each client address to one of them', count)
   .option('--version-retention <seconds>', 'how long replaced and deleted documents stay readable at a past readTime (Firestore: one hour)', count, 3600)
   .action(async (flags: StartFlags, command: Command) => {
     const defaults = defaultOptions();
@@ -183,7 +183,7 @@ program
       logger.warn({ host: options.host }, exposure.message);
       process.stderr.write(`\n  ${exposure.message}\n\n`);
     }
-    const workers = workerCount({ given: flags.workers, postgres: options.databaseUrl !== undefined, demoIdp: options.demoIdpPort !== undefined, cores: availableParallelism() });
+    const workers = workerCount({ given: flags.workers, demoIdp: options.demoIdpPort !== undefined, cores: availableParallelism() });
     if ('error' in workers) return program.error(`error: ${workers.error}`);
     const workerUrl = process.env[workerUrlVariable];
     if (workers.count > 1 && workerUrl === undefined) {
@@ -197,7 +197,7 @@ program
       onStopSignal(logger, () => primary.stop());
       return;
     }
-    const hearth = await createHearth(workerUrl === undefined ? options : { ...options, worker: { index: Number(process.env[workerIndexVariable]), relayDir: process.env[workerRelayDirVariable] ?? '' } }, logger);
+    const hearth = await createHearth(workerUrl === undefined ? options : { ...options, worker: { index: Number(process.env[workerIndexVariable]), relayDir: process.env[workerRelayDirVariable] ?? '', announce: announceChangeLog } }, logger);
     if (workerUrl !== undefined) {
       const stop = onStopSignal(logger, () => hearth.close());
       await serveAsWorker(hearth, workerUrl, stop);

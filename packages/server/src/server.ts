@@ -58,6 +58,8 @@ export interface Hearth {
   serveHandedConnections(url: string): Promise<void>;
   /** A connection of the public port (or the gRPC one), accepted elsewhere: HTTP/1.1 and gRPC alike. */
   accept(socket: Socket): void;
+  /** Another worker on the same SQLite file says a database's change log reaches `seq`. */
+  changeLogReached(db: string, seq: number): void;
   close(): Promise<void>;
 }
 
@@ -73,7 +75,7 @@ export async function createHearth(options: HearthOptions, logger: Logger = crea
   // First: a code base that cannot be loaded refuses the start before anything is opened.
   const functionsPlan = await discoverCodeBase({ defaultProjectId: options.defaultProjectId, dev: options.dev, ...(options.functionsDir ? { functionsDir: options.functionsDir } : {}) });
   const pgPool = options.databaseUrl ? openPgPool(options.databaseUrl) : undefined;
-  const storage = await openStorage(options.dataDir, pgPool, options.sqliteWriterLatch).catch(async (error: unknown) => {
+  const storage = await openStorage(options.dataDir, pgPool, { ...(options.sqliteWriterLatch ? { writerLatch: options.sqliteWriterLatch } : {}), ...(options.worker && !pgPool ? { sharedFile: { announce: options.worker.announce } } : {}) }).catch(async (error: unknown) => {
     await pgPool?.end();
     throw error;
   });
@@ -95,7 +97,8 @@ async function assemble(options: HearthOptions, logger: Logger, storage: Identit
   }
   let publicUrl = options.publicUrl?.replace(/\/$/, '') ?? '';
   const urls = { publicUrl: () => publicUrl, listeningUrl: () => hearth.url };
-  const auth = await assembleAuth(options, storage, logger, urls, pgPool !== undefined);
+  // PostgreSQL, or a SQLite file other workers write too: settings, keys and commits come from elsewhere as well.
+  const auth = await assembleAuth(options, storage, logger, urls, storage.changeFeed !== undefined);
   const { callers } = auth;
   let ownOrigins: string[] = [];
   const app = await createHttpApp(logger, { isAdminCredential: (authorization) => callers.isAdminAuthorization(authorization), ownOrigins: () => ownOrigins, emulatorOpenToLocalPages: options.dev }, { dialects: [identityDialect], ...(options.trustProxy ? { trustedProxies: options.trustProxy } : {}) });
@@ -220,6 +223,9 @@ async function assemble(options: HearthOptions, logger: Logger, storage: Identit
     accept(socket) {
       if (closed) socket.destroy();
       else app.server.emit('connection', socket);
+    },
+    changeLogReached(db, seq) {
+      storage.heard?.(db, seq);
     },
     async close() {
       if (closed) return;

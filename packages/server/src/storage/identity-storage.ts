@@ -6,6 +6,7 @@ import { loadOrCreateKeyFile } from './private-files.js';
 import type { ChangeFeed } from './change-feed.js';
 import type { DocumentStore } from './document-store.js';
 import type { KeyRingStore } from './key-ring-store.js';
+import { KeyRingFile } from './key-ring-file.js';
 import { PgAuditLog } from './postgres/pg-audit-log.js';
 import { PgFilesStore } from './postgres/pg-files-store.js';
 import type { FilesStore } from './files-store.js';
@@ -21,6 +22,7 @@ import { PgTriggerEvents } from './postgres/pg-trigger-events.js';
 import type { TriggerEventStore } from './trigger-events.js';
 import type { RulesStore } from './rules-store.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
+import { SharedSqliteStore } from './sqlite/sqlite-shared-store.js';
 import type { Store } from './store.js';
 
 /**
@@ -38,8 +40,10 @@ export interface IdentityStorage {
   /** Undefined: the MFA sealing key is the data folder's `mfa-key`. */
   mfaSealingKey?: Buffer;
   documents: DocumentStore;
-  /** Every instance's commits (PostgreSQL); undefined: one process, its own commits are all there are. */
+  /** Every instance's commits (PostgreSQL, or the workers' SQLite file); undefined: one process, its own commits are all there are. */
   changeFeed?: ChangeFeed & { close(): Promise<void> };
+  /** Where another process announces how far a database's change log reaches (the workers' SQLite file). */
+  heard?: (db: string, seq: number) => void;
   auditLog: AuditLog;
   /** Cloud Storage objects' metadata and upload sessions (files/); the bytes are in a byte store. */
   files: FilesStore;
@@ -55,15 +59,31 @@ export interface IdentityStorage {
   close(): Promise<void>;
 }
 
-export async function openStorage(dataDir: string, pgPool: PgPool | undefined, writerLatch?: Int32Array): Promise<IdentityStorage> {
+export interface StorageOptions {
+  /** Tests only: see holdForTest in sqlite/sqlite-writer-thread.ts. */
+  writerLatch?: Int32Array;
+  /**
+   * A worker of --workers on SQLite: other processes write the file and the data folder too, and
+   * `announce` tells them how far a database's change log reaches after this one's commits.
+   */
+  sharedFile?: { announce: (db: string, seq: number) => void };
+}
+
+export async function openStorage(dataDir: string, pgPool: PgPool | undefined, options: StorageOptions = {}): Promise<IdentityStorage> {
   if (!pgPool) {
-    const sqlite = new SqliteStore(join(dataDir, 'hearth.sqlite'), writerLatch ? { writerLatch } : {});
+    const file = join(dataDir, 'hearth.sqlite');
+    const sqlite = options.sharedFile ? new SharedSqliteStore(file, options.sharedFile.announce) : new SqliteStore(file, options.writerLatch ? { writerLatch: options.writerLatch } : {});
     const counts = sqlite.counts();
+    const feed = sqlite.changeFeed();
+    await feed?.start();
+    // With other processes on the data folder, a key ring's file is changed under the SQLite file's lock.
+    const keyRing = (name: string) => (feed ? new KeyRingFile(join(dataDir, name), (run) => sqlite.exclusive(run)) : join(dataDir, name));
     return {
       store: sqlite,
       rules: sqlite.rules(),
-      signingKeys: join(dataDir, 'signing-keys.json'),
-      sessionCookieKeys: join(dataDir, 'session-cookie-keys.json'),
+      signingKeys: keyRing('signing-keys.json'),
+      sessionCookieKeys: keyRing('session-cookie-keys.json'),
+      ...(feed ? { changeFeed: feed, heard: (db: string, seq: number) => feed.heard(db, seq) } : {}),
       captchaKey: loadOrCreateKeyFile(dataDir, 'captcha-key'),
       documents: sqlite.documents(),
       auditLog: sqlite.auditLog(),

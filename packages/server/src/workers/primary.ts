@@ -138,6 +138,11 @@ export async function startPrimary(options: PrimaryOptions): Promise<Primary> {
       slot.startedAt = Date.now();
       child.on('message', (message) => {
         if (!isWorkerMessage(message)) return;
+        if (message.type === 'change-log') {
+          // To every other worker serving: their change feeds read the shared file's log now.
+          for (const other of slots) if (other !== slot && other.ready && other.child?.connected) other.child.send(message, undefined, {}, () => undefined);
+          return;
+        }
         slot.ready = true;
         summary ??= message.summary;
         logger.info({ worker: slot.index + 1, workerPid: child.pid }, 'worker serving');

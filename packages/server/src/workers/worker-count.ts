@@ -6,8 +6,6 @@ import { maxWorkers } from '../http/worker-relay.js';
 export interface WorkerChoice {
   /** `--workers` as given; undefined: not given. */
   given: number | undefined;
-  /** The store is PostgreSQL, which several processes share (the SQLite file has one writer). */
-  postgres: boolean;
   /** `--demo-idp`: the demo provider keeps its sign-ins in one process's memory. */
   demoIdp: boolean;
   /** The machine's cores, for the banner's suggestion. */
@@ -17,7 +15,7 @@ export interface WorkerChoice {
 export type WorkerCount = { count: number; note?: string } | { error: string };
 
 export function workerCount(choice: WorkerChoice): WorkerCount {
-  const oneProcessOnly = !choice.postgres ? 'the SQLite file is written by one process (several workers need PostgreSQL: --database-url)' : choice.demoIdp ? '--demo-idp keeps its sign-ins in one process' : undefined;
+  const oneProcessOnly = choice.demoIdp ? '--demo-idp keeps its sign-ins in one process' : undefined;
   if (choice.given !== undefined) {
     if (choice.given > maxWorkers) return { error: `--workers ${choice.given} cannot be served: at most ${maxWorkers} (a transaction id names its worker in one byte)` };
     if (choice.given > 1 && oneProcessOnly) return { error: `--workers ${choice.given} cannot be served: ${oneProcessOnly}; use --workers 1` };

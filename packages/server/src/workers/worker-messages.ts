@@ -27,9 +27,16 @@ export function servingSummary(hearth: Omit<ServingSummary, 'url'>, url: string)
   };
 }
 
-export type WorkerMessage = { type: 'ready'; summary: ServingSummary };
+/** On SQLite: a database's change log reaches `seq` (a worker's commit), for the other workers' change feeds. */
+export interface ChangeLogMessage {
+  type: 'change-log';
+  db: string;
+  seq: number;
+}
 
-export type PrimaryMessage = { type: 'connection' };
+export type WorkerMessage = { type: 'ready'; summary: ServingSummary } | ChangeLogMessage;
+
+export type PrimaryMessage = { type: 'connection' } | ChangeLogMessage;
 
 /** Set in a worker's environment: its place among the workers (0-based) and the address it serves. */
 export const workerIndexVariable = 'HEARTH_WORKER_INDEX';
@@ -38,9 +45,14 @@ export const workerUrlVariable = 'HEARTH_WORKER_URL';
 export const workerRelayDirVariable = 'HEARTH_WORKER_RELAY_DIR';
 
 export function isWorkerMessage(value: unknown): value is WorkerMessage {
-  return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'ready';
+  return typeof value === 'object' && value !== null && ((value as { type?: unknown }).type === 'ready' || isChangeLogMessage(value));
 }
 
 export function isPrimaryMessage(value: unknown): value is PrimaryMessage {
-  return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'connection';
+  return typeof value === 'object' && value !== null && ((value as { type?: unknown }).type === 'connection' || isChangeLogMessage(value));
+}
+
+export function isChangeLogMessage(value: unknown): value is ChangeLogMessage {
+  const message = value as Partial<ChangeLogMessage> | null;
+  return typeof message === 'object' && message !== null && message.type === 'change-log' && typeof message.db === 'string' && Number.isSafeInteger(message.seq);
 }

@@ -1,9 +1,7 @@
 import { exportJWK, importJWK, type JWK } from 'jose';
 import { KeyObject, randomBytes, webcrypto } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { KeyRingStore } from '../../storage/key-ring-store.js';
-import { writePrivateFileAtomically } from '../../storage/private-files.js';
+import { KeyRingFile } from '../../storage/key-ring-file.js';
 
 /**
  * The certificate builder, loaded with the first key made: some two hundred modules (a tenth of a
@@ -189,27 +187,6 @@ export class SigningKeyRing {
     const text = await this.storage.read();
     if (text !== undefined) this.keys = JSON.parse(text) as StoredKey[];
     return this.keys.find((k) => k.kid === kid);
-  }
-}
-
-/** A key ring in one private file (0600) of the data folder, for a single Hearth process. */
-export class KeyRingFile implements KeyRingStore {
-  readonly shared = false;
-
-  constructor(private readonly file: string) {}
-
-  async read(): Promise<string | undefined> {
-    return existsSync(this.file) ? readFileSync(this.file, 'utf8') : undefined;
-  }
-
-  /** One process, whose rotations run one at a time: no lock is needed. */
-  async update(change: (current: string | undefined) => Promise<string | undefined>): Promise<string | undefined> {
-    const current = await this.read();
-    const next = await change(current);
-    if (next === undefined) return current;
-    mkdirSync(dirname(this.file), { recursive: true });
-    writePrivateFileAtomically(this.file, next);
-    return next;
   }
 }
 

@@ -1,6 +1,6 @@
 import type { DocumentRow, DocumentScan } from '../document-store.js';
 import type { PgClient } from './pg-connection.js';
-import { idFromStored, storedId } from '../sqlite/sqlite-document-store.js';
+import { idFromStored, storedId } from '../sqlite/sqlite-document-rows.js';
 
 /**
  * What the PostgreSQL document tables share: the row shape, the byte forms of ids and paths (the

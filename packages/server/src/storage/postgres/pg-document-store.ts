@@ -1,7 +1,7 @@
 import type { DocumentChange, DocumentLoad, DocumentLoadReport, DocumentRow, DocumentScan, DocumentStore, IndexEntry, IndexHit, IndexPosition, IndexScan, VectorEntry, VectorRow } from '../document-store.js';
 import type { FeedEvent } from '../change-feed.js';
 import type { TriggerEventSelector } from '../trigger-events.js';
-import { idFromStored } from '../sqlite/sqlite-document-store.js';
+import { idFromStored } from '../sqlite/sqlite-document-rows.js';
 import { applyPgMigrations, inPgTransaction, type PgPool } from './pg-connection.js';
 import type { PgQueryable } from './pg-document-scan.js';
 import { PgChangeFeed } from './pg-change-feed.js';

@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { filesMigration, sharedFileMigration } from './migrations-steps.js';
 
 /**
  * Firestore document ids are stored so that byte order is Firestore's id order: numeric ids
@@ -18,44 +19,6 @@ export const storedIdsMigration = `
 export const indexPrefixMigration = `
   UPDATE OR IGNORE fs_index SET value = substr(value, 1, 1000) WHERE length(value) > 1000;
   DELETE FROM fs_index WHERE length(value) > 1000;
-`;
-
-/**
- * Cloud Storage objects (files/): metadata rows (the bytes live in the byte store under blob_key),
- * bytes in use per project, resumable upload sessions, and the events functions will deliver.
- */
-const filesMigration = `
-  CREATE TABLE files_objects (
-    bucket TEXT NOT NULL,
-    name TEXT NOT NULL,
-    project_id TEXT NOT NULL,
-    generation TEXT NOT NULL,
-    metageneration INTEGER NOT NULL,
-    size INTEGER NOT NULL,
-    blob_key TEXT NOT NULL,
-    record TEXT NOT NULL,
-    PRIMARY KEY (bucket, name)
-  ) WITHOUT ROWID;
-  CREATE INDEX files_objects_blob ON files_objects (blob_key);
-  CREATE TABLE files_usage (
-    project_id TEXT PRIMARY KEY,
-    bytes INTEGER NOT NULL
-  ) WITHOUT ROWID;
-  CREATE TABLE files_uploads (
-    upload_id TEXT PRIMARY KEY,
-    expires_at INTEGER NOT NULL,
-    record TEXT NOT NULL
-  ) WITHOUT ROWID;
-  CREATE INDEX files_uploads_expiry ON files_uploads (expires_at);
-  CREATE TABLE files_events (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    project_id TEXT NOT NULL,
-    bucket TEXT NOT NULL,
-    name TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    at INTEGER NOT NULL,
-    object TEXT NOT NULL
-  );
 `;
 
 /** Schema steps, applied in order once each; `PRAGMA user_version` records how far a file is. */
@@ -381,6 +344,7 @@ export const migrations: string[] = [
   `
   CREATE INDEX IF NOT EXISTS users_created ON users (project_id, json_extract(record, '$.createdAt'));
   `,
+  sharedFileMigration,
 ];
 
 /**
@@ -392,8 +356,10 @@ export function migrate(db: Database): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current >= migrations.length) return;
   db.transaction(() => {
-    for (let step = current; step < migrations.length; step++) db.exec(migrations[step]!);
+    // Read again under the write lock: another process (a worker of --workers) may have migrated meanwhile.
+    const now = db.pragma('user_version', { simple: true }) as number;
+    for (let step = now; step < migrations.length; step++) db.exec(migrations[step]!);
     db.pragma(`user_version = ${migrations.length}`);
-  })();
+  }).immediate();
 }
 

@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { StorageUnavailable } from '../document-store.js';
+import { lockWaitMs } from './sqlite-write-lock.js';
 import { WriteBatch } from './sqlite-write-batch.js';
 import type { SqliteWriter } from './sqlite-writer.js';
 
@@ -64,7 +66,16 @@ export class CommitGroups {
      */
     private readonly inline: { maxBytes: number; write: (batch: WriteBatch) => void },
     private readonly maxRowsPerGroup = 500,
+    /**
+     * Where other processes write the file too (--workers): each group holds SQLite's write lock
+     * from before its first decision to its COMMIT, so what it decides on is what it writes over,
+     * and it is written here whatever its size.
+     */
+    private readonly lock?: { begin: () => boolean; end: (commit: boolean) => void },
   ) {}
+  /** Since when the next group has waited for another process's write lock (--workers). */
+  private lockWaitSince: number | undefined;
+  private lockRetry: NodeJS.Timeout | undefined;
 
   /** Queues `run` for the next group; settles after the group's COMMIT (or with `run`'s own error). */
   submit<T extends { changedRows: number }>(run: (batch: WriteBatch) => T): Promise<T> {
@@ -96,8 +107,11 @@ export class CommitGroups {
     this.closing = true;
     while (this.inFlight || this.pending.length > 0) {
       if (!this.inFlight) this.flush();
+      // Another process holds the file's write lock: the group is tried again shortly.
+      if (!this.inFlight && this.pending.length > 0) await sleep(1);
       await this.inFlight;
     }
+    clearTimeout(this.lockRetry);
     this.closed = true;
     await this.writer.close();
   }
@@ -127,6 +141,7 @@ export class CommitGroups {
   private flush(): void {
     if (this.inFlight) return;
     this.runExclusives();
+    if (this.lock && !this.lockForGroup(this.lock)) return;
     const group: PendingCommit[] = [];
     const outcomes: unknown[] = [];
     const batch = new WriteBatch();
@@ -145,7 +160,21 @@ export class CommitGroups {
       }
     }
     if (group.length === 0) {
+      this.lock?.end(false);
       this.onGroup.end(false);
+      return;
+    }
+    if (this.lock) {
+      try {
+        this.onGroup.finish(batch);
+        if (batch.size > 0) this.inline.write(batch);
+        this.lock.end(true);
+      } catch (error) {
+        this.lock.end(false);
+        this.settleGroup(group, outcomes, error);
+        return;
+      }
+      this.settleGroup(group, outcomes, undefined);
       return;
     }
     this.onGroup.finish(batch);
@@ -177,6 +206,40 @@ export class CommitGroups {
       if (this.closing) return;
       this.schedule();
     }
+  }
+
+  /**
+   * Takes the write lock for the next group without waiting for it: while another process holds
+   * it, the group is tried again on a timer (the event loop goes on); after lockWaitMs, or when
+   * SQLite refuses otherwise, the commits waiting fail (nothing of them written, so they may be
+   * retried) and false.
+   */
+  private lockForGroup(lock: { begin: () => boolean }): boolean {
+    if (this.pending[0]?.kind !== 'commit') return false;
+    let failure: unknown;
+    try {
+      if (lock.begin()) {
+        this.lockWaitSince = undefined;
+        return true;
+      }
+      const since = (this.lockWaitSince ??= Date.now());
+      if (Date.now() - since < lockWaitMs) {
+        this.lockRetry ??= setTimeout(() => this.retryLock(), 1);
+        return false;
+      }
+      failure = new StorageUnavailable('Another process held the database file too long; nothing of the commit was stored.');
+    } catch (error) {
+      failure = error;
+    }
+    this.lockWaitSince = undefined;
+    while (this.pending[0]?.kind === 'commit') this.pending.shift()!.settle(failure);
+    if (this.pending.length > 0 && !this.closing) this.schedule();
+    return false;
+  }
+
+  private retryLock(): void {
+    this.lockRetry = undefined;
+    this.flush();
   }
 
   private runExclusives(): void {

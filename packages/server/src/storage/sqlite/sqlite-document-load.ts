@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { DatabaseNotEmpty, type DocumentLoad, type DocumentLoadReport } from '../document-store.js';
 import { BatchRunner, WriteBatch } from './sqlite-write-batch.js';
 import { indexValueKey } from '../index-value-prefix.js';
-import { storedId } from './sqlite-document-store.js';
+import { storedId } from './sqlite-document-rows.js';
 
 /**
  * DocumentStore.loadDocuments on SQLite: one IMMEDIATE transaction on the connection, so a failure

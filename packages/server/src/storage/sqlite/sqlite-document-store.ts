@@ -1,10 +1,10 @@
 import type Database from 'better-sqlite3';
 import type { DocumentChange, DocumentLoad, DocumentLoadReport, DocumentRow, DocumentScan, DocumentStore } from '../document-store.js';
-import type { IndexEntry, IndexHit, IndexPosition, IndexScan, VectorEntry, VectorRow } from '../document-store.js';
-import { numericIdValue } from '../name-keys.js';
+import type { IndexEntry, IndexHit, IndexScan, VectorEntry, VectorRow } from '../document-store.js';
 import type { TriggerEventSelector } from '../trigger-events.js';
-import { indexValueKey, maxIndexValueBytes } from '../index-value-prefix.js';
+import { addBound, entryKey, idFromStored, storedId, toRow, toShape } from './sqlite-document-rows.js';
 import { CommitGroups } from './sqlite-commit-group.js';
+import { tryBeginImmediate } from './sqlite-write-lock.js';
 import { BatchRunner, type WriteBatch } from './sqlite-write-batch.js';
 import { addVectorWrites, SqliteVectorRows } from './sqlite-vector-rows.js';
 import { SqliteWriter } from './sqlite-writer.js';
@@ -13,6 +13,19 @@ import { SqliteDocumentHistory, type VersionShape } from './sqlite-document-hist
 import { documentScanOrder, documentScanWhere } from './sqlite-document-scan.js';
 import { SqliteCollectionIds } from './sqlite-collection-ids.js';
 import { parentRange } from '../parent-range.js';
+import type { LogChangeFeed } from '../log-change-feed.js';
+import type { SqliteChangeLog } from './sqlite-change-log.js';
+
+/**
+ * Where other processes write the same file (--workers): commits are logged (sqlite-change-log.ts)
+ * and told to `feed` after their COMMIT; `announce` tells the other processes how far a database's
+ * log now reaches.
+ */
+export interface SharedFile {
+  log: SqliteChangeLog;
+  feed: LogChangeFeed;
+  announce: (db: string, seq: number) => void;
+}
 
 /** A row as SELECTed: the columns of fs_documents and fs_versions alike. */
 type RowShape = VersionShape;
@@ -60,20 +73,34 @@ export class SqliteDocumentStore implements DocumentStore {
   constructor(
     private readonly db: Database.Database,
     options: { file: string; writerLatch?: Int32Array; inlineWriteBytes?: number },
+    private readonly shared?: SharedFile,
   ) {
     this.history = new SqliteDocumentHistory(db);
     this.vectors = new SqliteVectorRows(db);
     this.childIds = new SqliteCollectionIds(db);
     this.writer = new SqliteWriter(options.file, options.writerLatch);
     this.groups = new CommitGroups(this.writer, {
-      start: () => this.overlay.clear(),
-      finish: (batch) => this.recordLastCommits(batch),
+      start: () => {
+        this.overlay.clear();
+        // Under the write lock: other processes' commits count from here.
+        if (shared) this.lastCommit.clear();
+      },
+      finish: (batch) => {
+        this.recordLastCommits(batch);
+        shared?.log.writeAccepted();
+      },
       end: (written) => {
         if (written) for (const db of this.pendingFirst.keys()) this.lastWritten.set(db, this.lastCommitTimeSync(db));
         this.pendingFirst.clear();
         this.overlay.clear();
+        if (shared) this.tell(shared.log.take(written));
       },
-    }, { maxBytes: options.inlineWriteBytes ?? defaultInlineWriteBytes, write: (batch) => this.writeHere(batch) });
+    }, { maxBytes: options.inlineWriteBytes ?? defaultInlineWriteBytes, write: (batch) => this.writeHere(batch) }, 500, shared ? {
+      begin: () => tryBeginImmediate(db),
+      end: (commit) => {
+        if (db.inTransaction) db.exec(commit ? 'COMMIT' : 'ROLLBACK');
+      },
+    } : undefined);
     this.statements = {
       getByPath: db.prepare<[string, string, string], RowShape>(`SELECT ${rowColumns} FROM fs_documents WHERE db = ? AND parent = ? AND doc_id = ?`),
       insertEntry: db.prepare('INSERT OR IGNORE INTO fs_index (db, parent, field, kind, value, doc_id) VALUES (?, ?, ?, ?, ?, ?)'),
@@ -140,6 +167,7 @@ export class SqliteDocumentStore implements DocumentStore {
       this.lastCommit.set(db, commitTime);
       this.committedIn.add(db);
       if (!this.pendingFirst.has(db)) this.pendingFirst.set(db, commitTime);
+      this.shared?.log.commit(db, commitTime, changes.map((change) => ({ path: change.path, before: current.get(change.path), after: change.row })));
       return { result, commitTime, changedRows: changes.length };
     });
     return { result, commitTime };
@@ -203,12 +231,29 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   async lastCommitTime(db: string): Promise<number> {
+    if (this.shared) return this.shared.log.lastCommitTime(db);
     this.lastCommitTimeSync(db); // loads both from the file the first time
     return this.lastWritten.get(db)!;
   }
 
   pendingCommitTime(db: string): number | undefined {
     return this.pendingFirst.get(db);
+  }
+
+  /** Where other processes commit too: see SqliteChangeLog.settledCommitTime. */
+  async settledCommitTime(db: string): Promise<number> {
+    return this.shared ? this.shared.log.settledCommitTime(db) : this.lastCommitTime(db);
+  }
+
+  /** After a transaction that logged: this process's listeners hear at once, the others are told. */
+  private tell(logged: ReturnType<SqliteChangeLog['take']>): void {
+    if (!this.shared || logged.length === 0) return;
+    const reached = new Map<string, number>();
+    for (const { db, seq, event } of logged) {
+      this.shared.feed.local(db, seq, event);
+      reached.set(db, seq);
+    }
+    for (const [db, seq] of reached) this.shared.announce(db, seq);
   }
 
   async indexSet(db: string): Promise<string | undefined> {
@@ -245,21 +290,40 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   async clear(db: string): Promise<void> {
-    await this.groups.exclusive(() => this.db.transaction(() => {
+    await this.groups.exclusive(() => this.resetting(() => {
       this.statements.clearDocuments.run(db);
       this.statements.clearIndex.run(db);
       this.vectors.clear(db);
-      this.history.clear(db, Math.max(Math.floor(Date.now() * 1000), this.lastCommitTimeSync(db)));
-    }).immediate());
+      const at = Math.max(Math.floor(Date.now() * 1000), this.lastCommitTimeSync(db));
+      this.history.clear(db, at);
+      this.shared?.log.reset(db, at);
+    }));
   }
 
   async loadDocuments(db: string, load: DocumentLoad): Promise<DocumentLoadReport> {
-    return this.groups.exclusive(() => {
+    return this.groups.exclusive(() => this.resetting(() => {
       const report = loadSqliteDocuments(this.db, db, load, Math.max(Math.floor(Date.now() * 1000), this.lastCommitTimeSync(db) + 1));
       this.lastCommit.set(db, report.commitTime);
       this.lastWritten.set(db, report.commitTime);
+      this.shared?.log.reset(db, report.commitTime);
       return report;
-    });
+    }));
+  }
+
+  /**
+   * A clear or a load, in one transaction that holds the write lock from its first read (its last
+   * commit time is read under it, where other processes write too); listeners start over after it.
+   */
+  private resetting<T>(run: () => T): T {
+    if (this.shared) this.lastCommit.clear();
+    let written = false;
+    try {
+      const value = this.db.transaction(run).immediate();
+      written = true;
+      return value;
+    } finally {
+      if (this.shared) this.tell(this.shared.log.take(written));
+    }
   }
 
   async getDocumentsAt(db: string, paths: readonly string[], readTime: number): Promise<Map<string, DocumentRow>> {
@@ -286,7 +350,11 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   async pruneVersions(before: number, limit: number): Promise<number> {
-    return this.groups.exclusive(() => this.history.prune(before, limit));
+    return this.groups.exclusive(() => {
+      // The change log of --workers is kept as long as the versions: a process away longer starts over.
+      this.shared?.log.prune(before, limit);
+      return this.history.prune(before, limit);
+    });
   }
 
   private lastCommitTimeSync(db: string): number {
@@ -324,73 +392,4 @@ export class SqliteDocumentStore implements DocumentStore {
     }
     return statement;
   }
-}
-
-/**
- * Document ids as stored in the doc_id columns, whose byte order (SQLite's BINARY collation) must
- * be Firestore's id order: numeric ids (`__id7__`) first, by number, then strings by UTF-8 bytes.
- * A numeric id becomes 00 01 + its int64 in offset binary (16 hex digits); a string starting with
- * NUL is kept behind 00 02; every other string is itself (its first byte is above 00). One-to-one,
- * so any text (a group entry's whole path) round-trips.
- */
-export function storedId(id: string): string {
-  if (id.charCodeAt(0) === 0) return `\u0000\u0002${id}`;
-  const number = numericIdValue(id);
-  return number === undefined ? id : `\u0000\u0001${BigInt.asUintN(64, number ^ (1n << 63n)).toString(16).padStart(16, '0')}`;
-}
-
-export function idFromStored(stored: string): string {
-  if (stored.charCodeAt(0) !== 0) return stored;
-  if (stored.charCodeAt(1) === 2) return stored.slice(2);
-  return `__id${BigInt.asIntN(64, BigInt(`0x${stored.slice(2)}`) ^ (1n << 63n))}__`;
-}
-
-/** An entry's key columns: under its document's collection and id unless it says where it is filed. */
-function entryKey(db: string, parent: string, id: string, entry: IndexEntry): [string, string, string, number, Buffer, string] {
-  return [db, entry.parent ?? parent, entry.field, entry.kind, indexValueKey(entry.value), storedId(entry.docId ?? id)];
-}
-
-function addBound(conditions: string[], params: unknown[], bound: IndexPosition | undefined, direction: '>' | '<'): void {
-  if (!bound) return;
-  if (bound.value.length > maxIndexValueBytes) {
-    // Entries keep only a prefix (index-value-prefix.ts): every entry with the bound's prefix may lie within the bound.
-    conditions.push(`value ${direction}= ?`);
-    params.push(indexValueKey(bound.value));
-    return;
-  }
-  const op = bound.inclusive ? `${direction}=` : direction;
-  if (bound.docId === undefined) {
-    conditions.push(`value ${op} ?`);
-    params.push(bound.value);
-  } else {
-    conditions.push(`(value, doc_id) ${op} (?, ?)`);
-    params.push(bound.value, storedId(bound.docId));
-  }
-}
-
-function toShape(row: DocumentRow): VersionShape {
-  return {
-    parent: row.parent,
-    doc_id: storedId(row.id),
-    collection_id: row.collectionId,
-    name_key: row.nameKey,
-    create_time: row.createTime,
-    update_time: row.updateTime,
-    fields: row.fields,
-  };
-}
-
-function toRow(shape: RowShape): DocumentRow {
-  const id = idFromStored(shape.doc_id);
-  const path = shape.parent === '' ? id : `${shape.parent}/${id}`;
-  return {
-    path,
-    parent: shape.parent,
-    collectionId: shape.collection_id,
-    id,
-    nameKey: shape.name_key,
-    createTime: shape.create_time,
-    updateTime: shape.update_time,
-    fields: shape.fields,
-  };
 }

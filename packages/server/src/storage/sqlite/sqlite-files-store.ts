@@ -77,7 +77,7 @@ export class SqliteFilesStore implements FilesStore {
       this.statements.put.run(object.bucket, object.name, object.projectId, object.generation, object.metageneration, object.size, object.blobKey, JSON.stringify(object));
       this.recordEvent('finalize', object);
       return replaced ? { kind: 'stored', replaced } : { kind: 'stored' };
-    })();
+    }).immediate();
   }
 
   async updateObject(object: StoredObject, expectedMetageneration: number): Promise<boolean> {
@@ -86,7 +86,7 @@ export class SqliteFilesStore implements FilesStore {
       const changed = this.statements.update.run(object.metageneration, JSON.stringify(object), object.bucket, object.name, object.generation, expectedMetageneration).changes === 1;
       if (changed) this.recordEvent('metadataUpdate', object);
       return changed;
-    })();
+    }).immediate();
   }
 
   async deleteObject(bucket: string, name: string, ifGenerationMatch?: string): Promise<StoredObject | undefined> {
@@ -100,7 +100,7 @@ export class SqliteFilesStore implements FilesStore {
       this.statements.addUsage.run(object.projectId, -object.size);
       this.recordEvent('delete', object);
       return object;
-    })();
+    }).immediate();
   }
 
   async hasBlob(blobKey: string): Promise<boolean> {
@@ -140,7 +140,7 @@ export class SqliteFilesStore implements FilesStore {
       const updated = { ...session, ...next };
       this.statements.putUpload.run(JSON.stringify(updated), updated.expiresAt, uploadId);
       return true;
-    })();
+    }).immediate();
   }
 
   async expiredUploads(now: number, limit: number): Promise<UploadSession[]> {

@@ -60,7 +60,7 @@ export class SqliteRulesStore implements RulesStore {
     return this.db.transaction(() => {
       if (this.statements.rulesetInUse.get(projectId, rulesetId)!.n > 0) return false;
       return this.statements.deleteRuleset.run(projectId, rulesetId).changes === 1;
-    })();
+    }).immediate();
   }
 
   async putRelease(release: ReleaseRecord): Promise<boolean> {
@@ -69,7 +69,7 @@ export class SqliteRulesStore implements RulesStore {
       if (!this.statements.getRuleset.get(release.projectId, release.rulesetId)) return false;
       this.statements.putRelease.run(release.projectId, release.name, release.rulesetId, release.createTime, release.updateTime);
       return true;
-    })();
+    }).immediate();
   }
 
   async getRelease(projectId: string, name: string): Promise<ReleaseRecord | undefined> {

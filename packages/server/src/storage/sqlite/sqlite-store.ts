@@ -22,7 +22,11 @@ import {
 } from '../store.js';
 import { openDatabaseFile } from './sqlite-file.js';
 import { indexedIdentities, passkeyIndexProvider } from '../passkey-records.js';
-import { SqliteDocumentStore } from './sqlite-document-store.js';
+import { SqliteDocumentStore, type SharedFile } from './sqlite-document-store.js';
+import { SqliteChangeLog } from './sqlite-change-log.js';
+import { LogChangeFeed } from '../log-change-feed.js';
+import { randomUUID } from 'node:crypto';
+import { withWriteLock } from './sqlite-write-lock.js';
 import { isPhoneMutation, SqlitePhoneRows } from './sqlite-phone-rows.js';
 import { isOutboxMutation } from '../outbox-mutation.js';
 import { isErasureMutation } from '../erasure-mutation.js';
@@ -36,14 +40,14 @@ import { SqliteAuditLog } from './sqlite-audit-log.js';
 import { SqliteRulesStore } from './sqlite-rules-store.js';
 import { SqliteHumanChecks } from './sqlite-human-checks.js';
 import { SqliteHandlerSessions } from './sqlite-handler-sessions.js';
-import { parseUser, refreshTokenOf, translateConstraint, type ProjectRow, type ServiceAccountKeyRow, type ServiceAccountTokenRow, type ThrottleRow, type TokenRow, type UserRow } from './sqlite-identity-rows.js';
+import { identityStatements, parseUser, refreshTokenOf, translateConstraint } from './sqlite-identity-rows.js';
 
 /**
  * The embedded store: one SQLite file in WAL mode with synchronous=FULL, so a commit that has
  * resolved is on disk and survives a crash of the process or the machine.
  */
 export class SqliteStore implements Store {
-  private readonly db: Database.Database;
+  protected readonly db: Database.Database;
   private readonly statements;
   private readonly humanChecks: SqliteHumanChecks;
   private readonly handlerSessions: SqliteHandlerSessions;
@@ -52,6 +56,10 @@ export class SqliteStore implements Store {
   private readonly erasures: SqliteErasureRows;
   private readonly writeTriggerEvents: ReturnType<typeof triggerEventWriter>;
   private documentStore: SqliteDocumentStore | undefined;
+  /** Set when other processes write the file too (--workers). */
+  private readonly sharedFile: SharedFile | undefined;
+  /** Who holds the mails this process is sending (--workers). */
+  private readonly mailOwner = randomUUID();
 
   constructor(
     private readonly file: string,
@@ -60,6 +68,11 @@ export class SqliteStore implements Store {
       writerLatch?: Int32Array;
       /** Groups up to this many bytes are written on the main thread (defaultInlineWriteBytes; 0: every group on the writer thread). */
       inlineWriteBytes?: number;
+      /**
+       * Other processes write the file too (the workers of --workers): document commits are logged
+       * for their change feeds, and `announce` tells them how far a database's log reaches.
+       */
+      shared?: { announce: (db: string, seq: number) => void };
     } = {},
   ) {
     this.db = openDatabaseFile(file);
@@ -70,66 +83,11 @@ export class SqliteStore implements Store {
     this.outbox = new SqliteOutboxRows(db);
     this.erasures = new SqliteErasureRows(db);
     this.writeTriggerEvents = triggerEventWriter(db);
-    this.statements = {
-      getUser: db.prepare<[string, string], UserRow>('SELECT record FROM users WHERE project_id = ? AND local_id = ?'),
-      getUserByEmail: db.prepare<[string, string], UserRow>('SELECT record FROM users WHERE project_id = ? AND email = ?'),
-      getUserByPhone: db.prepare<[string, string], UserRow>('SELECT record FROM users WHERE project_id = ? AND phone_number = ?'),
-      getUserByFederatedId: db.prepare<[string, string, string], UserRow>(
-        'SELECT u.record FROM user_providers p JOIN users u ON u.project_id = p.project_id AND u.local_id = p.local_id WHERE p.project_id = ? AND p.provider_id = ? AND p.raw_id = ?',
-      ),
-      insertProvider: db.prepare('INSERT INTO user_providers (project_id, provider_id, raw_id, local_id) VALUES (?, ?, ?, ?)'),
-      deleteProvidersOf: db.prepare('DELETE FROM user_providers WHERE project_id = ? AND local_id = ?'),
-      deleteAllProviders: db.prepare('DELETE FROM user_providers WHERE project_id = ?'),
-      listUsers: db.prepare<[string, string, number], UserRow>(
-        'SELECT record FROM users WHERE project_id = ? AND local_id > ? ORDER BY local_id LIMIT ?',
-      ),
-      insertUser: db.prepare('INSERT INTO users (project_id, local_id, email, phone_number, version, record) VALUES (?, ?, ?, ?, ?, ?)'),
-      updateUser: db.prepare(
-        'UPDATE users SET email = ?, phone_number = ?, version = ?, record = ? WHERE project_id = ? AND local_id = ? AND version = ?',
-      ),
-      deleteUser: db.prepare('DELETE FROM users WHERE project_id = ? AND local_id = ?'),
-      deleteAllUsers: db.prepare('DELETE FROM users WHERE project_id = ?'),
-      deleteAllTokens: db.prepare('DELETE FROM refresh_tokens WHERE project_id = ?'),
-      getToken: db.prepare<[string], TokenRow>('SELECT * FROM refresh_tokens WHERE token_hash = ?'),
-      getTokenWithUser: db.prepare<[string], TokenRow & { record: string | null }>(
-        'SELECT t.*, u.record FROM refresh_tokens t LEFT JOIN users u ON u.project_id = t.project_id AND u.local_id = t.local_id WHERE t.token_hash = ?',
-      ),
-      insertToken: db.prepare(
-        'INSERT INTO refresh_tokens (token_hash, project_id, local_id, user_created_at, issued_at, auth_time, sign_in_provider, developer_claims, second_factor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      ),
-      deleteToken: db.prepare('DELETE FROM refresh_tokens WHERE token_hash = ?'),
-      listServiceAccountKeys: db.prepare<[string], ServiceAccountKeyRow>('SELECT * FROM service_account_keys WHERE project_id = ? ORDER BY created_at, key_id'),
-      insertServiceAccountKey: db.prepare('INSERT INTO service_account_keys (project_id, key_id, client_email, public_key, created_at) VALUES (?, ?, ?, ?, ?)'),
-      deleteServiceAccountKey: db.prepare('DELETE FROM service_account_keys WHERE project_id = ? AND key_id = ?'),
-      deleteServiceAccountTokensOf: db.prepare('DELETE FROM service_account_tokens WHERE project_id = ? AND key_id = ?'),
-      getServiceAccountToken: db.prepare<[string], ServiceAccountTokenRow>('SELECT * FROM service_account_tokens WHERE token_hash = ?'),
-      insertServiceAccountToken: db.prepare('INSERT INTO service_account_tokens (token_hash, project_id, key_id, expires_at) VALUES (?, ?, ?, ?)'),
-      deleteExpiredServiceAccountTokens: db.prepare('DELETE FROM service_account_tokens WHERE expires_at < ?'),
-      listProjects: db.prepare<[], ProjectRow>('SELECT * FROM projects ORDER BY project_id'),
-      getOobCode: db.prepare<[string], { record: string }>('SELECT record FROM oob_codes WHERE code_hash = ?'),
-      insertOobCode: db.prepare('INSERT INTO oob_codes (code_hash, project_id, expires_at, record) VALUES (?, ?, ?, ?)'),
-      deleteOobCode: db.prepare('DELETE FROM oob_codes WHERE code_hash = ?'),
-      deleteExpiredOobCodes: db.prepare('DELETE FROM oob_codes WHERE expires_at < ?'),
-      listThrottle: db.prepare<[string, number, number], ThrottleRow>(
-        'SELECT * FROM (SELECT * FROM throttle_state WHERE scope = ? AND expires_at > ? ORDER BY expires_at DESC LIMIT ?) ORDER BY expires_at',
-      ),
-      putThrottle: db.prepare(
-        'INSERT INTO throttle_state (scope, key_hash, expires_at, state) VALUES (?, ?, ?, ?) ON CONFLICT (scope, key_hash) DO UPDATE SET expires_at = excluded.expires_at, state = excluded.state',
-      ),
-      deleteThrottle: db.prepare('DELETE FROM throttle_state WHERE scope = ? AND key_hash = ?'),
-      deleteExpiredThrottle: db.prepare('DELETE FROM throttle_state WHERE expires_at < ?'),
-      deleteRealm: [
-        'DELETE FROM projects WHERE project_id = ?',
-        'DELETE FROM users WHERE project_id = ?',
-        'DELETE FROM user_providers WHERE project_id = ?',
-        'DELETE FROM refresh_tokens WHERE project_id = ?',
-        'DELETE FROM oob_codes WHERE project_id = ?',
-      ].map((sql) => db.prepare<[string]>(sql)),
-      putProject: db.prepare(
-        'INSERT INTO projects (project_id, config) VALUES (?, ?) ON CONFLICT (project_id) DO UPDATE SET config = excluded.config',
-      ),
-      createProject: db.prepare('INSERT INTO projects (project_id, config) VALUES (?, ?) ON CONFLICT (project_id) DO NOTHING'),
-    };
+    this.statements = identityStatements(db);
+    if (options.shared) {
+      const log = new SqliteChangeLog(db, file);
+      this.sharedFile = { log, feed: new LogChangeFeed(log), announce: options.shared.announce };
+    }
   }
 
   async getUser(projectId: string, localId: string): Promise<UserRecord | undefined> {
@@ -195,8 +153,11 @@ export class SqliteStore implements Store {
     return this.outbox.list(projectId, limit);
   }
 
+  /** With other processes on the file, each mail listed is claimed: it goes out once. */
   async listDueMail(now: number, limit: number): Promise<Array<OutboxMessage & { decoy: boolean }>> {
-    return this.outbox.listDue(now, limit);
+    if (!this.sharedFile) return this.outbox.listDue(now, limit);
+    await this.writeTurn();
+    return this.outbox.claimDue(this.mailOwner, now, limit);
   }
 
   async nextMailDueAt(): Promise<number | undefined> {
@@ -229,9 +190,12 @@ export class SqliteStore implements Store {
 
   async commit(mutations: Mutation[]): Promise<void> {
     await this.writeTurn();
-    this.db.transaction(() => {
+    const applyAll = () => {
       for (const mutation of mutations) this.apply(mutation);
-    })();
+    };
+    // Where other processes write too, the lock is waited for without blocking the event loop.
+    if (this.sharedFile) await withWriteLock(this.db, applyAll);
+    else this.db.transaction(applyAll).immediate();
   }
 
   private apply(m: Mutation): void {
@@ -360,8 +324,22 @@ export class SqliteStore implements Store {
    * its own writer thread. One per store (one writer per file).
    */
   documents(): SqliteDocumentStore {
-    this.documentStore ??= new SqliteDocumentStore(this.db, { file: this.file, ...this.options });
+    this.documentStore ??= new SqliteDocumentStore(this.db, { file: this.file, ...this.options }, this.sharedFile);
     return this.documentStore;
+  }
+
+  /** Every process's document commits, where others write the file too (start it before use). */
+  changeFeed(): LogChangeFeed | undefined {
+    return this.sharedFile?.feed;
+  }
+
+  /**
+   * Runs `run` holding the file's write lock against every process (a key ring's update, --workers):
+   * `run` is synchronous, so nothing else of this process can come between.
+   */
+  async exclusive<T>(run: () => T): Promise<T> {
+    await this.writeTurn();
+    return this.sharedFile ? withWriteLock(this.db, run) : this.db.transaction(run).immediate();
   }
 
   /** Security rulesets and releases, in the same file and connection. */
@@ -376,7 +354,7 @@ export class SqliteStore implements Store {
 
   /** Trigger events (functions/), in the same file: commits insert them on the writer thread. */
   triggerEvents(): SqliteTriggerEvents {
-    return new SqliteTriggerEvents(this.db, () => this.writeTurn());
+    return new SqliteTriggerEvents(this.db, () => this.writeTurn(), this.sharedFile !== undefined);
   }
 
   /** The operator console's audit log, in the same file and connection. */
@@ -395,6 +373,8 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     // The writer thread first: what it has in flight settles, then its connection closes.
     await this.documentStore?.close();
+    await this.sharedFile?.feed.close();
+    this.sharedFile?.log.close();
     if (this.db.open) this.db.close();
   }
 }

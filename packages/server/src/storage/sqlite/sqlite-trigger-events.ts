@@ -18,9 +18,10 @@ export function triggerEventWriter(db: Database.Database): (m: TriggerEventMutat
 /**
  * Trigger events in the SQLite file (the fn_events table; document commits insert them on the writer
  * thread, identity commits on the store's connection through triggerEventWriter).
- * One process owns the file, so a lease only keeps this process's own dispatcher from handing an
+ * With one process on the file, a lease only keeps this process's own dispatcher from handing an
  * event out twice: a lease of another owner was held by a process that has died (a kill -9 mid
  * delivery), and its events are due again at once rather than when that lease would have ended.
+ * With several (--workers), another owner's lease holds until it ends, as on PostgreSQL.
  */
 export class SqliteTriggerEvents implements TriggerEventStore {
   private readonly statements;
@@ -28,10 +29,15 @@ export class SqliteTriggerEvents implements TriggerEventStore {
   constructor(
     private readonly db: Database.Database,
     private readonly writeTurn: () => Promise<void>,
+    /** Other processes dispatch from the file too (--workers): their leases are theirs until they end. */
+    private readonly shared = false,
   ) {
     this.statements = {
       due: db.prepare<[number, number, string, number], TriggerEventRow>(
         `SELECT ${columns} FROM fn_events WHERE set_aside = 0 AND next_at <= ? AND (lease_until <= ? OR lease_owner IS NOT ?) ORDER BY next_at LIMIT ?`,
+      ),
+      dueUnleased: db.prepare<[number, number, number], TriggerEventRow>(
+        `SELECT ${columns} FROM fn_events WHERE set_aside = 0 AND next_at <= ? AND lease_until <= ? ORDER BY next_at LIMIT ?`,
       ),
       lease: db.prepare<[string, number, string]>('UPDATE fn_events SET lease_owner = ?, lease_until = ? WHERE id = ?'),
       succeed: db.prepare<[string, string]>('DELETE FROM fn_events WHERE id = ? AND lease_owner = ?'),
@@ -52,7 +58,7 @@ export class SqliteTriggerEvents implements TriggerEventStore {
   async claim(owner: string, now: number, leaseMs: number, limit: number): Promise<TriggerEvent[]> {
     await this.writeTurn();
     return this.db.transaction(() => {
-      const rows = this.statements.due.all(now, now, owner, limit);
+      const rows = this.shared ? this.statements.dueUnleased.all(now, now, limit) : this.statements.due.all(now, now, owner, limit);
       for (const row of rows) this.statements.lease.run(owner, now + leaseMs, row.id);
       return rows.map(triggerEventOf);
     }).immediate();
