@@ -8,11 +8,11 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
-import { SigningKeyRing } from '../../packages/server/src/auth/core/signing-keys.js';
 import { openPgPool } from '../../packages/server/src/storage/postgres/pg-connection.js';
 import { PgKeyRing } from '../../packages/server/src/storage/postgres/pg-shared-keys.js';
 import { freePort, postJson, spawnHearth, tempDataDir, type SpawnedHearth } from '../helpers/hearth.js';
 import { createTestPgDatabase, type TestPgDatabase } from '../helpers/pg-database.js';
+import { checkSharedKeyRing } from '../helpers/shared-key-rings.js';
 import { MailCatcher } from '../helpers/smtp.js';
 import { TotpDevice, wrongCode } from '../helpers/totp-device.js';
 
@@ -200,25 +200,7 @@ describe('key rings shared through the database', () => {
       const { applyPgMigrations } = await import('../../packages/server/src/storage/postgres/pg-connection.js');
       const { identitySchemaSteps } = await import('../../packages/server/src/storage/postgres/pg-identity-schema.js');
       await applyPgMigrations(pools[0]!, 'identity', identitySchemaSteps);
-      const rotation = { rotateAfterMs: 24 * 3600_000, prepublishMs: 3600_000, publishRetiredForMs: 2 * 3600_000 };
-      const [one, two, idle] = await Promise.all([...pools, pools[0]!].map((pool) => SigningKeyRing.open(new PgKeyRing(pool, 'signing-keys'), rotation)));
-      assert.equal(await new PgKeyRing(pools[0]!, 'signing-keys').read(), undefined, 'no key is made before one is needed');
-      const [signer, otherSigner] = await Promise.all([one!.signingKey(), two!.signingKey()]);
-      assert.equal((await one!.jwks()).keys.length, 1, 'the first use makes one key, not one per instance');
-      assert.equal(signer.kid, otherSigner.kid);
-      assert.ok(await idle!.publicKey(signer.kid), 'an instance that has not signed yet finds the first key when it meets a token');
-
-      const later = Date.now() + 25 * 3600_000;
-      await Promise.all([one!.rotateIfDue(later), two!.rotateIfDue(later)]);
-      assert.equal((await one!.jwks()).keys.length, 2, 'one rotation, not two');
-      assert.deepEqual(await one!.jwks(), await two!.jwks());
-
-      // A third instance rotating a day later still: the others have not read its key yet, but know it when they meet it.
-      const third = await SigningKeyRing.open(new PgKeyRing(pools[0]!, 'signing-keys'), rotation);
-      await third.rotateIfDue(later + 25 * 3600_000);
-      const newest = (await third.jwks()).keys.at(-1)!.kid!;
-      assert.ok(!(await two!.jwks()).keys.some((key) => key.kid === newest));
-      assert.ok(await two!.publicKey(newest), 'an unknown kid is looked up in the shared ring');
+      await checkSharedKeyRing((process) => new PgKeyRing(pools[process]!, 'signing-keys'));
     } finally {
       await Promise.all(pools.map((pool) => pool.end()));
     }

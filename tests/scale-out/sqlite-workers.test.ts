@@ -13,11 +13,11 @@ import { readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { SigningKeyRing } from '../../packages/server/src/auth/core/signing-keys.js';
 import { KeyRingFile } from '../../packages/server/src/storage/key-ring-file.js';
 import { SharedSqliteStore } from '../../packages/server/src/storage/sqlite/sqlite-shared-store.js';
 import { addressesOfWorkers, forwardFrom, type AddressForwarder } from '../helpers/address-forwarder.js';
 import { freePort, postJson, spawnHearth, tempDataDir, type SpawnedHearth } from '../helpers/hearth.js';
+import { checkSharedKeyRing } from '../helpers/shared-key-rings.js';
 import { MailCatcher } from '../helpers/smtp.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -157,6 +157,37 @@ describe('two workers on one data folder (SQLite)', { timeout: 120_000 }, () => 
     assert.ok(body[0]?.readTime, JSON.stringify(body));
   });
 
+  test('a write that cannot have the file within five seconds fails UNAVAILABLE, nothing stored, and the worker serves meanwhile', async () => {
+    const documents = `${origins[0]}/v1/projects/demo-hearth/databases/(default)/documents`;
+    const admin = { 'content-type': 'application/json', authorization: `Bearer ${adminKey}` };
+    const email = `held-${Date.now()}@example.com`;
+    const holder = new Database(join(dataDir, 'hearth.sqlite'));
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      const commit = fetch(`${documents}/held/h1`, { method: 'PATCH', headers: admin, body: JSON.stringify({ fields: { n: { integerValue: '1' } } }) });
+      const signUp = postJson(v1(0, 'signUp'), { email, password: 'secret12', returnSecureToken: true });
+      // Meanwhile the same worker answers what needs no write lock.
+      const started = Date.now();
+      const health = await fetch(`${origins[0]}/healthz`);
+      assert.equal(health.status, 200);
+      assert.ok(Date.now() - started < 2_000, 'the worker kept serving while its writes waited');
+      const refused = await commit;
+      assert.equal(refused.status, 503, await refused.clone().text());
+      assert.equal(((await refused.json()) as { error: { status: string } }).error.status, 'UNAVAILABLE');
+      const refusedSignUp = await signUp;
+      assert.equal(refusedSignUp.status, 503, JSON.stringify(refusedSignUp.body));
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    assert.equal((await fetch(`${documents}/held/h1`, { headers: admin })).status, 404, 'nothing of the refused commit was stored');
+    const lookup = await postJson(`${origins[1]}/identitytoolkit.googleapis.com/v1/projects/demo-hearth/accounts:lookup`, { email: [email] }, { authorization: `Bearer ${adminKey}` });
+    assert.equal(lookup.status, 200, JSON.stringify(lookup.body));
+    assert.equal(lookup.body.users, undefined, 'nor of the refused sign-up');
+    // And the file is theirs again: the next write goes through.
+    assert.equal((await fetch(`${documents}/held/h1`, { method: 'PATCH', headers: admin, body: JSON.stringify({ fields: { n: { integerValue: '2' } } }) })).status, 200);
+  });
+
   test('the signing keys are the folder’s: one ring for both workers', async () => {
     const ring = JSON.parse(readFileSync(join(dataDir, 'signing-keys.json'), 'utf8')) as Array<{ kid: string }>;
     const published = await Promise.all(origins.map(async (origin) => ((await (await fetch(`${origin}/.well-known/jwks.json`)).json()) as { keys: Array<{ kid: string }> }).keys.map((key) => key.kid)));
@@ -174,25 +205,7 @@ describe('key rings in a data folder that several processes share', () => {
     const stores = [new SharedSqliteStore(join(dataDir, 'hearth.sqlite'), () => undefined), new SharedSqliteStore(join(dataDir, 'hearth.sqlite'), () => undefined)];
     try {
       const file = join(dataDir, 'signing-keys.json');
-      const ringOf = (store: SharedSqliteStore) => new KeyRingFile(file, (run) => store.exclusive(run));
-      const rotation = { rotateAfterMs: 24 * 3600_000, prepublishMs: 3600_000, publishRetiredForMs: 2 * 3600_000 };
-      const [one, two, idle] = await Promise.all([stores[0]!, stores[1]!, stores[0]!].map((store) => SigningKeyRing.open(ringOf(store), rotation)));
-      assert.equal(await ringOf(stores[0]!).read(), undefined, 'no key is made before one is needed');
-      const [signer, otherSigner] = await Promise.all([one!.signingKey(), two!.signingKey()]);
-      assert.equal((await one!.jwks()).keys.length, 1, 'the first use makes one key, not one per process');
-      assert.equal(signer.kid, otherSigner.kid);
-      assert.ok(await idle!.publicKey(signer.kid), 'a process that has not signed yet finds the first key when it meets a token');
-
-      const later = Date.now() + 25 * 3600_000;
-      await Promise.all([one!.rotateIfDue(later), two!.rotateIfDue(later)]);
-      assert.equal((await one!.jwks()).keys.length, 2, 'one rotation, not two');
-      assert.deepEqual(await one!.jwks(), await two!.jwks());
-
-      const third = await SigningKeyRing.open(ringOf(stores[1]!), rotation);
-      await third.rotateIfDue(later + 25 * 3600_000);
-      const newest = (await third.jwks()).keys.at(-1)!.kid!;
-      assert.ok(!(await two!.jwks()).keys.some((key) => key.kid === newest));
-      assert.ok(await two!.publicKey(newest), 'an unknown kid is looked up in the shared file');
+      await checkSharedKeyRing((process) => new KeyRingFile(file, (run) => stores[process]!.exclusive(run)));
     } finally {
       for (const store of stores) await store.close();
     }

@@ -1,12 +1,16 @@
 /**
  * How many processes `hearth start` runs (workers/worker-count.ts), on its own: one unless asked;
  * several refused where one process must hold the data (--demo-idp) and past what a
- * transaction id can name; and the worker each client address (an IPv6 client: its /64) is served by.
+ * transaction id can name; the worker each client address (an IPv6 client: its /64) is served by;
+ * and the share of each per-address limit a worker allows behind a trusted proxy.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { WorkerRelay, maxWorkers } from '../../packages/server/src/http/worker-relay.js';
 import { stickyWorker, workerCount } from '../../packages/server/src/workers/worker-count.js';
+import { perAddressShares } from '../../packages/server/src/workers/address-shares.js';
+import { defaultOptions, type HearthOptions } from '../../packages/server/src/config.js';
+import { webChannelDefaults } from '../../packages/server/src/firestore/api/webchannel.js';
 
 const machine = { demoIdp: false, cores: 2 };
 
@@ -49,4 +53,26 @@ test('an IPv6 client is its /64, as the per-address limits count it: every addre
   for (const address of ['2001:db8:1:2::2', '2001:db8:1:2:ffff:ffff:ffff:ffff', '2001:0db8:0001:0002:0:0:0:9']) assert.equal(stickyWorker(address, 7), host, address);
   const others = Array.from({ length: 50 }, (_, i) => stickyWorker(`2001:db8:1:${(i + 3).toString(16)}::1`, 7));
   assert.ok(new Set(others).size > 1, 'other /64s spread over the workers');
+});
+
+test('behind a trusted proxy each worker allows its share of every per-address limit; otherwise the whole', () => {
+  const proxied = defaultOptions({ trustProxy: ['127.0.0.1'] });
+  const limitsOf = (options: HearthOptions) => ({
+    uploads: options.files.uploadsPerAddress,
+    downloads: options.files.downloadsPerAddress,
+    sessions: options.webChannelLimits?.maxSessionsPerAddress ?? webChannelDefaults.maxSessionsPerAddress,
+    queued: options.webChannelLimits?.maxQueuedCharsPerAddress ?? webChannelDefaults.maxQueuedCharsPerAddress,
+  });
+  const whole = limitsOf(proxied);
+  assert.deepEqual(whole, { uploads: 32, downloads: 16, sessions: 200, queued: 32 * 1024 * 1024 });
+  // Two workers: half each, so a client whose connections the proxy spreads over both gets the whole once.
+  assert.deepEqual(limitsOf(perAddressShares(proxied, 2)), { uploads: 16, downloads: 8, sessions: 100, queued: 16 * 1024 * 1024 });
+  // Rounded up: three workers never allow less than the whole between them.
+  assert.deepEqual(limitsOf(perAddressShares(proxied, 3)), { uploads: 11, downloads: 6, sessions: 67, queued: Math.ceil((32 * 1024 * 1024) / 3) });
+  // Limits given by flags are shared the same way.
+  const given = defaultOptions({ trustProxy: ['10.0.0.1'], webChannelLimits: { maxSessionsPerAddress: 10 } });
+  assert.equal(limitsOf(perAddressShares(given, 2)).sessions, 5);
+  // Without a proxy every client stays on one worker, and one worker counts everything.
+  assert.deepEqual(limitsOf(perAddressShares(defaultOptions(), 2)), whole);
+  assert.deepEqual(limitsOf(perAddressShares(proxied, 1)), whole);
 });

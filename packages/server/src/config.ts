@@ -26,6 +26,8 @@ export interface HearthOptions extends AuthOptions, FirestoreOptions {
   /** Set in a worker of `--workers`: its index and the primary's folder of the workers' relay sockets (http/worker-relay.ts). */
   worker?: {
     index: number;
+    /** How many workers serve (--workers). */
+    count: number;
     relayDir: string;
     /** On SQLite: tells the other workers how far a database's change log reaches after a commit here. */
     announce: (db: string, seq: number) => void;

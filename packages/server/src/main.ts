@@ -197,7 +197,7 @@ program
       onStopSignal(logger, () => primary.stop());
       return;
     }
-    const hearth = await createHearth(workerUrl === undefined ? options : { ...options, worker: { index: Number(process.env[workerIndexVariable]), relayDir: process.env[workerRelayDirVariable] ?? '', announce: announceChangeLog } }, logger);
+    const hearth = await createHearth(workerUrl === undefined ? options : { ...options, worker: { index: Number(process.env[workerIndexVariable]), count: workers.count, relayDir: process.env[workerRelayDirVariable] ?? '', announce: announceChangeLog } }, logger);
     if (workerUrl !== undefined) {
       const stop = onStopSignal(logger, () => hearth.close());
       await serveAsWorker(hearth, workerUrl, stop);

@@ -23,6 +23,7 @@ import { openStorage, type IdentityStorage } from './storage/identity-storage.js
 import { openPgPool, type PgPool } from './storage/postgres/pg-connection.js';
 import { registerWebRoutes } from './web/web-routes.js';
 import { WorkerRelay } from './http/worker-relay.js';
+import { perAddressShares } from './workers/address-shares.js';
 
 /** How long an overview waits for a first document count before it answers "counting" (null) instead. */
 const overviewCountWaitMs = 300;
@@ -68,7 +69,9 @@ export interface Hearth {
  * console, web app) on one HTTP app. A domain assembles its own services; nothing listens until
  * `listen`.
  */
-export async function createHearth(options: HearthOptions, logger: Logger = createLogger(options.logLevel)): Promise<Hearth> {
+export async function createHearth(given: HearthOptions, logger: Logger = createLogger(given.logLevel)): Promise<Hearth> {
+  // A worker behind a trusted proxy allows its share of each per-address limit (workers/address-shares.ts).
+  const options = given.worker ? perAddressShares(given, given.worker.count) : given;
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   // The folder holds password hashes, keys and mails: private to the owner even if it existed before.
   chmodSync(options.dataDir, 0o700);

@@ -2,8 +2,8 @@ import type { WebChannelOptions } from './api/webchannel.js';
 
 /** The document database's settings (the flags of `hearth start` that concern it). */
 export interface FirestoreOptions {
-  /** What WebChannel sessions may hold unacknowledged, per session, per address and in total (defaults in webchannel.ts). */
-  webChannelLimits?: Pick<WebChannelOptions, 'maxQueuedChars' | 'maxQueuedCharsPerAddress' | 'maxQueuedCharsTotal'>;
+  /** What WebChannel sessions may hold unacknowledged, per session, per address and in total, and sessions per address (defaults in webchannel.ts). */
+  webChannelLimits?: Pick<WebChannelOptions, 'maxQueuedChars' | 'maxQueuedCharsPerAddress' | 'maxQueuedCharsTotal' | 'maxSessionsPerAddress'>;
   host: string;
   /** Development mode: any API key names the default project and `Bearer owner` is an admin. */
   dev: boolean;

@@ -67,7 +67,7 @@ export interface WebChannelServer {
   close(): void;
 }
 
-const defaults = {
+export const webChannelDefaults = {
   keepaliveMs: 30_000,
   backChannelMaxMs: 60_000,
   sessionIdleMs: 5 * 60_000,
@@ -105,28 +105,28 @@ const unknownSid = 'Error 400: Unknown SID';
 type Query = Record<string, string | string[] | undefined>;
 
 export async function registerWebChannelRoutes(app: FastifyInstance, streams: StreamOpener, access: FirestoreAccess, options: WebChannelOptions = {}): Promise<WebChannelServer> {
-  const keepaliveMs = options.keepaliveMs ?? defaults.keepaliveMs;
+  const keepaliveMs = options.keepaliveMs ?? webChannelDefaults.keepaliveMs;
   const timings: ChannelTimings = {
     keepaliveMs,
-    backChannelMaxMs: options.backChannelMaxMs ?? defaults.backChannelMaxMs,
+    backChannelMaxMs: options.backChannelMaxMs ?? webChannelDefaults.backChannelMaxMs,
     // The client's back channel watchdog is 1.5 × the keepalive the handshake announces.
     longPollTimeoutMs: Math.min(options.longPollTimeoutMs ?? keepaliveMs, keepaliveMs),
-    maxQueuedChars: options.maxQueuedChars ?? defaults.maxQueuedChars,
-    maxPendingMaps: options.maxPendingMaps ?? defaults.maxPendingMaps,
+    maxQueuedChars: options.maxQueuedChars ?? webChannelDefaults.maxQueuedChars,
+    maxPendingMaps: options.maxPendingMaps ?? webChannelDefaults.maxPendingMaps,
   };
-  const sessionIdleMs = options.sessionIdleMs ?? defaults.sessionIdleMs;
-  const unopenedSessionMs = Math.min(options.unopenedSessionMs ?? defaults.unopenedSessionMs, sessionIdleMs);
-  const maxBodyBytes = options.maxBodyBytes ?? defaults.maxBodyBytes;
-  const maxSessions = options.maxSessions ?? defaults.maxSessions;
+  const sessionIdleMs = options.sessionIdleMs ?? webChannelDefaults.sessionIdleMs;
+  const unopenedSessionMs = Math.min(options.unopenedSessionMs ?? webChannelDefaults.unopenedSessionMs, sessionIdleMs);
+  const maxBodyBytes = options.maxBodyBytes ?? webChannelDefaults.maxBodyBytes;
+  const maxSessions = options.maxSessions ?? webChannelDefaults.maxSessions;
   const sessions = new SessionTable({
     maxSessions,
-    perAddress: options.maxSessionsPerAddress ?? defaults.maxSessionsPerAddress,
-    perUser: options.maxSessionsPerUser ?? defaults.maxSessionsPerUser,
+    perAddress: options.maxSessionsPerAddress ?? webChannelDefaults.maxSessionsPerAddress,
+    perUser: options.maxSessionsPerUser ?? webChannelDefaults.maxSessionsPerUser,
   });
   const budget = new QueueBudget({
     perSession: timings.maxQueuedChars,
-    perAddress: options.maxQueuedCharsPerAddress ?? defaults.maxQueuedCharsPerAddress,
-    total: options.maxQueuedCharsTotal ?? defaults.maxQueuedCharsTotal,
+    perAddress: options.maxQueuedCharsPerAddress ?? webChannelDefaults.maxQueuedCharsPerAddress,
+    total: options.maxQueuedCharsTotal ?? webChannelDefaults.maxQueuedCharsTotal,
   });
   let closed = false;
 
