@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
-import { readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -186,6 +186,24 @@ describe('two workers on one data folder (SQLite)', { timeout: 120_000 }, () => 
     assert.equal(lookup.body.users, undefined, 'nor of the refused sign-up');
     // And the file is theirs again: the next write goes through.
     assert.equal((await fetch(`${documents}/held/h1`, { method: 'PATCH', headers: admin, body: JSON.stringify({ fields: { n: { integerValue: '2' } } }) })).status, 200);
+  });
+
+  test('a worker started again sweeps only old unreferenced bytes: a blob another worker is about to commit stays', async () => {
+    const blobs = join(dataDir, 'files', 'blobs', 'ab');
+    mkdirSync(blobs, { recursive: true });
+    const fresh = join(blobs, `ab${'1'.repeat(30)}`);
+    const old = join(blobs, `ab${'2'.repeat(30)}`);
+    writeFileSync(fresh, 'bytes whose metadata another worker is about to commit');
+    writeFileSync(old, 'bytes of an upload cut short an hour ago');
+    const anHourAgo = new Date(Date.now() - 3600_000);
+    utimesSync(old, anHourAgo, anHourAgo);
+    // Worker 2 is killed and started again by the primary; at its start it sweeps.
+    const servingLines = () => hearth.output().split('\n').filter((line) => line.includes('"worker serving"')).map((line) => JSON.parse(line) as { worker: number; workerPid: number });
+    const victim = servingLines().filter((line) => line.worker === 2).at(-1)!.workerPid;
+    process.kill(victim, 'SIGKILL');
+    await waitFor('worker 2 serving again', async () => (servingLines().some((line) => line.worker === 2 && line.workerPid !== victim) ? true : undefined), 30_000);
+    await waitFor('the old orphan swept', async () => (existsSync(old) ? undefined : true), 10_000);
+    assert.ok(existsSync(fresh), 'a young blob no object points at yet is left for its commit');
   });
 
   test('the signing keys are the folder’s: one ring for both workers', async () => {

@@ -131,7 +131,7 @@ async function assemble(options: HearthOptions, logger: Logger, storage: Identit
   }, relay);
   await registerConsoleTools(app, { auth, firestore, dev: options.dev, publicUrl: urls.publicUrl });
   await firestore.register(app);
-  const files = await setUpFiles(app, { dataDir: options.dataDir, dev: options.dev, defaultProjectId: options.defaultProjectId, ...options.files, ...(options.storageRulesFile ? { storageRulesFile: options.storageRulesFile } : {}), ...(options.shippedStorageRulesFile ? { shippedStorageRulesFile: options.shippedStorageRulesFile } : {}), ...(options.storageUrl ? { storageUrl: options.storageUrl } : {}) }, {
+  const files = await setUpFiles(app, { dataDir: options.dataDir, dev: options.dev, defaultProjectId: options.defaultProjectId, ...options.files, ...(options.storageRulesFile ? { storageRulesFile: options.storageRulesFile } : {}), ...(options.shippedStorageRulesFile ? { shippedStorageRulesFile: options.shippedStorageRulesFile } : {}), ...(options.storageUrl ? { storageUrl: options.storageUrl } : {}), ...(options.worker ? { sharedBytes: true } : {}) }, {
     store: storage.files,
     rules: firestore.rulesRegistry,
     readDocument: (projectId, databaseId, path) => firestore.guard.reader({ projectId, databaseId }).get(path),

@@ -64,7 +64,16 @@ export interface FilesOptions {
    * --storage-rules is given: the web app's own (packages/web/storage.rules: users/{uid}/... for their owner).
    */
   shippedStorageRulesFile?: string;
+  /**
+   * Other processes write the same bytes (the workers of --workers): one of them may have put a
+   * blob in place and be about to commit its metadata, so unreferenced bytes are swept only once
+   * they are older than orphanGraceMs, at start and every hour after.
+   */
+  sharedBytes?: boolean;
 }
+
+/** Longer than any upload takes from its blob's rename to its metadata's commit (a write waits at most 5 s for the file). */
+const orphanGraceMs = 10 * 60_000;
 
 export interface FilesSetupDeps {
   store: FilesStore;
@@ -126,13 +135,18 @@ export async function setUpFiles(app: FastifyInstance, options: FilesOptions, de
   await registerV0Routes(app, { files, uploads, resolveCaller: deps.resolveCaller, uploadsPerAddress, downloadsPerAddress, baseUrl, exposedHeaders });
   registerSignedUrls(app, { files, uploads, downloadsPerAddress, keysOf: deps.serviceAccountKeysOf });
   await registerJsonRoutes(app, { files, uploads, resolveCaller: deps.resolveCaller, uploadsPerAddress, downloadsPerAddress, baseUrl, dev: options.dev });
-  // Orphans of a crash (bytes renamed into place, metadata never committed) go in the background.
-  const startedAt = Date.now();
-  void bytes
-    .sweep?.((key) => deps.store.hasBlob(key), startedAt)
-    .then((removed) => removed && deps.logger.info({ removed }, 'removed stored bytes that no object pointed at'))
-    .catch((err: unknown) => deps.logger.error({ err }, 'sweeping unreferenced bytes failed'));
-  const sweep = setInterval(() => void uploads.sweep().catch((err: unknown) => deps.logger.error({ err }, 'sweeping expired uploads failed')), 3600_000);
+  // Orphans of a crash (bytes renamed into place, metadata never committed) go in the background:
+  // alone, every blob from before the start is done with; beside other processes, only old ones are.
+  const sweepBytes = (olderThan: number) =>
+    void bytes
+      .sweep?.((key) => deps.store.hasBlob(key), olderThan)
+      .then((removed) => removed && deps.logger.info({ removed }, 'removed stored bytes that no object pointed at'))
+      .catch((err: unknown) => deps.logger.error({ err }, 'sweeping unreferenced bytes failed'));
+  sweepBytes(options.sharedBytes ? Date.now() - orphanGraceMs : Date.now());
+  const sweep = setInterval(() => {
+    uploads.sweep().catch((err: unknown) => deps.logger.error({ err }, 'sweeping expired uploads failed'));
+    if (options.sharedBytes) sweepBytes(Date.now() - orphanGraceMs);
+  }, 3600_000);
   sweep.unref();
   return {
     files,
