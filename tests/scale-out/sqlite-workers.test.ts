@@ -188,15 +188,19 @@ describe('two workers on one data folder (SQLite)', { timeout: 120_000 }, () => 
     assert.equal((await fetch(`${documents}/held/h1`, { method: 'PATCH', headers: admin, body: JSON.stringify({ fields: { n: { integerValue: '2' } } }) })).status, 200);
   });
 
-  test('a worker started again sweeps only old unreferenced bytes: a blob another worker is about to commit stays', async () => {
+  test('a worker started again sweeps only old unreferenced bytes and temporary files: what another worker is writing or about to commit stays', async () => {
     const blobs = join(dataDir, 'files', 'blobs', 'ab');
     mkdirSync(blobs, { recursive: true });
     const fresh = join(blobs, `ab${'1'.repeat(30)}`);
     const old = join(blobs, `ab${'2'.repeat(30)}`);
+    const writing = join(dataDir, 'files', 'tmp', `cd${'3'.repeat(30)}`);
+    const abandoned = join(dataDir, 'files', 'tmp', `cd${'4'.repeat(30)}`);
     writeFileSync(fresh, 'bytes whose metadata another worker is about to commit');
     writeFileSync(old, 'bytes of an upload cut short an hour ago');
+    writeFileSync(writing, 'an upload another worker is writing');
+    writeFileSync(abandoned, 'an upload cut short an hour ago');
     const anHourAgo = new Date(Date.now() - 3600_000);
-    utimesSync(old, anHourAgo, anHourAgo);
+    for (const path of [old, abandoned]) utimesSync(path, anHourAgo, anHourAgo);
     // Worker 2 is killed and started again by the primary; at its start it sweeps.
     const servingLines = () => hearth.output().split('\n').filter((line) => line.includes('"worker serving"')).map((line) => JSON.parse(line) as { worker: number; workerPid: number });
     const victim = servingLines().filter((line) => line.worker === 2).at(-1)!.workerPid;
@@ -204,6 +208,8 @@ describe('two workers on one data folder (SQLite)', { timeout: 120_000 }, () => 
     await waitFor('worker 2 serving again', async () => (servingLines().some((line) => line.worker === 2 && line.workerPid !== victim) ? true : undefined), 30_000);
     await waitFor('the old orphan swept', async () => (existsSync(old) ? undefined : true), 10_000);
     assert.ok(existsSync(fresh), 'a young blob no object points at yet is left for its commit');
+    assert.ok(!existsSync(abandoned), 'an old temporary file went at the start');
+    assert.ok(existsSync(writing), 'a temporary file written lately is left to its writer');
   });
 
   test('the signing keys are the folder’s: one ring for both workers', async () => {

@@ -118,7 +118,8 @@ export async function setUpFiles(app: FastifyInstance, options: FilesOptions, de
     bytes = new S3ByteStore(parseS3Url(options.storageUrl));
   } else {
     const disk = new DiskByteStore(join(options.dataDir, 'files'));
-    await disk.clearTemporary();
+    // Beside other processes, a temporary file written lately may be one of their uploads.
+    await disk.clearTemporary(options.sharedBytes ? Date.now() - orphanGraceMs : undefined);
     bytes = disk;
   }
   const guard = new RegimeGuard({ dev: options.dev, logger: deps.logger }, storageRulesJudge({ registry: deps.rules, readDocument: deps.readDocument, logger: deps.logger }));

@@ -26,9 +26,20 @@ export class DiskByteStore implements ByteStore {
     for (const dir of [root, this.tmp, this.blobs, this.staging]) mkdirSync(dir, { recursive: true, mode: 0o700 });
   }
 
-  /** Temporary files are writes that never finished: none of them was acknowledged. */
-  async clearTemporary(): Promise<void> {
-    for (const name of await readdir(this.tmp)) await rm(join(this.tmp, name), { force: true });
+  /**
+   * Temporary files are writes that never finished: none of them was acknowledged. With
+   * `olderThan`, only those last written before it (other processes may be writing theirs).
+   */
+  async clearTemporary(olderThan?: number): Promise<void> {
+    for (const name of await readdir(this.tmp)) {
+      const path = join(this.tmp, name);
+      if (olderThan !== undefined) {
+        const written = await stat(path).then((info) => info.mtimeMs, () => undefined);
+        // Gone already, or still being written by another process.
+        if (written === undefined || written >= olderThan) continue;
+      }
+      await rm(path, { force: true });
+    }
   }
 
   async write(source: Readable): Promise<string> {
