@@ -131,7 +131,7 @@ async function assemble(options: HearthOptions, logger: Logger, storage: Identit
   }, relay);
   await registerConsoleTools(app, { auth, firestore, dev: options.dev, publicUrl: urls.publicUrl });
   await firestore.register(app);
-  const files = await setUpFiles(app, { dataDir: options.dataDir, dev: options.dev, defaultProjectId: options.defaultProjectId, ...options.files, ...(options.storageRulesFile ? { storageRulesFile: options.storageRulesFile } : {}), ...(options.shippedStorageRulesFile ? { shippedStorageRulesFile: options.shippedStorageRulesFile } : {}), ...(options.storageUrl ? { storageUrl: options.storageUrl } : {}), ...(options.worker ? { sharedBytes: true } : {}) }, {
+  const files = await setUpFiles(app, { dataDir: options.dataDir, dev: options.dev, defaultProjectId: options.defaultProjectId, ...options.files, ...(options.storageRulesFile ? { storageRulesFile: options.storageRulesFile } : {}), ...(options.shippedStorageRulesFile ? { shippedStorageRulesFile: options.shippedStorageRulesFile } : {}), ...(options.storageUrl ? { storageUrl: options.storageUrl } : {}), ...(sharesBytes(options) ? { sharedBytes: true } : {}) }, {
     store: storage.files,
     rules: firestore.rulesRegistry,
     readDocument: (projectId, databaseId, path) => firestore.guard.reader({ projectId, databaseId }).get(path),
@@ -251,6 +251,14 @@ async function assemble(options: HearthOptions, logger: Logger, storage: Identit
     },
   };
   return hearth;
+}
+
+/**
+ * Whether other processes write the same stored bytes: the workers of --workers (one data folder),
+ * or instances on one database keeping their files in one S3 bucket.
+ */
+function sharesBytes(options: HearthOptions): boolean {
+  return options.worker !== undefined || (options.databaseUrl !== undefined && options.storageUrl !== undefined);
 }
 
 export function createLogger(level: string): Logger {

@@ -65,9 +65,9 @@ export interface FilesOptions {
    */
   shippedStorageRulesFile?: string;
   /**
-   * Other processes write the same bytes (the workers of --workers): one of them may have put a
-   * blob in place and be about to commit its metadata, so unreferenced bytes are swept only once
-   * they are older than orphanGraceMs, at start and every hour after.
+   * Other processes write the same bytes (the workers of --workers, instances sharing a bucket):
+   * one of them may have put a blob in place and be about to commit its metadata, so unreferenced
+   * bytes are swept only once they are older than orphanGraceMs, at start and every hour after.
    */
   sharedBytes?: boolean;
 }
