@@ -14,6 +14,7 @@ import { freePort, postJson, spawnHearth, tempDataDir, type SpawnedHearth } from
 import { createTestPgDatabase, type TestPgDatabase } from '../helpers/pg-database.js';
 import { checkSharedKeyRing } from '../helpers/shared-key-rings.js';
 import { MailCatcher } from '../helpers/smtp.js';
+import { refreshIdToken } from '../helpers/token-refresh.js';
 import { TotpDevice, wrongCode } from '../helpers/totp-device.js';
 
 const adminKey = 'multi-instance-admin-key-0123456789abcdef';
@@ -76,13 +77,9 @@ describe('two instances on one database', () => {
     assert.equal(lookup.status, 200, JSON.stringify(lookup.body));
     assert.equal(lookup.body.users[0].email, email);
 
-    const refreshed = await fetch(`${b.url}/securetoken.googleapis.com/v1/token?key=${apiKey}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: created.refreshToken }),
-    });
-    assert.equal(refreshed.status, 200);
-    const tokens = (await refreshed.json()) as { user_id: string; id_token: string };
+    const refreshed = await refreshIdToken(b.url, apiKey, created.refreshToken);
+    assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
+    const tokens = refreshed.body;
     assert.equal(tokens.user_id, created.localId);
     // And back: B's token is good on A.
     assert.equal((await postJson(v1(a, 'lookup', apiKey), { idToken: tokens.id_token })).status, 200);

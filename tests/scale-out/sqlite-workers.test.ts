@@ -19,6 +19,7 @@ import { addressesOfWorkers, forwardFrom, type AddressForwarder } from '../helpe
 import { freePort, postJson, spawnHearth, tempDataDir, type SpawnedHearth } from '../helpers/hearth.js';
 import { checkSharedKeyRing } from '../helpers/shared-key-rings.js';
 import { MailCatcher } from '../helpers/smtp.js';
+import { refreshIdToken } from '../helpers/token-refresh.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const adminKey = 'sqlite-workers-admin-key-0123456789abcdef';
@@ -84,13 +85,9 @@ describe('two workers on one data folder (SQLite)', { timeout: 120_000 }, () => 
     const lookup = await postJson(v1(1, 'lookup'), { idToken: created.idToken });
     assert.equal(lookup.status, 200, JSON.stringify(lookup.body));
     assert.equal(lookup.body.users[0].email, email);
-    const refreshed = await fetch(`${origins[1]}/securetoken.googleapis.com/v1/token?key=${apiKey}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: created.refreshToken }),
-    });
-    assert.equal(refreshed.status, 200);
-    const tokens = (await refreshed.json()) as { user_id: string; id_token: string };
+    const refreshed = await refreshIdToken(origins[1]!, apiKey, created.refreshToken);
+    assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
+    const tokens = refreshed.body;
     assert.equal(tokens.user_id, created.localId);
     assert.equal((await postJson(v1(0, 'lookup'), { idToken: tokens.id_token })).status, 200, "the other worker's token is good on the first");
   });
