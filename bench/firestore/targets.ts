@@ -1,6 +1,9 @@
 /** What the benches run against: Hearth in this process, or Google's emulator in its own, and REST requests to either. */
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort, spawnHearth } from '../../tests/helpers/hearth.js';
+import { processTreeCpuSeconds } from '../../tests/helpers/proc-usage.js';
 import { startBenchHearth } from '../hearth-setup.js';
 import { startFirestoreEmulator } from '../processes.js';
 import { mib } from '../stats.js';
@@ -55,6 +58,31 @@ export async function startHearthTarget(): Promise<Target> {
     },
     footprint: () => `Hearth process RSS ${mib(process.memoryUsage().rss)} (includes this client), data folder ${mib(directoryBytes(dataDir))}`,
     close: () => bench.close(),
+  };
+}
+
+/**
+ * `hearth start --workers N` on a fresh data folder (SQLite), in processes of its own. The bench's
+ * clients all connect from 127.0.0.1, which is named a trusted proxy, so the primary hands their
+ * connections to the workers in turn: listeners and the writer land on every worker.
+ */
+export async function startHearthWorkersTarget(workers: number): Promise<Target> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-bench-workers-'));
+  const projectId = 'demo-hearth';
+  const hearth = await spawnHearth(['--port', String(await freePort()), '--data', dataDir, '--dev', '--project', projectId, '--log-level', 'error', '--workers', String(workers), '--trust-proxy', '127.0.0.1']);
+  const pid = hearth.child.pid!;
+  return {
+    name: `Hearth --workers ${workers}`,
+    explains: true,
+    origin: hearth.url,
+    hostPort: hearth.url.replace(/^http:\/\//, ''),
+    projectId,
+    usage: () => ({ rssBytes: 0, cpuMs: processTreeCpuSeconds(pid) * 1000 }),
+    footprint: () => `data folder ${mib(directoryBytes(dataDir))}`,
+    close: async () => {
+      await hearth.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
   };
 }
 

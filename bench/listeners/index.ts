@@ -9,7 +9,9 @@
  *    flat: 1,000, 5,000, 10,000 clients with one listener each, the server's heap (after a full
  *    collection) and RSS read after each step, then a minute idle with the number fixed (RSS read
  *    every 10 s), then a few rounds of commits. (memory.ts)
- * 3. The same latencies against Google's Firestore emulator on this machine, when installed (and its
+ * 3. With `workers` among the targets: the same latencies against `hearth start --workers 2` on
+ *    SQLite, its clients' connections (listeners and writer alike) spread over both workers.
+ * 4. The same latencies against Google's Firestore emulator on this machine, when installed (and its
  *    memory steps on request: its memory is its JVM's resident size, which a collection does not
  *    give back).
  *
@@ -23,7 +25,7 @@
  * HEARTH_BENCH_LISTENERS_WARMUP (5 commits), HEARTH_BENCH_LISTENERS_CLIENTS (1000,5000,10000
  * clients in the memory steps), HEARTH_BENCH_LISTENERS_HOLD_S (60 s idle at the largest), HEARTH_BENCH_LISTENERS_STEP_COMMITS (10 per step),
  * HEARTH_BENCH_LISTENERS_ROUNDS (5) of HEARTH_BENCH_LISTENERS_ROUND_COMMITS (20) with the largest
- * number held, HEARTH_BENCH_LISTENERS_TARGETS (hearth,emulator), HEARTH_BENCH_LISTENERS_MEMORY_TARGETS
+ * number held, HEARTH_BENCH_LISTENERS_TARGETS (hearth,workers,emulator), HEARTH_BENCH_LISTENERS_MEMORY_TARGETS
  * (hearth: which of them also run the memory steps; the emulator's take minutes, as its commits slow
  * to seconds with thousands of listeners), HEARTH_BENCH_LISTENERS_PROFILE (a file:
  * write a CPU profile of Hearth over the largest count's commits there, and print where the time went).
@@ -31,7 +33,7 @@
  */
 import { resolve } from 'node:path';
 import { progress } from '../env.js';
-import { startEmulatorTarget, startHearthTarget, type Target } from '../firestore/targets.js';
+import { startEmulatorTarget, startHearthTarget, startHearthWorkersTarget, type Target } from '../firestore/targets.js';
 import { startClientProcess, type ClientProcess } from './driver.js';
 import { measureLatency } from './latency.js';
 import { measureMemory } from './memory.js';
@@ -68,6 +70,23 @@ export async function runListenersBench(): Promise<void> {
         await runTarget(hearth, true, run);
       } finally {
         await hearth.close();
+      }
+    }
+    if (settings.targets.includes('workers')) {
+      // Latency only: its memory is several processes'.
+      const workers = await startHearthWorkersTarget(2);
+      const run = emptyRun(workers.name);
+      runs.push(run);
+      try {
+        progress(`${workers.name} at ${workers.origin}`);
+        const clients = await startClientProcess(workers, settings.processes);
+        try {
+          await measureLatency(workers, clients, run.latency, undefined);
+        } finally {
+          await clients.close();
+        }
+      } finally {
+        await workers.close();
       }
     }
     if (settings.targets.includes('emulator')) {

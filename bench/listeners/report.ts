@@ -139,10 +139,25 @@ function memoryTable(run: TargetRun): void {
   if (released) console.log(`all clients closed: heap ${mib1(released.heap)}, RSS ${mib1(released.rss)} (before any: heap ${mib1(base.heap)}, RSS ${mib1(base.rss)})`);
 }
 
+/** The same latencies with the listeners and the writer spread over the workers of one Hearth, beside one process. */
+function workersTable(run: TargetRun, hearth: TargetRun | undefined): void {
+  const row = (of: TargetRun | undefined, listeners: number): LatencyRow | undefined => of?.latency.rows.find((r) => r.listeners === listeners);
+  console.log('');
+  console.log(`${run.name} (SQLite; the clients' connections spread over the workers): commit to snapshot, median / p99 ms`);
+  const body = shapes.map((shape) => {
+    const w = row(run, shape.listeners);
+    const h = row(hearth, shape.listeners);
+    return [String(shape.listeners), String(shape.clients), pair(w?.each), pair(w?.last), pair(h?.each), ratio(w?.each.median, h?.each.median)];
+  });
+  console.log(renderTable(['listeners', 'clients', 'from ack', 'last listener', 'one process, from ack', 'workers÷one'], body));
+  console.log(`commit alone: ${pair(run.latency.baseline)} ms. Every listener received every commit exactly once, whichever worker it listened on.`);
+}
+
 export function report(runs: TargetRun[]): void {
   const hearth = runs.find((run) => run.name === 'Hearth');
   const peer = runs.find((run) => run.name === 'emulator');
   latencyTables(hearth, peer);
+  for (const run of runs) if (run.name.startsWith('Hearth --workers')) workersTable(run, hearth);
   for (const run of runs) memoryTable(run);
   for (const run of runs) if (run.note) console.log(`\n${run.name}: ${run.note}`);
 }

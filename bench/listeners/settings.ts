@@ -12,7 +12,7 @@ export const settings = {
   stepCommits: envCount('HEARTH_BENCH_LISTENERS_STEP_COMMITS', 10),
   rounds: envCount('HEARTH_BENCH_LISTENERS_ROUNDS', 5),
   roundCommits: envCount('HEARTH_BENCH_LISTENERS_ROUND_COMMITS', 20),
-  targets: envList('HEARTH_BENCH_LISTENERS_TARGETS', ['hearth', 'emulator']),
+  targets: envList('HEARTH_BENCH_LISTENERS_TARGETS', ['hearth', 'workers', 'emulator']),
   memoryTargets: envList('HEARTH_BENCH_LISTENERS_MEMORY_TARGETS', ['hearth']),
   profile: process.env.HEARTH_BENCH_LISTENERS_PROFILE ?? '',
 };
