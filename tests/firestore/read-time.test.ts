@@ -15,6 +15,7 @@ import { getFirestore, setLogFunction } from 'firebase-admin/firestore';
 import { DocumentDatabase } from '../../packages/server/src/firestore/core/database.js';
 import { defaultQueryLimits } from '../../packages/server/src/firestore/core/query.js';
 import { parseWrite } from '../../packages/server/src/firestore/core/writes.js';
+import { SharedSqliteStore } from '../../packages/server/src/storage/sqlite/sqlite-shared-store.js';
 import { SqliteStore } from '../../packages/server/src/storage/sqlite/sqlite-store.js';
 import { within } from '../helpers/firestore-target.js';
 import { startHearth, tempDataDir, type TestHearth } from '../helpers/hearth.js';
@@ -190,6 +191,35 @@ describe('the versions kept', () => {
       await write('c/d2', 200);
       assert.equal(await database.pruneHistory(), 3, 'the three versions that ended before the window');
       assert.equal(versions(), 1, 'the one that ended inside it stays');
+    } finally {
+      peek.close();
+      await sqlite.close();
+    }
+  });
+
+  test('on the file of --workers, every commit is logged under the next sequence, and the log is pruned with the versions', async () => {
+    const dir = tempDataDir();
+    const file = join(dir, 'hearth.sqlite');
+    const sqlite = new SharedSqliteStore(file, () => undefined);
+    const feed = sqlite.changeFeed()!;
+    await feed.start();
+    const db = { projectId: 'demo-log', databaseId: '(default)' };
+    const retention = 200;
+    const database = new DocumentDatabase(sqlite.documents(), { changeFeed: feed, queryLimits: defaultQueryLimits, compositeIndexes: [], versionRetentionMs: retention });
+    const peek = new Database(file, { readonly: true });
+    const logged = () => peek.prepare<[], { seq: number }>('SELECT seq FROM fs_changes ORDER BY seq').all().map((row) => row.seq);
+    const write = (path: string, v: number) => database.commit(db, [parseWrite(db, { update: { name: `projects/demo-log/databases/(default)/documents/${path}`, fields: { v: int(v) } } }, 'write')]);
+    try {
+      for (let i = 0; i < 5; i++) await write(`c/d${i}`, i);
+      await write('c/d0', 0); // changes nothing: not logged
+      await write('c/d0', 100);
+      assert.deepEqual(logged(), [1, 2, 3, 4, 5, 6]);
+      assert.equal(await database.pruneHistory(), 0);
+      assert.equal(logged().length, 6, 'kept while the versions are');
+      await new Promise((resolve) => setTimeout(resolve, retention + 50));
+      await write('c/d1', 101);
+      await database.pruneHistory();
+      assert.deepEqual(logged(), [7], 'what ended before the window went; the new commit stays');
     } finally {
       peek.close();
       await sqlite.close();

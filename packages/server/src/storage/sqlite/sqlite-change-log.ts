@@ -40,7 +40,6 @@ export class SqliteChangeLog implements ChangeLogSource {
         'SELECT seq, commit_time, changes FROM fs_changes WHERE db = ? AND seq > ? ORDER BY seq LIMIT ?',
       ),
       lastCommitTime: db.prepare<[string], { last_commit_time: number }>('SELECT last_commit_time FROM fs_meta WHERE db = ?'),
-      prune: db.prepare('DELETE FROM fs_changes WHERE (db, seq) IN (SELECT db, seq FROM fs_changes WHERE commit_time < ? LIMIT ?)'),
     };
   }
 
@@ -67,10 +66,6 @@ export class SqliteChangeLog implements ChangeLogSource {
     return written ? logged : [];
   }
 
-  /** Entries older than `before` (µs), at most `limit`, as the versions are pruned; how many went. */
-  prune(before: number, limit: number): number {
-    return this.statements.prune.run(before, limit).changes;
-  }
 
   /** The last commit time of `db` as stored now (another process may have committed since this one did). */
   lastCommitTime(db: string): number {

@@ -117,6 +117,7 @@ export class SqliteDocumentStore implements DocumentStore {
       deleteComposite: db.prepare('DELETE FROM fs_index WHERE db = ? AND kind = 2'),
       clearDocuments: db.prepare('DELETE FROM fs_documents WHERE db = ?'),
       clearIndex: db.prepare('DELETE FROM fs_index WHERE db = ?'),
+      pruneChanges: db.prepare('DELETE FROM fs_changes WHERE (db, seq) IN (SELECT db, seq FROM fs_changes WHERE commit_time < ? LIMIT ?)'),
     };
   }
 
@@ -351,8 +352,9 @@ export class SqliteDocumentStore implements DocumentStore {
 
   async pruneVersions(before: number, limit: number): Promise<number> {
     return this.groups.exclusive(() => {
-      // The change log of --workers is kept as long as the versions: a process away longer starts over.
-      this.shared?.log.prune(before, limit);
+      // The change log of --workers is kept as long as the versions: a process away longer starts
+      // over. One process alone writes none, but prunes what workers left before it.
+      this.statements.pruneChanges.run(before, limit);
       return this.history.prune(before, limit);
     });
   }
