@@ -1,6 +1,6 @@
 /**
  * How many processes `hearth start` runs (workers/worker-count.ts), on its own: one unless asked;
- * several refused where one process must hold the data (--demo-idp) and past what a
+ * several refused where one process must hold what they need (--demo-idp, --functions) and past what a
  * transaction id can name; the worker each client address (an IPv6 client: its /64) is served by;
  * and the share of each per-address limit a worker allows behind a trusted proxy.
  */
@@ -14,10 +14,13 @@ import { webChannelDefaults } from '../../packages/server/src/firestore/api/webc
 
 const machine = { demoIdp: false, cores: 2 };
 
-test('one process unless asked; several refused with --demo-idp, whose sign-ins live in one process', () => {
+test('one process unless asked; several refused with --demo-idp and --functions, which hold what one process knows', () => {
   assert.deepEqual(workerCount({ ...machine, given: undefined }), { count: 1, note: 'one process (--workers 2 for one per core)' });
   assert.deepEqual(workerCount({ ...machine, given: 3 }), { count: 3 });
   assert.deepEqual(workerCount({ ...machine, given: 1 }), { count: 1 });
+  const functions = workerCount({ ...machine, functions: true, given: 2 });
+  assert.ok('error' in functions && /--functions gives its code a credential only the process that runs it knows/.test(functions.error), JSON.stringify(functions));
+  assert.deepEqual(workerCount({ ...machine, functions: true, given: 1 }), { count: 1 });
   const demo = workerCount({ ...machine, demoIdp: true, given: 2 });
   assert.ok('error' in demo && /--demo-idp/.test(demo.error), JSON.stringify(demo));
 });

@@ -183,7 +183,7 @@ program
       logger.warn({ host: options.host }, exposure.message);
       process.stderr.write(`\n  ${exposure.message}\n\n`);
     }
-    const workers = workerCount({ given: flags.workers, demoIdp: options.demoIdpPort !== undefined, cores: availableParallelism() });
+    const workers = workerCount({ given: flags.workers, demoIdp: options.demoIdpPort !== undefined, functions: options.functionsDir !== undefined, cores: availableParallelism() });
     if ('error' in workers) return program.error(`error: ${workers.error}`);
     const workerUrl = process.env[workerUrlVariable];
     if (workers.count > 1 && workerUrl === undefined) {

@@ -8,6 +8,11 @@ export interface WorkerChoice {
   given: number | undefined;
   /** `--demo-idp`: the demo provider keeps its sign-ins in one process's memory. */
   demoIdp: boolean;
+  /**
+   * `--functions`: each process would run the code base with a credential only it knows, while the
+   * code's firebase-admin calls reach whichever worker the primary hands them to.
+   */
+  functions?: boolean;
   /** The machine's cores, for the banner's suggestion. */
   cores: number;
 }
@@ -15,7 +20,11 @@ export interface WorkerChoice {
 export type WorkerCount = { count: number; note?: string } | { error: string };
 
 export function workerCount(choice: WorkerChoice): WorkerCount {
-  const oneProcessOnly = choice.demoIdp ? '--demo-idp keeps its sign-ins in one process' : undefined;
+  const oneProcessOnly = choice.demoIdp
+    ? '--demo-idp keeps its sign-ins in one process'
+    : choice.functions
+      ? "--functions gives its code a credential only the process that runs it knows, and the code's calls to Hearth reach any worker"
+      : undefined;
   if (choice.given !== undefined) {
     if (choice.given > maxWorkers) return { error: `--workers ${choice.given} cannot be served: at most ${maxWorkers} (a transaction id names its worker in one byte)` };
     if (choice.given > 1 && oneProcessOnly) return { error: `--workers ${choice.given} cannot be served: ${oneProcessOnly}; use --workers 1` };
