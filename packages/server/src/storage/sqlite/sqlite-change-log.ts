@@ -1,9 +1,8 @@
 import Database from 'better-sqlite3';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { StorageUnavailable } from '../document-store.js';
 import type { FeedEvent, StoredChange } from '../change-feed.js';
 import { changeLogText } from '../change-log.js';
 import type { ChangeLogRow, ChangeLogSource } from '../log-change-feed.js';
+import { withWriteLock } from './sqlite-write-lock.js';
 
 /**
  * The change log of a SQLite file that several processes write (--workers): each commit's changes
@@ -24,7 +23,7 @@ export class SqliteChangeLog implements ChangeLogSource {
   private readonly accepted: Array<{ db: string; commitTime: number; changes: StoredChange[] }> = [];
   private readonly logged: LoggedCommit[] = [];
   private readonly sequence = new Map<string, number>();
-  /** A connection of its own that never waits for the write lock (busy_timeout 0): see settledCommitTime. */
+  /** A connection of its own for settledCommitTime: taking the lock there leaves the main connection free. */
   private probe: Probe | undefined;
 
   constructor(
@@ -39,7 +38,6 @@ export class SqliteChangeLog implements ChangeLogSource {
       readAfter: db.prepare<[string, number, number], { seq: number; commit_time: number; changes: string | null }>(
         'SELECT seq, commit_time, changes FROM fs_changes WHERE db = ? AND seq > ? ORDER BY seq LIMIT ?',
       ),
-      lastCommitTime: db.prepare<[string], { last_commit_time: number }>('SELECT last_commit_time FROM fs_meta WHERE db = ?'),
     };
   }
 
@@ -66,35 +64,14 @@ export class SqliteChangeLog implements ChangeLogSource {
     return written ? logged : [];
   }
 
-
-  /** The last commit time of `db` as stored now (another process may have committed since this one did). */
-  lastCommitTime(db: string): number {
-    return this.statements.lastCommitTime.get(db)?.last_commit_time ?? 0;
-  }
-
   /**
    * The last commit time of `db` once no other process is writing: a commit is given its time
    * under the write lock and is visible at its COMMIT, so taking the lock (and letting go at once)
-   * waits out one given a time before this call. The wait is polled, never blocking the event loop.
+   * waits out one given a time before this call, without blocking the event loop.
    */
   async settledCommitTime(db: string): Promise<number> {
     const probe = (this.probe ??= openProbe(this.file));
-    const deadline = Date.now() + settleWaitMs;
-    for (let pause = 0; ; pause = Math.min(pause + 1, 5)) {
-      try {
-        probe.db.exec('BEGIN IMMEDIATE');
-      } catch (error) {
-        if ((error as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw new StorageUnavailable('The database file stayed locked by another process.');
-        // Another process's commit takes about a millisecond: the first tries come back at once.
-        await (pause < 2 ? new Promise((resolve) => setImmediate(resolve)) : sleep(pause));
-        continue;
-      }
-      try {
-        return probe.lastCommitTime.get(db)?.last_commit_time ?? 0;
-      } finally {
-        probe.db.exec('COMMIT');
-      }
-    }
+    return withWriteLock(probe.db, () => probe.lastCommitTime.get(db)?.last_commit_time ?? 0);
   }
 
   close(): void {
@@ -122,9 +99,6 @@ export class SqliteChangeLog implements ChangeLogSource {
   }
 }
 
-/** How long settledCommitTime waits for other processes' commits before it gives up. */
-const settleWaitMs = 5_000;
-
 interface Probe {
   db: Database.Database;
   lastCommitTime: Database.Statement<[string], { last_commit_time: number }>;
@@ -132,6 +106,5 @@ interface Probe {
 
 function openProbe(file: string): Probe {
   const db = new Database(file);
-  db.pragma('busy_timeout = 0');
   return { db, lastCommitTime: db.prepare<[string], { last_commit_time: number }>('SELECT last_commit_time FROM fs_meta WHERE db = ?') };
 }

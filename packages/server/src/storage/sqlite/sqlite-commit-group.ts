@@ -164,34 +164,26 @@ export class CommitGroups {
       this.onGroup.end(false);
       return;
     }
-    if (this.lock) {
-      try {
-        this.onGroup.finish(batch);
+    try {
+      // Under the lock, finishing writes the group's change log (sqlite-change-log.ts): it may fail.
+      this.onGroup.finish(batch);
+      // Holding the lock, the group is written here whatever its size.
+      if (this.lock || batch.size === 0 || batch.bytes <= this.inline.maxBytes) {
         if (batch.size > 0) this.inline.write(batch);
-        this.lock.end(true);
-      } catch (error) {
-        this.lock.end(false);
-        this.settleGroup(group, outcomes, error);
+        this.lock?.end(true);
+      } else {
+        this.inFlight = this.writer.write(batch).then(
+          () => this.settleGroup(group, outcomes, undefined),
+          (error: unknown) => this.settleGroup(group, outcomes, error),
+        );
         return;
       }
-      this.settleGroup(group, outcomes, undefined);
+    } catch (error) {
+      this.lock?.end(false);
+      this.settleGroup(group, outcomes, error);
       return;
     }
-    this.onGroup.finish(batch);
-    if (batch.size === 0 || batch.bytes <= this.inline.maxBytes) {
-      try {
-        if (batch.size > 0) this.inline.write(batch);
-      } catch (error) {
-        this.settleGroup(group, outcomes, error);
-        return;
-      }
-      this.settleGroup(group, outcomes, undefined);
-      return;
-    }
-    this.inFlight = this.writer.write(batch).then(
-      () => this.settleGroup(group, outcomes, undefined),
-      (error: unknown) => this.settleGroup(group, outcomes, error),
-    );
+    this.settleGroup(group, outcomes, undefined);
   }
 
   private settleGroup(group: PendingCommit[], outcomes: unknown[], failure: unknown): void {

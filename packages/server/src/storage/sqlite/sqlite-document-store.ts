@@ -232,7 +232,8 @@ export class SqliteDocumentStore implements DocumentStore {
   }
 
   async lastCommitTime(db: string): Promise<number> {
-    if (this.shared) return this.shared.log.lastCommitTime(db);
+    // Other processes commit too: as stored now, never as remembered.
+    if (this.shared) return this.statements.getMeta.get(db)?.last_commit_time ?? 0;
     this.lastCommitTimeSync(db); // loads both from the file the first time
     return this.lastWritten.get(db)!;
   }

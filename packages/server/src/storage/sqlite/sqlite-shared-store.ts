@@ -7,19 +7,15 @@ import { SqliteStore } from './sqlite-store.js';
  * reads back what they counted before it decides (as on PostgreSQL: storage/throttle-reader.ts).
  */
 export class SharedSqliteStore extends SqliteStore implements ThrottleRowReader {
-  private throttleRows: ((scope: string, keyHashes: string, now: number) => ThrottleRecord[]) | undefined;
+  private readonly throttleRows = this.db.prepare<[string, string, number], { scope: string; key_hash: string; expires_at: number; state: string }>(
+    'SELECT * FROM throttle_state WHERE scope = ? AND key_hash IN (SELECT value FROM json_each(?)) AND expires_at > ?',
+  );
 
   constructor(file: string, announce: (db: string, seq: number) => void) {
     super(file, { shared: { announce } });
   }
 
   async getThrottleRecords(scope: string, keyHashes: string[], now: number): Promise<ThrottleRecord[]> {
-    if (!this.throttleRows) {
-      const statement = this.db.prepare<[string, string, number], { scope: string; key_hash: string; expires_at: number; state: string }>(
-        'SELECT * FROM throttle_state WHERE scope = ? AND key_hash IN (SELECT value FROM json_each(?)) AND expires_at > ?',
-      );
-      this.throttleRows = (scope, keys, at) => statement.all(scope, keys, at).map((row) => ({ scope: row.scope, keyHash: row.key_hash, expiresAt: row.expires_at, state: row.state }));
-    }
-    return this.throttleRows(scope, JSON.stringify(keyHashes), now);
+    return this.throttleRows.all(scope, JSON.stringify(keyHashes), now).map((row) => ({ scope: row.scope, keyHash: row.key_hash, expiresAt: row.expires_at, state: row.state }));
   }
 }

@@ -189,13 +189,9 @@ export class SqliteStore implements Store {
   }
 
   async commit(mutations: Mutation[]): Promise<void> {
-    await this.writeTurn();
-    const applyAll = () => {
+    await this.exclusive(() => {
       for (const mutation of mutations) this.apply(mutation);
-    };
-    // Where other processes write too, the lock is waited for without blocking the event loop.
-    if (this.sharedFile) await withWriteLock(this.db, applyAll);
-    else this.db.transaction(applyAll).immediate();
+    });
   }
 
   private apply(m: Mutation): void {
@@ -334,8 +330,9 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Runs `run` holding the file's write lock against every process (a key ring's update, --workers):
-   * `run` is synchronous, so nothing else of this process can come between.
+   * Runs `run` in one transaction holding the file's write lock (a commit, a key ring's update):
+   * `run` is synchronous, so nothing else of this process can come between. Where other processes
+   * write too (--workers), the lock is waited for without blocking the event loop.
    */
   async exclusive<T>(run: () => T): Promise<T> {
     await this.writeTurn();

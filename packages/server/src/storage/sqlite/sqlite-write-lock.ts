@@ -29,10 +29,14 @@ export function tryBeginImmediate(db: Database.Database): boolean {
   }
 }
 
-/** Runs `run` in a transaction that holds the write lock from its first statement, waiting for it without blocking. */
+/**
+ * Runs `run` in a transaction that holds the write lock from its first statement, waiting for it
+ * without blocking: another process's commit holds it about a millisecond, so the first tries come
+ * back at the next turn of the event loop, later ones after a few milliseconds.
+ */
 export async function withWriteLock<T>(db: Database.Database, run: () => T): Promise<T> {
   const deadline = Date.now() + lockWaitMs;
-  for (let pause = 0; ; pause = Math.min(pause + 1, 5)) {
+  for (let tries = 0; ; tries++) {
     if (tryBeginImmediate(db)) {
       try {
         const value = run();
@@ -43,7 +47,7 @@ export async function withWriteLock<T>(db: Database.Database, run: () => T): Pro
         throw error;
       }
     }
-    if (Date.now() > deadline) throw new StorageUnavailable('Another process held the database file too long; nothing was stored.');
-    await sleep(pause);
+    if (Date.now() > deadline) throw new StorageUnavailable('Another process held the database file too long; nothing of this request was stored.');
+    await (tries < 2 ? new Promise((resolve) => setImmediate(resolve)) : sleep(Math.min(tries - 1, 5)));
   }
 }
